@@ -1,0 +1,204 @@
+"""Enumerates a game's whole public tree from its rules into a :class:`~sog.games.tree.PublicTree`.
+
+Breadth-first over public states. For every node the builder keeps the pair weight W[s0, s1] (the
+chance weight of the world state relative to the product of the prior marginals; zero for impossible
+pairs), from which validity, terminal payoffs and history counts follow. It checks the factored model's
+assumptions as it goes (opponent masks that partition, a product form of every public child, a W that
+does not depend on which source reached a merged infostate) and raises ``ValueError`` if a game breaks
+them.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import numpy as np
+
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+
+
+@dataclasses.dataclass
+class _Node:
+  state: rules_lib.PublicState
+  parent: int
+  depth: int
+  path: tuple
+  weight: np.ndarray            # W [S, S], indexed [s0, s1]
+  # Down edges: for each player, {infostate: [(parent infostate, action)]}.
+  sources: tuple[dict, dict]
+  path_counts: np.ndarray       # [2, S]: each player's own action sequences reaching the infostate
+  # Up edges, filled when the node is expanded: {(player, s, a): [(child, child infostate, weight)]}.
+  targets: dict = dataclasses.field(default_factory=lambda: collections.defaultdict(list))
+  kind: int = -1
+  chance_probability: float = 1.0  # of the chance outcome that led here (1 below player nodes)
+
+
+def _orient(weight: np.ndarray, actor: int) -> np.ndarray:
+  """W viewed as [actor infostate, opponent infostate]."""
+  return weight if actor == 0 else weight.T
+
+
+def build_public_tree(rules: rules_lib.GameRules) -> tree_lib.PublicTree:
+  """Enumerates every public state of ``rules`` and returns the game's public tree."""
+  s0_count, s1_count = rules.num_infostates
+  S, A = max(s0_count, s1_count), rules.num_actions
+  deal = np.zeros((S, S))
+  deal[:s0_count, :s1_count] = np.asarray(rules.deal_probabilities(), np.float64)
+  if deal.min() < 0 or not np.isclose(deal.sum(), 1.0, atol=1e-12):
+    raise ValueError(f"{rules.name}: deal probabilities must be non-negative and sum to 1")
+  priors = np.stack([deal.sum(1), deal.sum(0)])
+  denominator = np.outer(priors[0], priors[1])
+  root_weight = np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
+  identity_sources = ({s: [(s, 0)] for s in range(S)}, {s: [(s, 0)] for s in range(S)})
+  nodes = [_Node(rules.initial_state(), -1, 0, (), root_weight, identity_sources, np.ones((2, S)))]
+
+  index = 0
+  while index < len(nodes):
+    _expand(rules, nodes, index, S)
+    index += 1
+  # OpenSpiel also counts the chance histories of the private deal: the root and one per first card.
+  deal_histories = 0 if deal.max() == 1.0 else 1 + int((priors[0] > 0).sum())
+  return _to_tree(rules, nodes, priors, S, A, deal_histories)
+
+
+def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) -> None:
+  node = nodes[index]
+  node.kind = kind = rules.kind(node.state)
+  if kind == rules_lib.TERMINAL:
+    return
+  if kind == rules_lib.CHANCE:
+    _expand_chance(rules, nodes, index, S)
+    return
+  if kind not in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
+    raise ValueError(f"{rules.name}: unknown node kind {kind}")
+  actor, opponent = kind, 1 - kind
+  weight = _orient(node.weight, actor)
+  actor_valid = np.flatnonzero(weight.sum(1) > 0)
+  opponent_valid = weight.sum(0) > 0
+  children: dict = {}  # observation -> [state, {child infostate: [(s, a)]}, opponent mask, W]
+  for s in actor_valid:
+    legal = rules.legal_actions(node.state, int(s))
+    if len(legal) == 0:
+      raise ValueError(f"{rules.name}: no legal action at {node.path} for infostate {s}")
+    for a in legal:
+      for outcome in rules.outcomes(node.state, int(s), int(a)):
+        mask = np.zeros(S, bool)
+        if outcome.opponent_mask is None:
+          mask[:] = True
+        else:
+          mask[list(outcome.opponent_mask)] = True
+        mask &= opponent_valid
+        if not mask.any():
+          continue
+        entry = children.setdefault(outcome.observation,
+                                    [outcome.next_state, collections.defaultdict(list), mask,
+                                     np.zeros((S, S))])
+        if entry[0] != outcome.next_state or not np.array_equal(entry[2], mask):
+          raise ValueError(f"{rules.name}: observation {outcome.observation!r} at {node.path} does not "
+                           "key a unique public child with one opponent mask")
+        entry[1][outcome.next_infostate].append((int(s), int(a)))
+        row = np.where(mask, weight[s], 0.0)
+        previous = entry[3][outcome.next_infostate]
+        if previous.any() and not np.allclose(previous, row):
+          raise ValueError(f"{rules.name}: merged infostate {outcome.next_infostate} at "
+                           f"{node.path + (outcome.observation,)} has inconsistent chance weights")
+        entry[3][outcome.next_infostate] = row
+  for observation, (state, actor_sources, mask, child_weight) in children.items():
+    opponent_sources = {s: [(s, 0)] for s in np.flatnonzero(mask)}
+    sources = [None, None]
+    sources[actor], sources[opponent] = dict(actor_sources), opponent_sources
+    child = len(nodes)
+    counts = np.zeros((2, S))
+    counts[opponent] = node.path_counts[opponent] * mask
+    for child_s, pairs in actor_sources.items():
+      counts[actor, child_s] = sum(node.path_counts[actor, s] for s, _ in pairs)
+    nodes.append(_Node(state, index, node.depth + 1, node.path + (observation,),
+                       _orient(child_weight, actor), tuple(sources), counts))
+    for child_s, pairs in actor_sources.items():
+      for s, a in pairs:
+        node.targets[(actor, s, a)].append((child, child_s, 1.0))
+    for s in np.flatnonzero(mask):
+      node.targets[(opponent, int(s), None)].append((child, int(s), 1.0))
+
+
+def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) -> None:
+  node = nodes[index]
+  outcomes = rules.chance_outcomes(node.state)
+  total = sum(o.probability for o in outcomes)
+  if not np.isclose(total, 1.0, atol=1e-12):
+    raise ValueError(f"{rules.name}: chance probabilities at {node.path} sum to {total}, not 1")
+  for outcome in outcomes:
+    likelihood = np.zeros((S, S))
+    for s0, s1 in zip(*np.nonzero(node.weight)):
+      likelihood[s0, s1] = rules.chance_likelihood(node.state, outcome.observation, int(s0), int(s1))
+    child_weight = node.weight * likelihood / outcome.probability
+    if not child_weight.any():
+      continue
+    valid = [child_weight.sum(1) > 0, child_weight.sum(0) > 0]
+    sources = tuple({s: [(s, 0)] for s in np.flatnonzero(v)} for v in valid)
+    child = len(nodes)
+    nodes.append(_Node(outcome.next_state, index, node.depth + 1, node.path + (outcome.observation,),
+                       child_weight, sources, node.path_counts * np.stack(valid),
+                       chance_probability=outcome.probability))
+    for player in (0, 1):
+      for s in np.flatnonzero(valid[player]):
+        node.targets[(player, int(s), None)].append((child, int(s), outcome.probability))
+
+
+def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray, S: int, A: int,
+             deal_histories: int) -> tree_lib.PublicTree:
+  N = len(nodes)
+  kind = np.array([n.kind for n in nodes], np.int8)
+  valid = np.zeros((N, 2, S), bool)
+  legal = np.zeros((N, S, A), bool)
+  payoff = np.zeros((N, S, S))
+  histories = np.zeros(N, np.int64)
+  J = max(len(v) for n in nodes for src in n.sources for v in src.values())
+  fan_in = [len(t) for n in nodes for key, t in n.targets.items() if key[2] is not None]
+  fan_out = [len(t) for n in nodes for key, t in n.targets.items() if key[2] is None]
+  K = max([1, *fan_in, *(-(-f // A) for f in fan_out)])
+  src_infostate = np.zeros((N, 2, S, J), np.int32)
+  src_action = np.zeros((N, 2, S, J), np.int32)
+  src_weight = np.zeros((N, 2, S, J))
+  up_child = np.full((N, 2, S, A, K), -1, np.int32)
+  up_infostate = np.zeros((N, 2, S, A, K), np.int32)
+  up_weight = np.zeros((N, 2, S, A, K))
+  encoding = np.zeros((N, rules.encoding_size()), np.float32)
+  for i, node in enumerate(nodes):
+    valid[i, 0] = node.weight.sum(1) > 0
+    valid[i, 1] = node.weight.sum(0) > 0
+    histories[i] = int(((node.weight > 0) * np.outer(*node.path_counts)).sum())
+    encoding[i] = rules.encode(node.state)
+    if node.kind == rules_lib.TERMINAL:
+      for s0, s1 in zip(*np.nonzero(node.weight)):
+        payoff[i, s0, s1] = node.weight[s0, s1] * rules.utility(node.state, int(s0), int(s1))
+    for player in (0, 1):
+      for s, pairs in node.sources[player].items():
+        for j, (source, action) in enumerate(pairs):
+          src_infostate[i, player, s, j] = source
+          src_action[i, player, s, j] = action
+          src_weight[i, player, s, j] = 1.0
+    for (player, s, a), targets in node.targets.items():
+      for k, (child, child_s, w) in enumerate(targets):
+        slot_a, slot_k = (a, k) if a is not None else (k % A, k // A)
+        up_child[i, player, s, slot_a, slot_k] = child
+        up_infostate[i, player, s, slot_a, slot_k] = child_s
+        up_weight[i, player, s, slot_a, slot_k] = w
+    if node.kind in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
+      actor_valid = np.flatnonzero(valid[i, node.kind])
+      for s in actor_valid:
+        legal[i, s, list(rules.legal_actions(node.state, int(s)))] = True
+      legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
+    else:
+      legal[i, :, 0] = True
+  return tree_lib.PublicTree(
+      name=rules.name, num_infostates=tuple(rules.num_infostates), num_actions=A, kind=kind,
+      depth=np.array([n.depth for n in nodes], np.int32),
+      parent=np.array([n.parent for n in nodes], np.int32), valid=valid, legal=legal, payoff=payoff,
+      chance_probability=np.array([n.chance_probability for n in nodes]),
+      is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories, encoding=encoding, root_ranges=priors,
+      paths=tuple(n.path for n in nodes), src_infostate=src_infostate, src_action=src_action,
+      src_weight=src_weight, up_child=up_child, up_infostate=up_infostate, up_weight=up_weight,
+      game_node=np.arange(N, dtype=np.int32))

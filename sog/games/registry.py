@@ -1,0 +1,96 @@
+"""Loading games by OpenSpiel-style names: ``load("liars_dice(faces=4)")``."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Callable
+
+from sog.games import builder
+from sog.games import kuhn_poker
+from sog.games import leduc_poker
+from sog.games import liars_dice
+from sog.games import rules as rules_lib
+from sog.games import scotland_yard
+from sog.games import tree as tree_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class _Entry:
+  make: Callable[..., rules_lib.GameRules]
+  parameters: dict[str, tuple[type, object, Callable[[], tuple]]]  # name -> (type, default, choices)
+
+
+_REGISTRY: dict[str, _Entry] = {
+    "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
+    "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
+    "liars_dice": _Entry(liars_dice.LiarsDice,
+                         {"faces": (int, 6, lambda: liars_dice.VALID_FACES)}),
+    "scotland_yard": _Entry(scotland_yard.ScotlandYard,
+                            {"map": (str, "glasses", scotland_yard.available_maps)}),
+}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Game:
+  """A loaded game: its rules and its whole public tree."""
+
+  name: str
+  rules: rules_lib.GameRules
+  tree: tree_lib.PublicTree
+
+  @property
+  def num_infostates(self) -> tuple[int, int]:
+    return self.rules.num_infostates
+
+  @property
+  def num_actions(self) -> int:
+    return self.rules.num_actions
+
+
+def registered_games() -> tuple[str, ...]:
+  return tuple(_REGISTRY)
+
+
+def parse_name(name: str) -> tuple[str, dict[str, object]]:
+  """Splits ``"game(a=1,b=x)"`` into its base name and typed, validated parameters (defaults filled)."""
+  match = re.fullmatch(r"\s*([a-z_]+)\s*(?:\((.*)\))?\s*", name or "")
+  if not match or match.group(1) not in _REGISTRY:
+    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(_REGISTRY)}")
+  base, entry = match.group(1), _REGISTRY[match.group(1)]
+  params = {key: default for key, (_, default, _) in entry.parameters.items()}
+  for item in filter(None, (match.group(2) or "").split(",")):
+    key, sep, value = (part.strip() for part in item.partition("="))
+    if not sep or key not in entry.parameters:
+      valid = ", ".join(entry.parameters) or "none"
+      raise ValueError(f"{base}: unknown parameter {item.strip()!r}; valid parameters: {valid}")
+    kind, _, choices = entry.parameters[key]
+    try:
+      typed = kind(value)
+    except ValueError:
+      typed = None
+    if typed not in choices():
+      raise ValueError(f"{base}: parameter {key}={value!r} is invalid; valid choices: "
+                       f"{', '.join(map(str, choices()))}")
+    params[key] = typed
+  return base, params
+
+
+def canonical_name(name: str) -> str:
+  base, params = parse_name(name)
+  if not params:
+    return base
+  return f"{base}({','.join(f'{k}={v}' for k, v in params.items())})"
+
+
+def load(name: str) -> Game:
+  """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value."""
+  return _load_canonical(canonical_name(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _load_canonical(name: str) -> Game:
+  base, params = parse_name(name)
+  rules = _REGISTRY[base].make(**params)
+  return Game(name=name, rules=rules, tree=builder.build_public_tree(rules))

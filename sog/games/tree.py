@@ -1,0 +1,206 @@
+"""The public tree of a game, enumerated into fixed-shape NumPy tables.
+
+Nodes are public states in breadth-first order (node 0 is the root), so each depth is a contiguous
+slice ``level_starts[d]:level_starts[d + 1]``. Every table is padded to S = max(S0, S1) infostates and A
+actions; ``valid`` says which infostates can occur at a node.
+
+Ranges and counterfactual values follow one convention everywhere in sog:
+  * a range r_i(s) at a node is player i's own reach of infostate s times the prior marginal p_i(s) of
+    its private state (so the root ranges of a game are its prior marginals, not all ones);
+  * the counterfactual value is per unit of own range: v_0(s0) = sum_{s1} r_1(s1) U(s0, s1) with the
+    node's payoff matrix U = W * u_0, where W folds the deal's correlation (card removal) and public
+    chance likelihoods into a pair weight. Then r_0 . v_0 is player 0's expected utility and
+    r_0 . v_0 + r_1 . v_1 = 0 at every node (zero-sum).
+
+Edges are stored per node as gathers (no scatter is ever needed, see :mod:`sog.games.propagation`):
+  * ``src_*`` [N, 2, S, J]: the sources of infostate s of player i at a node, as (infostate, action) of
+    the parent. A non-actor's (or chance's) source is its own infostate with the dummy action 0 and
+    weight 1 where the infostate stays valid.
+  * ``up_*`` [N, 2, S, A, K]: the (child, child infostate) slots whose values add up to the action value
+    Q_i(m, s, a). A non-actor's children are spread over the flattened (a, k) slots, weighted by their
+    chance probability (1 for player nodes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Hashable
+
+import chex
+import numpy as np
+
+from sog.games import rules as rules_lib
+
+
+@chex.dataclass(frozen=True)
+class Level:
+  """The tables of one depth of the public tree (a pytree, so a search can take it as an argument).
+
+  ``down_index`` is a flat index into the previous level's [m, 2, S, A] array of reach times policy;
+  ``up_index`` a flat index into the next level's [m, 2, S] counterfactual values.
+  """
+
+  kind: np.ndarray          # [n] int8
+  valid: np.ndarray         # [n, 2, S] bool
+  legal: np.ndarray         # [n, S, A] bool
+  payoff: np.ndarray        # [n, S, S]
+  is_leaf: np.ndarray       # [n] bool: a depth-limit frontier node, valued by a leaf function
+  down_index: np.ndarray    # [n, 2, S, J] int32
+  down_weight: np.ndarray   # [n, 2, S, J]
+  up_index: np.ndarray      # [n, 2, S, A, K] int32
+  up_weight: np.ndarray     # [n, 2, S, A, K]
+
+  @property
+  def size(self) -> int:
+    return int(self.kind.shape[0])
+
+  def astype(self, dtype) -> Level:
+    """The level with its float tables cast to ``dtype`` (NumPy)."""
+    return self.replace(payoff=self.payoff.astype(dtype), down_weight=self.down_weight.astype(dtype),
+                        up_weight=self.up_weight.astype(dtype))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PublicTree:
+  """A game's (sub)tree of public states; see the module docstring for the conventions."""
+
+  name: str
+  num_infostates: tuple[int, int]
+  num_actions: int
+  kind: np.ndarray          # [N] int8
+  depth: np.ndarray         # [N] int32, from this tree's root
+  parent: np.ndarray        # [N] int32 (-1 at the root)
+  valid: np.ndarray         # [N, 2, S] bool
+  legal: np.ndarray         # [N, S, A] bool (the actor's; a copy of a valid row at invalid rows)
+  payoff: np.ndarray        # [N, S, S] float64
+  chance_probability: np.ndarray  # [N] float64: of the chance outcome leading here (else 1)
+  is_leaf: np.ndarray       # [N] bool
+  histories: np.ndarray     # [N] int64: histories at the node (for Mr X: one per path, not station)
+  deal_histories: int       # chance histories of the private deal above the root (as OpenSpiel)
+  encoding: np.ndarray      # [N, E] float32
+  root_ranges: np.ndarray   # [2, S] float64: the prior marginals of the private states
+  paths: tuple[tuple[Hashable, ...], ...]  # public observations from the game's root to each node
+  src_infostate: np.ndarray  # [N, 2, S, J] int32
+  src_action: np.ndarray     # [N, 2, S, J] int32
+  src_weight: np.ndarray     # [N, 2, S, J] float64
+  up_child: np.ndarray       # [N, 2, S, A, K] int32 (-1: empty slot)
+  up_infostate: np.ndarray   # [N, 2, S, A, K] int32
+  up_weight: np.ndarray      # [N, 2, S, A, K] float64
+  game_node: np.ndarray      # [N] int32: the node's index in the game's full tree
+
+  @property
+  def num_nodes(self) -> int:
+    return int(self.kind.shape[0])
+
+  @property
+  def max_infostates(self) -> int:
+    return int(self.valid.shape[-1])
+
+  @functools.cached_property
+  def level_starts(self) -> np.ndarray:
+    counts = np.bincount(self.depth)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+  @property
+  def num_levels(self) -> int:
+    return len(self.level_starts) - 1
+
+  @functools.cached_property
+  def levels(self) -> tuple[Level, ...]:
+    return tuple(_make_level(self, d) for d in range(self.num_levels))
+
+  @functools.cached_property
+  def _node_by_path(self) -> dict[tuple[Hashable, ...], int]:
+    return {path: i for i, path in enumerate(self.paths)}
+
+  def node_of_path(self, path: tuple[Hashable, ...]) -> int:
+    """The node reached by a sequence of public observations; ``KeyError`` if there is none."""
+    return self._node_by_path[tuple(path)]
+
+  def decision_infostates(self, player: int) -> np.ndarray:
+    """Boolean [N, S]: the (public state, infostate) pairs where ``player`` acts."""
+    return (self.kind == player)[:, None] & self.valid[:, player, :]
+
+  def size_summary(self) -> dict[str, object]:
+    """Sizes: public states (by kind), infostates per player, world states over public states."""
+    by_kind = {name: int((self.kind == k).sum()) for k, name in enumerate(rules_lib.KIND_NAMES)}
+    return {
+        "public_states": self.num_nodes,
+        "public_states_by_kind": by_kind,
+        "infostates": [int(self.decision_infostates(p).sum()) for p in (0, 1)],
+        "histories": self.deal_histories + int(self.histories.sum()),
+        "depth": self.num_levels,
+    }
+
+  def descendants(self, node: int, max_depth: int | None = None) -> np.ndarray:
+    """``node`` and the nodes below it (at most ``max_depth`` levels down), in breadth-first order."""
+    inside = np.zeros(self.num_nodes, bool)
+    inside[node] = True
+    last = self.num_levels if max_depth is None else min(self.num_levels,
+                                                          int(self.depth[node]) + max_depth + 1)
+    for d in range(int(self.depth[node]) + 1, last):
+      lo, hi = self.level_starts[d], self.level_starts[d + 1]
+      inside[lo:hi] = inside[self.parent[lo:hi]]
+    return np.flatnonzero(inside)
+
+  def subtree(self, node: int, max_depth: int | None = None) -> PublicTree:
+    """The public subtree rooted at ``node``, cut ``max_depth`` levels down if given.
+
+    Non-terminal nodes at the cut become leaves (``is_leaf``): a search values them with a leaf
+    function. Root ranges are left as the game's priors; a subgame solve passes its own.
+    """
+    if not 0 <= node < self.num_nodes:
+      raise ValueError(f"node {node} is not in the tree (it has {self.num_nodes} nodes)")
+    if max_depth is not None and max_depth < 1:
+      raise ValueError(f"max_depth must be >= 1, got {max_depth}")
+    keep = self.descendants(node, max_depth)
+    new_index = np.full(self.num_nodes + 1, -1, np.int32)  # slot -1 maps to -1
+    new_index[keep] = np.arange(len(keep), dtype=np.int32)
+    depth = self.depth[keep] - self.depth[node]
+    cut = (np.zeros(len(keep), bool) if max_depth is None else depth == max_depth)
+    is_leaf = self.is_leaf[keep] | (cut & (self.kind[keep] != rules_lib.TERMINAL))
+    up_child = new_index[self.up_child[keep]]
+    up_weight = np.where(is_leaf[:, None, None, None, None], 0.0, self.up_weight[keep])
+    up_child = np.where(is_leaf[:, None, None, None, None], -1, up_child)
+    parent = new_index[self.parent[keep]]
+    parent[0] = -1
+    return dataclasses.replace(
+        self,
+        kind=self.kind[keep], depth=depth.astype(np.int32), parent=parent, valid=self.valid[keep],
+        legal=self.legal[keep], payoff=self.payoff[keep], is_leaf=is_leaf,
+        chance_probability=self.chance_probability[keep],
+        histories=self.histories[keep], encoding=self.encoding[keep],
+        paths=tuple(self.paths[i] for i in keep), src_infostate=self.src_infostate[keep],
+        src_action=self.src_action[keep], src_weight=self.src_weight[keep], up_child=up_child,
+        up_infostate=self.up_infostate[keep], up_weight=up_weight, game_node=self.game_node[keep])
+
+
+def _make_level(tree: PublicTree, d: int) -> Level:
+  """Turns the node-global edges of depth ``d`` into gathers local to the neighbouring levels."""
+  lo, hi = int(tree.level_starts[d]), int(tree.level_starts[d + 1])
+  S, A = tree.max_infostates, tree.num_actions
+  if d == 0:
+    down_index = np.zeros_like(tree.src_infostate[lo:hi])
+    down_weight = np.zeros_like(tree.src_weight[lo:hi])
+  else:
+    prev_lo = int(tree.level_starts[d - 1])
+    parent_local = (tree.parent[lo:hi] - prev_lo)[:, None, None, None]
+    player = np.arange(2)[None, :, None, None]
+    down_index = (((parent_local * 2 + player) * S + tree.src_infostate[lo:hi]) * A
+                  + tree.src_action[lo:hi])
+    down_weight = tree.src_weight[lo:hi]
+  child = tree.up_child[lo:hi]
+  has_child = child >= 0
+  if d + 1 < tree.num_levels:
+    next_lo = int(tree.level_starts[d + 1])
+    player = np.arange(2)[None, :, None, None, None]
+    up_index = np.where(has_child, ((child - next_lo) * 2 + player) * S + tree.up_infostate[lo:hi], 0)
+  else:
+    up_index = np.zeros_like(child)
+  up_weight = np.where(has_child, tree.up_weight[lo:hi], 0.0)
+  return Level(
+      kind=tree.kind[lo:hi], valid=tree.valid[lo:hi], legal=tree.legal[lo:hi],
+      payoff=tree.payoff[lo:hi], is_leaf=tree.is_leaf[lo:hi],
+      down_index=down_index.astype(np.int32), down_weight=down_weight,
+      up_index=up_index.astype(np.int32), up_weight=up_weight)

@@ -1,0 +1,92 @@
+"""Our public-tree model and exploitability against OpenSpiel, on the same games."""
+
+import numpy as np
+import pytest
+
+import sog.eval
+from sog.games import openspiel_bridge
+from tests.conftest import BRIDGED_GAMES
+from tests.conftest import load
+
+
+@pytest.mark.parametrize("name", BRIDGED_GAMES)
+def test_sizes_match_openspiel_enumeration(name):
+  game = load(name)
+  infostates = openspiel_bridge.openspiel_infostates(game)
+  summary = game.tree.size_summary()
+  assert summary["histories"] == openspiel_bridge.openspiel_history_count(game)
+  # sog rows reached by OpenSpiel infostates (for Mr X: distinct current stations, not paths).
+  rows = [{(i.node, i.infostate) for i in infostates if i.player == p} for p in (0, 1)]
+  assert summary["infostates"] == [len(r) for r in rows]
+  for player in (0, 1):
+    expected = set(zip(*np.nonzero(game.tree.decision_infostates(player))))
+    assert rows[player] == expected
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(faces=4)"])
+def test_exploitability_matches_openspiel_on_uniform_and_20_random_policies(name, rng):
+  game = load(name)
+  policies = [sog.eval.uniform_policy(game.tree)]
+  policies += [sog.eval.random_policy(game.tree, rng, concentration=c)
+               for c in np.geomspace(0.05, 5.0, 20)]
+  for policy in policies:
+    ours = sog.eval.exploitability(game, policy)
+    theirs = openspiel_bridge.exploitability_in_openspiel(game, policy)
+    assert abs(ours - theirs) < 1e-9, (ours, theirs)
+
+
+def test_scotland_yard_exploitability_matches_openspiel_best_response(rng):
+  """On the glasses map cut to 3 rounds (the 5-round check takes ~45 s a policy; see the README)."""
+  game = load("scotland_yard(map=glasses_short)")
+  policies = [sog.eval.uniform_policy(game.tree)]
+  policies += [sog.eval.random_policy(game.tree, rng) for _ in range(5)]
+  for policy in policies:
+    ours = sog.eval.exploitability(game, policy)
+    theirs = openspiel_bridge.exploitability_in_openspiel(game, policy)
+    assert abs(ours - theirs) < 1e-9, (ours, theirs)
+
+
+@pytest.mark.parametrize("name", BRIDGED_GAMES)
+def test_replayed_histories_have_openspiel_returns(name, rng):
+  """Random OpenSpiel playthroughs land on our terminals with the same utilities."""
+  game = load(name)
+  os_game = openspiel_bridge.openspiel_game(game)
+  for _ in range(200):
+    state = os_game.new_initial_state()
+    while not state.is_terminal():
+      if state.is_chance_node():
+        outcomes, probs = zip(*state.chance_outcomes())
+        state.apply_action(int(rng.choice(outcomes, p=probs)))
+      else:
+        state.apply_action(int(rng.choice(state.legal_actions())))
+    world = openspiel_bridge.locate(game, state)
+    s0, s1 = world.infostates
+    assert game.tree.kind[world.node] == sog.games.TERMINAL
+    ours = game.rules.utility(world.rules_state, s0, s1)
+    assert state.returns() == pytest.approx([ours, -ours])
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(faces=4)"])
+def test_policy_round_trip_through_openspiel(name, rng):
+  game = load(name)
+  policy = sog.eval.random_policy(game.tree, rng)
+  tabular = openspiel_bridge.to_openspiel_policy(game, policy)
+  back = openspiel_bridge.from_openspiel_policy(game, tabular)
+  rows = sog.eval.policy.decision_rows(game.tree)
+  np.testing.assert_allclose(back[rows], policy[rows], atol=1e-12)
+
+
+def test_openspiel_bots_run_on_registered_scotland_yard(rng):
+  import pyspiel
+  from open_spiel.python.algorithms import ismcts
+  from open_spiel.python.algorithms import mcts
+  game = load("scotland_yard(map=glasses_short)")
+  os_game = openspiel_bridge.openspiel_game(game)
+  evaluator = mcts.RandomRolloutEvaluator(n_rollouts=2, random_state=np.random.RandomState(0))
+  bot = ismcts.ISMCTSBot(os_game, evaluator, uct_c=2.0, max_simulations=20,
+                         random_state=np.random.RandomState(1))
+  state = os_game.new_initial_state()
+  while not state.is_terminal():
+    state.apply_action(bot.step(state))
+  assert sum(state.returns()) == 0 and abs(state.returns()[0]) == 1
+  assert isinstance(os_game, pyspiel.Game)
