@@ -85,6 +85,28 @@ class ScotlandYardState(pyspiel.State):
     self.public = outcome.next_state
     self.observations.append(outcome.observation)
 
+  def resample_from_infostate(self, player_id: int, probability_sampler) -> ScotlandYardState:
+    """A world state the player cannot tell from this one, uniformly over Mr X's possible paths."""
+    if player_id == 0:
+      return self.clone()
+    candidates = [self.get_game().new_initial_state()]
+    for observation in self.observations:
+      successors = []
+      for candidate in candidates:
+        actions = (candidate.legal_actions() if candidate.public.mover == 0
+                   else [self._detective_action(observation)])
+        for action in actions:
+          child = candidate.child(action)
+          if child.observations[-1] == observation:
+            successors.append(child)
+      candidates = successors
+    return candidates[min(int(probability_sampler() * len(candidates)), len(candidates) - 1)]
+
+  def _detective_action(self, observation) -> int:
+    if observation[2] == "pass":
+      return self.rules.map.pass_action
+    return self.rules.map.action(observation[2], observation[3])
+
   def _action_to_string(self, player, action):
     return self.rules.action_name(action)
 

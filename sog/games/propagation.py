@@ -5,27 +5,28 @@ Written once for both array back ends: ``xp=numpy`` (float64, exact evaluation) 
 over the tree's depth, unrolled at trace time.
 
 Per level, ranges and values are [n, 2, S] (node, player, infostate) and a policy is [n, S, A], the
-acting player's action probabilities at each node. ``coefficients`` turns the policy into
+acting player's action probabilities at each node. ``weigh_actions`` applies the policy as
 c[n, i, s, a] = pi(a | s) where player i acts and 1 elsewhere: a player's range moves down through its
 own actions weighted by the policy and through everyone else's unweighted, and its value comes up the
-same way.
+same way. Static facts of a level (who acts in it, whether it has terminals or children) skip work.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sog.games import tree as tree_lib
 
 Array = Any
-LeafFn = Callable[[int, Array], Array]  # (level index, ranges [n, 2, S]) -> values [n, 2, S]
 
 
-def coefficients(level: tree_lib.Level, policy: Array, xp) -> Array:
-  """c[n, i, s, a] = pi(a | s) if player i acts at the node, else 1."""
+def weigh_actions(level: tree_lib.Level, policy: Array | None, x: Array, xp) -> Array:
+  """x[n, i, s, a] * c[n, i, s, a] with c = pi(a | s) where player i acts and 1 elsewhere."""
+  if not level.actors:
+    return x
   acts = level.kind[:, None] == xp.arange(2)[None, :]  # [n, 2]
-  return xp.where(acts[:, :, None, None], policy[:, None], 1.0)
+  return x * xp.where(acts[:, :, None, None], policy[:, None], 1.0)
 
 
 def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_ranges: Array,
@@ -33,7 +34,11 @@ def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_r
   """Both players' ranges [n, 2, S] at every level, from root ranges [2, S] and a policy per level."""
   ranges = [(root_ranges * levels[0].valid[0])[None]]
   for d in range(1, len(levels)):
-    extended = ranges[d - 1][..., None] * coefficients(levels[d - 1], policy[d - 1], xp)
+    parent_level = levels[d - 1]
+    previous = ranges[d - 1][..., None]
+    num_actions = parent_level.legal.shape[-1]
+    extended = weigh_actions(parent_level, policy[d - 1],
+                             xp.broadcast_to(previous, (*previous.shape[:-1], num_actions)), xp)
     gathered = extended.reshape(-1)[levels[d].down_index] * levels[d].down_weight
     ranges.append(gathered.sum(-1))
   return ranges
@@ -41,8 +46,10 @@ def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_r
 
 def terminal_values(level: tree_lib.Level, ranges: Array, xp) -> Array:
   """v_0(s0) = sum_s1 U[s0, s1] r_1(s1) and v_1(s1) = -sum_s0 U[s0, s1] r_0(s0), as [n, 2, S]."""
-  v0 = xp.einsum("nab,nb->na", level.payoff, ranges[:, 1])
-  v1 = -xp.einsum("nab,na->nb", level.payoff, ranges[:, 0])
+  if not level.has_terminal:
+    return xp.zeros_like(ranges)
+  v0 = (level.payoff * ranges[:, 1, None, :]).sum(-1)
+  v1 = -(level.payoff * ranges[:, 0, :, None]).sum(-2)
   return xp.stack([v0, v1], axis=1)
 
 
@@ -52,14 +59,13 @@ def action_values(level: tree_lib.Level, next_values: Array) -> Array:
 
 
 def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges: Sequence[Array], xp,
-              leaf_fn: LeafFn | None = None, leaf_levels: frozenset[int] = frozenset(),
+              leaf_values: Sequence[Array | None] | None = None,
               best_response: tuple[bool, bool] = (False, False)) -> tuple[list[Array], list[Array]]:
   """Counterfactual values [n, 2, S] and action values [n, 2, S, A] at every level.
 
   Args:
     levels, policy, ranges: the tree, a policy per level and the ranges from :func:`reach_down`.
-    leaf_fn: values of depth-limit leaves, called on the levels in ``leaf_levels`` (static, so that the
-      levels may be traced arrays); its values count only at nodes marked ``is_leaf``.
+    leaf_values: per level, values [n, 2, S] of its depth-limit leaves (None for a level without).
     best_response: per player, whether it plays a best response (max over legal actions) at its own
       nodes instead of the policy; its values then are best-response counterfactual values.
   """
@@ -69,11 +75,11 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
   for d in reversed(range(depth)):
     level = levels[d]
     value = terminal_values(level, ranges[d], xp)
-    if leaf_fn is not None and d in leaf_levels:
-      value = value + xp.where(level.is_leaf[:, None, None], leaf_fn(d, ranges[d]), 0.0)
-    if d + 1 < depth:
+    if leaf_values is not None and leaf_values[d] is not None:
+      value = value + xp.where(level.is_leaf[:, None, None], leaf_values[d], 0.0)
+    if d + 1 < depth and level.has_children:
       q = action_values(level, values[d + 1])
-      on_policy = (coefficients(level, policy[d], xp) * q).sum(-1)
+      on_policy = weigh_actions(level, policy[d], q, xp).sum(-1)
       if any(best_response):
         best = xp.where(level.legal[:, None], q, -xp.inf).max(-1)
         own = (level.kind[:, None] == xp.arange(2)[None, :]) & xp.asarray(best_response)[None, :]
@@ -82,11 +88,6 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
       q_values[d] = q
     values[d] = value
   return values, q_values
-
-
-def leaf_levels(tree: tree_lib.PublicTree) -> frozenset[int]:
-  """The depths that hold depth-limit leaves."""
-  return frozenset(int(d) for d in set(tree.depth[tree.is_leaf].tolist()))
 
 
 def split_levels(tree: tree_lib.PublicTree, per_node: Array) -> list[Array]:

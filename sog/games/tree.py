@@ -27,18 +27,19 @@ import dataclasses
 import functools
 from collections.abc import Hashable
 
-import chex
+import flax.struct
 import numpy as np
 
 from sog.games import rules as rules_lib
 
 
-@chex.dataclass(frozen=True)
+@flax.struct.dataclass
 class Level:
   """The tables of one depth of the public tree (a pytree, so a search can take it as an argument).
 
   ``down_index`` is a flat index into the previous level's [m, 2, S, A] array of reach times policy;
-  ``up_index`` a flat index into the next level's [m, 2, S] counterfactual values.
+  ``up_index`` a flat index into the next level's [m, 2, S] counterfactual values. The last three
+  fields are static (known at trace time) and let passes skip work a level does not need.
   """
 
   kind: np.ndarray          # [n] int8
@@ -50,15 +51,13 @@ class Level:
   down_weight: np.ndarray   # [n, 2, S, J]
   up_index: np.ndarray      # [n, 2, S, A, K] int32
   up_weight: np.ndarray     # [n, 2, S, A, K]
+  actors: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
+  has_terminal: bool = flax.struct.field(pytree_node=False, default=True)
+  has_children: bool = flax.struct.field(pytree_node=False, default=True)
 
   @property
   def size(self) -> int:
     return int(self.kind.shape[0])
-
-  def astype(self, dtype) -> Level:
-    """The level with its float tables cast to ``dtype`` (NumPy)."""
-    return self.replace(payoff=self.payoff.astype(dtype), down_weight=self.down_weight.astype(dtype),
-                        up_weight=self.up_weight.astype(dtype))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -203,4 +202,7 @@ def _make_level(tree: PublicTree, d: int) -> Level:
       kind=tree.kind[lo:hi], valid=tree.valid[lo:hi], legal=tree.legal[lo:hi],
       payoff=tree.payoff[lo:hi], is_leaf=tree.is_leaf[lo:hi],
       down_index=down_index.astype(np.int32), down_weight=down_weight,
-      up_index=up_index.astype(np.int32), up_weight=up_weight)
+      up_index=up_index.astype(np.int32), up_weight=up_weight,
+      actors=tuple(p for p in (0, 1) if (tree.kind[lo:hi] == p).any()),
+      has_terminal=bool((tree.kind[lo:hi] == rules_lib.TERMINAL).any()),
+      has_children=bool((up_weight != 0).any()))

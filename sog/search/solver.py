@@ -1,0 +1,226 @@
+"""Solving full games and subgames rooted at any public belief state with public-tree CFR+.
+
+``solve(tree, iterations)`` runs CFR+ on a whole (sub)tree; ``solve_subgame(game, node, ranges, ...)``
+solves the subgame at beta = (public state, r0, r1), optionally depth-limited with a leaf function;
+``exact_leaf_oracle`` is the leaf function that solves every leaf's own subgame exactly (CFR-D with a
+perfect value oracle), batched over the leaves with ``vmap``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.eval import best_response
+from sog.eval import policy as policy_lib
+from sog.games import propagation
+from sog.games import registry
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+from sog.search import cfr
+
+
+@dataclasses.dataclass(frozen=True)
+class SolveResult:
+  """What a solve returns (all NumPy float64).
+
+  Attributes:
+    average_policy: [N, S, A] the average policy over the solved (sub)tree's nodes.
+    root_values: [2, S] root counterfactual values of the average policy (per unit of own range).
+    root_values_history: [T, 2, S] root values of each iteration's current policy, if recorded.
+    iterations: CFR+ iterations run.
+  """
+
+  average_policy: np.ndarray
+  root_values: np.ndarray
+  root_values_history: np.ndarray | None
+  iterations: int
+
+
+class Solver:
+  """CFR+ on one public (sub)tree, compiled once and run in chunks of iterations.
+
+  Args:
+    tree: the public tree (a depth-limited one needs ``leaf_fn``).
+    updates: ``"alternating"`` (OpenSpiel's CFR+, best for full games) or ``"simultaneous"`` (GT-CFR).
+    leaf_fn: values [L, 2, S] of the tree's L leaves from their ranges [L, 2, S].
+  """
+
+  def __init__(self, tree: tree_lib.PublicTree, updates: str = "alternating",
+               leaf_fn: cfr.LeafFn | None = None, dtype=jnp.float32):
+    self.tree = tree
+    self.updates = cfr.check_updates(updates)
+    self.leaves = cfr.LeafLayout(tree)
+    if self.leaves.count and leaf_fn is None:
+      raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf_fn")
+    self.leaf_fn = leaf_fn
+    self.levels = cfr.device_levels(tree, dtype)
+    self.dtype = dtype
+    # The iteration count is traced (one compilation serves every chunk size) unless per-iteration
+    # root values are recorded, which needs a static scan length.
+    self._run = jax.jit(self._loop)
+    self._run_recorded = jax.jit(self._recorded_loop, static_argnames=("iterations",))
+    self._root_values = jax.jit(functools.partial(cfr.average_root_values, leaves=self.leaves,
+                                                  leaf_fn=leaf_fn))
+
+  def init(self) -> cfr.CFRState:
+    return cfr.init_state(self.levels)
+
+  def compile(self, root_ranges: jax.Array) -> float:
+    """Compiles the iteration loop ahead of time; returns the seconds it took."""
+    start = time.perf_counter()
+    self._run = self._run.lower(self.levels, self.init(), root_ranges, jnp.int32(1)).compile()
+    return time.perf_counter() - start
+
+  def _loop(self, levels, state, root_ranges, iterations):
+    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves, self.leaf_fn)
+
+  def _recorded_loop(self, levels, state, root_ranges, iterations):
+    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves, self.leaf_fn,
+                   record_root_values=True)
+
+  def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
+    ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
+                                                                                          ranges)
+    return jnp.asarray(ranges, self.dtype)
+
+  def run(self, state: cfr.CFRState, root_ranges: jax.Array, iterations: int,
+          record_root_values: bool = False):
+    """Runs ``iterations`` more iterations; returns (state, per-iteration root values or None)."""
+    if iterations < 1:
+      raise ValueError(f"iterations must be >= 1, got {iterations}")
+    if record_root_values:
+      return self._run_recorded(self.levels, state, root_ranges, iterations=iterations)
+    return self._run(self.levels, state, root_ranges, jnp.int32(iterations))
+
+  def average_policy(self, state: cfr.CFRState) -> np.ndarray:
+    """The average policy as one float64 array [N, S, A] over the tree's nodes."""
+    per_level = cfr.average_policy(self.levels, state)
+    policy = np.concatenate([np.asarray(p, np.float64) for p in per_level])
+    return policy / policy.sum(-1, keepdims=True)
+
+  def root_values(self, state: cfr.CFRState, root_ranges: jax.Array) -> np.ndarray:
+    return np.asarray(self._root_values(self.levels, state, root_ranges), np.float64)
+
+
+def solve(game_or_tree: registry.Game | tree_lib.PublicTree, iterations: int,
+          root_ranges: np.ndarray | None = None, updates: str = "alternating",
+          leaf_fn: cfr.LeafFn | None = None, record_root_values: bool = False) -> SolveResult:
+  """Runs CFR+ for ``iterations`` on a (sub)tree from ``root_ranges`` (default: the game's priors)."""
+  tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
+  solver = Solver(tree, updates, leaf_fn)
+  ranges = solver.root_ranges(root_ranges)
+  state, history = solver.run(solver.init(), ranges, iterations, record_root_values)
+  return SolveResult(
+      average_policy=solver.average_policy(state), root_values=solver.root_values(state, ranges),
+      root_values_history=None if history is None else np.asarray(history, np.float64),
+      iterations=iterations)
+
+
+def subgame_tree(game: registry.Game, node: int, max_depth: int | None = None) -> tree_lib.PublicTree:
+  """The subtree of ``game`` at public state ``node`` (cut ``max_depth`` levels down if given)."""
+  if game.tree.kind[node] == rules_lib.TERMINAL:
+    raise ValueError(f"public state {node} is terminal: there is no subgame to solve")
+  return game.tree.subtree(node, max_depth)
+
+
+def solve_subgame(game: registry.Game, node: int, ranges: np.ndarray, iterations: int,
+                  max_depth: int | None = None, leaf_fn: cfr.LeafFn | None = None,
+                  updates: str = "simultaneous", record_root_values: bool = False) -> SolveResult:
+  """Solves the subgame at the public belief state (``node``, ranges [2, S])."""
+  return solve(subgame_tree(game, node, max_depth), iterations, ranges, updates, leaf_fn,
+               record_root_values)
+
+
+def stack_levels(trees: list[tree_lib.PublicTree]) -> cfr.Levels:
+  """The level tables of several trees, padded to common sizes and stacked on a leading axis.
+
+  Padding nodes are inert: terminal, no valid infostate, zero payoff and edge weights, appended after
+  each level's real nodes so that real indices keep their meaning. A level's static facts are the
+  union over the trees.
+  """
+  stacked = []
+  for d in range(max(t.num_levels for t in trees)):
+    present = [t.levels[d] for t in trees if d < t.num_levels]
+    size = max(level.size for level in present)
+    arrays = {name: np.stack([_padded(t.levels[d] if d < t.num_levels else None, present[0], name,
+                                      size) for t in trees])
+              for name in _ARRAY_FIELDS}
+    stacked.append(tree_lib.Level(
+        **arrays, actors=tuple(sorted({p for level in present for p in level.actors})),
+        has_terminal=True, has_children=any(level.has_children for level in present)))
+  return tuple(stacked)
+
+
+_ARRAY_FIELDS = ("kind", "valid", "legal", "payoff", "is_leaf", "down_index", "down_weight",
+                 "up_index", "up_weight")
+
+
+def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
+            size: int) -> np.ndarray:
+  base = getattr(template, name)
+  filler = np.zeros((size - (0 if level is None else level.size),) + base.shape[1:], base.dtype)
+  if name == "kind":
+    filler[:] = rules_lib.TERMINAL
+  elif name == "legal":
+    filler[:] = True
+  return filler if level is None else np.concatenate([getattr(level, name), filler])
+
+
+def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
+                      updates: str = "simultaneous") -> cfr.LeafFn:
+  """A leaf function that solves each leaf's full subgame at the leaf's ranges (CFR-D's oracle).
+
+  ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued; every
+  leaf subgame comes from the game's full tree, and all are solved together under ``vmap`` with
+  ``iterations`` CFR+ iterations each. Values are those of each leaf solve's average policy.
+  """
+  game = registry.load(tree.name)
+  leaf_nodes = tree.game_node[tree.is_leaf]
+  if leaf_nodes.size == 0:
+    raise ValueError("the tree has no depth-limit leaves")
+  subtrees = [game.tree.subtree(int(n)) for n in leaf_nodes]
+  stacked = jax.tree_util.tree_map(lambda x: jnp.asarray(
+      x, jnp.float32 if np.issubdtype(x.dtype, np.floating) else None), stack_levels(subtrees))
+  cfr.check_updates(updates)
+
+  def solve_one(levels, ranges):
+    state, _ = cfr.run(levels, cfr.init_state(levels), ranges, iterations, updates)
+    return cfr.average_root_values(levels, state, ranges)
+
+  def leaf_fn(ranges: jax.Array) -> jax.Array:
+    return jax.vmap(solve_one)(stacked, ranges)
+
+  return leaf_fn
+
+
+def complete_policy(game: registry.Game, limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
+                    root_ranges: np.ndarray, iterations: int) -> tuple[tree_lib.PublicTree, np.ndarray]:
+  """Completes a depth-limited solution into a policy on the whole subgame, for exact evaluation.
+
+  Inside ``limited_tree`` the policy is ``trunk_policy``; below every leaf it is a CFR+ solve
+  (``iterations``) of that leaf's subgame at the leaf's ranges under ``trunk_policy``.
+  Returns the full subgame tree and the policy [N, S, A] on it.
+  """
+  full = game.tree.subtree(int(limited_tree.game_node[0]))
+  position = {int(g): i for i, g in enumerate(full.game_node)}
+  policy = np.zeros(full.legal.shape)
+  policy[[position[int(g)] for g in limited_tree.game_node]] = trunk_policy
+  ranges = propagation.reach_down(limited_tree.levels,
+                                  propagation.split_levels(limited_tree, trunk_policy),
+                                  best_response.check_ranges(limited_tree, root_ranges), np)
+  leaf_ranges = np.concatenate([r[np.flatnonzero(level.is_leaf)]
+                                for r, level in zip(ranges, limited_tree.levels)])
+  for leaf, leaf_range in zip(limited_tree.game_node[limited_tree.is_leaf], leaf_ranges):
+    leaf_tree = game.tree.subtree(int(leaf))
+    if not (leaf_range.sum(-1) > 0).all():  # unreachable for some player: any policy will do
+      leaf_policy = policy_lib.uniform_policy(leaf_tree)
+    else:
+      leaf_policy = solve(leaf_tree, iterations, leaf_range, "alternating").average_policy
+    policy[[position[int(g)] for g in leaf_tree.game_node]] = leaf_policy
+  return full, policy
