@@ -41,12 +41,15 @@ class TestConformance:
     tree = load(name).tree
     for node in np.flatnonzero(tree.kind <= rules_lib.PLAYER_1):
       actor = tree.kind[node]
-      has_child = (tree.up_child[node, actor] >= 0).any(-1)  # [S, A]
+      edges = tree.up_weight[node, :, :, actor] > 0  # [A, K, S]
+      has_child = edges.any(1).T  # [S, A]
       rows = tree.valid[node, actor]
       np.testing.assert_array_equal(has_child[rows], tree.legal[node][rows])
       assert not has_child[~rows].any()
+      assert (tree.up_child[node][edges.any(-1)] >= 0).all()
       for child in np.flatnonzero(tree.parent == node):
-        reached = tree.up_infostate[node, actor][tree.up_child[node, actor] == child]
+        in_slot = (tree.up_child[node] == child)[..., None] & edges
+        reached = tree.up_infostate[node, :, :, actor][in_slot]
         np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, actor]), np.unique(reached))
         # The opponent's infostates never appear out of nothing.
         assert not (tree.valid[child, 1 - actor] & ~tree.valid[node, 1 - actor]).any()

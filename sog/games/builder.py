@@ -147,6 +147,23 @@ def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S
         node.targets[(player, int(s), None)].append((child, int(s), outcome.probability))
 
 
+def _child_slots(node: _Node, A: int) -> dict[tuple[int, int], int]:
+  """The public child in each slot (action, k) of a node.
+
+  Below a player node, slot (a, k) holds the k-th distinct child that action a can lead to (a child
+  reached by several actions, such as Mr X's unrevealed move, sits in one slot per action). Below a
+  chance node, the children fill the slots in order.
+  """
+  if node.kind in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
+    per_action: dict[int, list[int]] = collections.defaultdict(list)
+    for (player, _, a), targets in node.targets.items():
+      if player == node.kind:
+        per_action[a].extend(c for c, _, _ in targets if c not in per_action[a])
+    return {(a, k): child for a, children in per_action.items() for k, child in enumerate(children)}
+  children = sorted({c for targets in node.targets.values() for c, _, _ in targets})
+  return {(k % A, k // A): child for k, child in enumerate(children)}
+
+
 def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray, S: int, A: int,
              deal_histories: int) -> tree_lib.PublicTree:
   N = len(nodes)
@@ -156,15 +173,14 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
   payoff = np.zeros((N, S, S))
   histories = np.zeros(N, np.int64)
   J = max(len(v) for n in nodes for src in n.sources for v in src.values())
-  fan_in = [len(t) for n in nodes for key, t in n.targets.items() if key[2] is not None]
-  fan_out = [len(t) for n in nodes for key, t in n.targets.items() if key[2] is None]
-  K = max([1, *fan_in, *(-(-f // A) for f in fan_out)])
+  slots = [_child_slots(node, A) for node in nodes]
+  K = max([1] + [k + 1 for node_slots in slots for (_, k) in node_slots])
   src_infostate = np.zeros((N, 2, S, J), np.int32)
   src_action = np.zeros((N, 2, S, J), np.int32)
   src_weight = np.zeros((N, 2, S, J))
-  up_child = np.full((N, 2, S, A, K), -1, np.int32)
-  up_infostate = np.zeros((N, 2, S, A, K), np.int32)
-  up_weight = np.zeros((N, 2, S, A, K))
+  up_child = np.full((N, A, K), -1, np.int32)
+  up_infostate = np.zeros((N, A, K, 2, S), np.int32)
+  up_weight = np.zeros((N, A, K, 2, S))
   encoding = np.zeros((N, rules.encoding_size()), np.float32)
   for i, node in enumerate(nodes):
     valid[i, 0] = node.weight.sum(1) > 0
@@ -180,12 +196,17 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
           src_infostate[i, player, s, j] = source
           src_action[i, player, s, j] = action
           src_weight[i, player, s, j] = 1.0
+    first_slot: dict[int, tuple[int, int]] = {}
+    for slot, child in sorted(slots[i].items()):
+      up_child[(i, *slot)] = child
+      first_slot.setdefault(child, slot)
+    slot_of = {(a, child): slot for slot, child in slots[i].items() for a in (slot[0],)}
     for (player, s, a), targets in node.targets.items():
-      for k, (child, child_s, w) in enumerate(targets):
-        slot_a, slot_k = (a, k) if a is not None else (k % A, k // A)
-        up_child[i, player, s, slot_a, slot_k] = child
-        up_infostate[i, player, s, slot_a, slot_k] = child_s
-        up_weight[i, player, s, slot_a, slot_k] = w
+      for child, child_s, w in targets:
+        # An actor's edge sits in its action's slot; a non-actor's (or chance's) in the child's first.
+        slot_a, slot_k = first_slot[child] if a is None else slot_of[(a, child)]
+        up_infostate[i, slot_a, slot_k, player, s] = child_s
+        up_weight[i, slot_a, slot_k, player, s] = w
     if node.kind in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
       actor_valid = np.flatnonzero(valid[i, node.kind])
       for s in actor_valid:
@@ -193,10 +214,23 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
       legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
     else:
       legal[i, :, 0] = True
+  # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
+  order = np.lexsort((kind == rules_lib.TERMINAL, np.array([n.depth for n in nodes])))
+  position = np.empty(N + 1, np.int32)
+  position[order] = np.arange(N)
+  position[-1] = -1  # so that index -1 (no parent, empty slot) stays -1
+  parent = position[np.array([n.parent for n in nodes])]
+  up_child = position[up_child]
+  nodes = [nodes[i] for i in order]
+  kind, valid, legal, payoff, histories, encoding = (x[order] for x in (kind, valid, legal, payoff,
+                                                                         histories, encoding))
+  src_infostate, src_action, src_weight, up_child, up_infostate, up_weight, parent = (
+      x[order] for x in (src_infostate, src_action, src_weight, up_child, up_infostate, up_weight,
+                         parent))
   return tree_lib.PublicTree(
       name=rules.name, num_infostates=tuple(rules.num_infostates), num_actions=A, kind=kind,
       depth=np.array([n.depth for n in nodes], np.int32),
-      parent=np.array([n.parent for n in nodes], np.int32), valid=valid, legal=legal, payoff=payoff,
+      parent=parent, valid=valid, legal=legal, payoff=payoff,
       chance_probability=np.array([n.chance_probability for n in nodes]),
       is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories, encoding=encoding, root_ranges=priors,
       paths=tuple(n.path for n in nodes), src_infostate=src_infostate, src_action=src_action,

@@ -36,9 +36,10 @@ def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_r
   for d in range(1, len(levels)):
     parent_level = levels[d - 1]
     previous = ranges[d - 1][..., None]
-    num_actions = parent_level.legal.shape[-1]
-    extended = weigh_actions(parent_level, policy[d - 1],
-                             xp.broadcast_to(previous, (*previous.shape[:-1], num_actions)), xp)
+    if parent_level.actors:
+      extended = weigh_actions(parent_level, policy[d - 1], previous, xp)
+    else:  # only the dummy action 0 is read
+      extended = xp.broadcast_to(previous, (*previous.shape[:-1], parent_level.legal.shape[-1]))
     gathered = extended.reshape(-1)[levels[d].down_index] * levels[d].down_weight
     ranges.append(gathered.sum(-1))
   return ranges
@@ -46,22 +47,23 @@ def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_r
 
 def terminal_values(level: tree_lib.Level, ranges: Array, xp) -> Array:
   """v_0(s0) = sum_s1 U[s0, s1] r_1(s1) and v_1(s1) = -sum_s0 U[s0, s1] r_0(s0), as [n, 2, S]."""
-  if not level.has_terminal:
-    return xp.zeros_like(ranges)
-  v0 = (level.payoff * ranges[:, 1, None, :]).sum(-1)
-  v1 = -(level.payoff * ranges[:, 0, :, None]).sum(-2)
+  v0 = xp.einsum("nab,nb->na", level.payoff, ranges[:, 1])
+  v1 = -xp.einsum("nab,na->nb", level.payoff, ranges[:, 0])
   return xp.stack([v0, v1], axis=1)
 
 
-def action_values(level: tree_lib.Level, next_values: Array) -> Array:
+def action_values(level: tree_lib.Level, next_values: Array, xp) -> Array:
   """Q[n, i, s, a]: the values of the children that (s, a) leads to (all children for non-actors)."""
-  return (next_values.reshape(-1)[level.up_index] * level.up_weight).sum(-1)
+  rows = next_values[level.child_index]  # [n, A, K, 2, S], whole rows
+  if not level.same_infostates:
+    rows = xp.take_along_axis(rows, level.up_infostate, axis=-1)
+  return (rows * level.up_weight).sum(2).transpose(0, 2, 3, 1)
 
 
 def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges: Sequence[Array], xp,
               leaf_values: Sequence[Array | None] | None = None,
               best_response: tuple[bool, bool] = (False, False)) -> tuple[list[Array], list[Array]]:
-  """Counterfactual values [n, 2, S] and action values [n, 2, S, A] at every level.
+  """Counterfactual values [n, 2, S] and action values [inner, 2, S, A] at every level.
 
   Args:
     levels, policy, ranges: the tree, a policy per level and the ranges from :func:`reach_down`.
@@ -71,21 +73,30 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
   """
   depth = len(levels)
   values: list[Array] = [None] * depth
-  q_values: list[Array] = [None] * depth
+  q_values: list[Array] = [None] * depth  # [inner, 2, S, A]: only the level's inner nodes
   for d in reversed(range(depth)):
-    level = levels[d]
-    value = terminal_values(level, ranges[d], xp)
+    level, k = levels[d], levels[d].inner
+    parts = []
+    if k:
+      inner = level.slice(0, k)
+      value = (terminal_values(inner, ranges[d][:k], xp) if level.inner_terminals
+               else xp.zeros_like(ranges[d][:k]))
+      if d + 1 < depth:
+        q = action_values(inner, values[d + 1], xp)
+        on_policy = weigh_actions(inner, None if policy[d] is None else policy[d][:k], q,
+                                  xp).sum(-1)
+        if any(best_response):
+          best = xp.where(inner.legal[:, None], q, -xp.inf).max(-1)
+          own = (inner.kind[:, None] == xp.arange(2)[None, :]) & xp.asarray(best_response)[None, :]
+          on_policy = xp.where(own[:, :, None], best, on_policy)
+        value = value + on_policy
+        q_values[d] = q
+      parts.append(value)
+    if k < level.size:
+      parts.append(terminal_values(level.slice(k, level.size), ranges[d][k:], xp))
+    value = parts[0] if len(parts) == 1 else xp.concatenate(parts)
     if leaf_values is not None and leaf_values[d] is not None:
       value = value + xp.where(level.is_leaf[:, None, None], leaf_values[d], 0.0)
-    if d + 1 < depth and level.has_children:
-      q = action_values(level, values[d + 1])
-      on_policy = weigh_actions(level, policy[d], q, xp).sum(-1)
-      if any(best_response):
-        best = xp.where(level.legal[:, None], q, -xp.inf).max(-1)
-        own = (level.kind[:, None] == xp.arange(2)[None, :]) & xp.asarray(best_response)[None, :]
-        on_policy = xp.where(own[:, :, None], best, on_policy)
-      value = value + on_policy
-      q_values[d] = q
     values[d] = value
   return values, q_values
 

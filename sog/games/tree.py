@@ -1,7 +1,7 @@
 """The public tree of a game, enumerated into fixed-shape NumPy tables.
 
 Nodes are public states in breadth-first order (node 0 is the root), so each depth is a contiguous
-slice ``level_starts[d]:level_starts[d + 1]``. Every table is padded to S = max(S0, S1) infostates and A
+slice ``level_starts[d]:level_starts[d + 1]``; within a depth, terminal public states come last. Every table is padded to S = max(S0, S1) infostates and A
 actions; ``valid`` says which infostates can occur at a node.
 
 Ranges and counterfactual values follow one convention everywhere in sog:
@@ -16,9 +16,12 @@ Edges are stored per node as gathers (no scatter is ever needed, see :mod:`sog.g
   * ``src_*`` [N, 2, S, J]: the sources of infostate s of player i at a node, as (infostate, action) of
     the parent. A non-actor's (or chance's) source is its own infostate with the dummy action 0 and
     weight 1 where the infostate stays valid.
-  * ``up_*`` [N, 2, S, A, K]: the (child, child infostate) slots whose values add up to the action value
-    Q_i(m, s, a). A non-actor's children are spread over the flattened (a, k) slots, weighted by their
-    chance probability (1 for player nodes).
+  * ``up_child`` [N, A, K]: the public child in slot (a, k) of a node: the k-th child that action a
+    leads to below a player node; below a chance node the children fill the slots in order.
+    ``up_infostate`` and ``up_weight`` [N, A, K, 2, S] say which infostate of the child's values
+    player i's infostate s reads through a slot, and with what weight: 1 on the actor's edges (s, a),
+    1 on a non-actor's first slot of each child, the chance probability below chance nodes. The action
+    value is Q_i(m, s, a) = sum_k w V_i(child, s'), and a non-actor's value sums all its slots.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import functools
 from collections.abc import Hashable
 
 import flax.struct
+import jax
 import numpy as np
 
 from sog.games import rules as rules_lib
@@ -38,8 +42,10 @@ class Level:
   """The tables of one depth of the public tree (a pytree, so a search can take it as an argument).
 
   ``down_index`` is a flat index into the previous level's [m, 2, S, A] array of reach times policy;
-  ``up_index`` a flat index into the next level's [m, 2, S] counterfactual values. The last three
-  fields are static (known at trace time) and let passes skip work a level does not need.
+  ``child_index`` the position of each slot's child in the next level, whose [2, S] value rows are
+  gathered whole. The last fields are static (known at trace time) and let passes skip work a level
+  does not need: ``same_infostates`` says no edge changes an infostate (poker, dice); nodes from
+  ``inner`` on are terminal, and ``inner_terminals`` says some before it are too (padded batches).
   """
 
   kind: np.ndarray          # [n] int8
@@ -49,15 +55,21 @@ class Level:
   is_leaf: np.ndarray       # [n] bool: a depth-limit frontier node, valued by a leaf function
   down_index: np.ndarray    # [n, 2, S, J] int32
   down_weight: np.ndarray   # [n, 2, S, J]
-  up_index: np.ndarray      # [n, 2, S, A, K] int32
-  up_weight: np.ndarray     # [n, 2, S, A, K]
+  child_index: np.ndarray   # [n, A, K] int32
+  up_infostate: np.ndarray  # [n, A, K, 2, S] int32
+  up_weight: np.ndarray     # [n, A, K, 2, S]
+  same_infostates: bool = flax.struct.field(pytree_node=False, default=False)
   actors: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
-  has_terminal: bool = flax.struct.field(pytree_node=False, default=True)
-  has_children: bool = flax.struct.field(pytree_node=False, default=True)
+  inner: int = flax.struct.field(pytree_node=False, default=0)  # nodes [inner:] are terminal
+  inner_terminals: bool = flax.struct.field(pytree_node=False, default=False)
 
   @property
   def size(self) -> int:
     return int(self.kind.shape[0])
+
+  def slice(self, start: int, stop: int) -> Level:
+    """The nodes [start, stop) of the level (static bounds)."""
+    return jax.tree_util.tree_map(lambda x: x[start:stop], self)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -83,9 +95,9 @@ class PublicTree:
   src_infostate: np.ndarray  # [N, 2, S, J] int32
   src_action: np.ndarray     # [N, 2, S, J] int32
   src_weight: np.ndarray     # [N, 2, S, J] float64
-  up_child: np.ndarray       # [N, 2, S, A, K] int32 (-1: empty slot)
-  up_infostate: np.ndarray   # [N, 2, S, A, K] int32
-  up_weight: np.ndarray      # [N, 2, S, A, K] float64
+  up_child: np.ndarray       # [N, A, K] int32 (-1: empty slot)
+  up_infostate: np.ndarray   # [N, A, K, 2, S] int32
+  up_weight: np.ndarray      # [N, A, K, 2, S] float64
   game_node: np.ndarray      # [N] int32: the node's index in the game's full tree
 
   @property
@@ -159,9 +171,8 @@ class PublicTree:
     depth = self.depth[keep] - self.depth[node]
     cut = (np.zeros(len(keep), bool) if max_depth is None else depth == max_depth)
     is_leaf = self.is_leaf[keep] | (cut & (self.kind[keep] != rules_lib.TERMINAL))
-    up_child = new_index[self.up_child[keep]]
+    up_child = np.where(is_leaf[:, None, None], -1, new_index[self.up_child[keep]])
     up_weight = np.where(is_leaf[:, None, None, None, None], 0.0, self.up_weight[keep])
-    up_child = np.where(is_leaf[:, None, None, None, None], -1, up_child)
     parent = new_index[self.parent[keep]]
     parent[0] = -1
     return dataclasses.replace(
@@ -191,18 +202,15 @@ def _make_level(tree: PublicTree, d: int) -> Level:
     down_weight = tree.src_weight[lo:hi]
   child = tree.up_child[lo:hi]
   has_child = child >= 0
-  if d + 1 < tree.num_levels:
-    next_lo = int(tree.level_starts[d + 1])
-    player = np.arange(2)[None, :, None, None, None]
-    up_index = np.where(has_child, ((child - next_lo) * 2 + player) * S + tree.up_infostate[lo:hi], 0)
-  else:
-    up_index = np.zeros_like(child)
-  up_weight = np.where(has_child, tree.up_weight[lo:hi], 0.0)
+  next_lo = int(tree.level_starts[d + 1]) if d + 1 < tree.num_levels else 0
+  child_index = np.where(has_child, child - next_lo, 0)
+  up_weight = np.where(has_child[..., None, None], tree.up_weight[lo:hi], 0.0)
+  up_infostate = tree.up_infostate[lo:hi]
   return Level(
       kind=tree.kind[lo:hi], valid=tree.valid[lo:hi], legal=tree.legal[lo:hi],
       payoff=tree.payoff[lo:hi], is_leaf=tree.is_leaf[lo:hi],
       down_index=down_index.astype(np.int32), down_weight=down_weight,
-      up_index=up_index.astype(np.int32), up_weight=up_weight,
+      child_index=child_index.astype(np.int32), up_infostate=up_infostate, up_weight=up_weight,
+      same_infostates=bool(((up_infostate == np.arange(S)) | (up_weight == 0)).all()),
       actors=tuple(p for p in (0, 1) if (tree.kind[lo:hi] == p).any()),
-      has_terminal=bool((tree.kind[lo:hi] == rules_lib.TERMINAL).any()),
-      has_children=bool((up_weight != 0).any()))
+      inner=int((tree.kind[lo:hi] != rules_lib.TERMINAL).sum()), inner_terminals=False)

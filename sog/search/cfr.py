@@ -35,10 +35,10 @@ Levels = tuple[tree_lib.Level, ...]
 
 @chex.dataclass(frozen=True)
 class CFRState:
-  """Cumulative regrets and linearly weighted policy sums, one [n, S, A] array per level."""
+  """Cumulative regrets and linearly weighted policy sums over all nodes [N, S, A], level by level."""
 
-  regrets: tuple[chex.Array, ...]
-  policy_sums: tuple[chex.Array, ...]
+  regrets: chex.Array
+  policy_sums: chex.Array
   iteration: chex.Array  # completed iterations (int32 scalar)
 
 
@@ -52,8 +52,24 @@ def device_levels(tree: tree_lib.PublicTree, dtype=jnp.float32) -> Levels:
 
 
 def init_state(levels: Levels) -> CFRState:
-  zeros = tuple(jnp.zeros(level.legal.shape, level.payoff.dtype) for level in levels)
+  zeros = jnp.zeros(_flat_legal(levels).shape, levels[0].payoff.dtype)
   return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.zeros((), jnp.int32))
+
+
+def split(levels: Levels, flat: chex.Array) -> list[chex.Array]:
+  """Cuts an array over all nodes (in level order) into per-level pieces (static slices)."""
+  offsets = np.cumsum([0] + [level.size for level in levels])
+  return [flat[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
+
+
+def _flat_legal(levels: Levels) -> chex.Array:
+  return jnp.concatenate([level.legal for level in levels])
+
+
+def _acting(levels: Levels, player: int) -> chex.Array:
+  """[N, S, A]: where ``player`` acts at a valid infostate with a legal action."""
+  return jnp.concatenate([((level.kind == player)[:, None] & level.valid[:, player])[..., None]
+                          & level.legal for level in levels])
 
 
 def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
@@ -64,15 +80,18 @@ def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
   return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), uniform)
 
 
-def current_policy(levels: Levels, state: CFRState) -> list[chex.Array | None]:
-  """Regret-matching+ policy per level (None at levels where nobody acts)."""
-  return [regret_matching(r, level.legal) if level.actors else None
-          for r, level in zip(state.regrets, levels)]
+def _per_level_policy(levels: Levels, flat_policy: chex.Array) -> list[chex.Array | None]:
+  return [p if level.actors else None for p, level in zip(split(levels, flat_policy), levels)]
 
 
-def average_policy(levels: Levels, state: CFRState) -> list[chex.Array]:
-  """The linearly weighted average policy (uniform where a row was never reached)."""
-  return [regret_matching(s, level.legal) for s, level in zip(state.policy_sums, levels)]
+def current_policy(levels: Levels, state: CFRState) -> chex.Array:
+  """The regret-matching+ policy [N, S, A]."""
+  return regret_matching(state.regrets, _flat_legal(levels))
+
+
+def average_policy(levels: Levels, state: CFRState) -> chex.Array:
+  """The linearly weighted average policy [N, S, A] (uniform where a row was never reached)."""
+  return regret_matching(state.policy_sums, _flat_legal(levels))
 
 
 class LeafLayout:
@@ -102,50 +121,51 @@ class LeafLayout:
     return out
 
 
-def evaluate_pass(levels: Levels, policy: Sequence[chex.Array], root_ranges: chex.Array,
+def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
                   leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None):
-  """Ranges down and values up for ``policy``; leaf values from ``leaf_fn`` in one batch."""
-  ranges = propagation.reach_down(levels, policy, root_ranges, jnp)
+  """Ranges down and values up for a policy [N, S, A]; leaf values from ``leaf_fn`` in one batch."""
+  per_level = _per_level_policy(levels, policy)
+  ranges = propagation.reach_down(levels, per_level, root_ranges, jnp)
   leaf_values = None
   if leaves is not None and leaves.count:
     if leaf_fn is None:
       raise ValueError("the tree has depth-limit leaves: a leaf function is required")
     leaf_values = leaves.scatter(leaf_fn(leaves.gather(ranges)), ranges)
-  values, q_values = propagation.values_up(levels, policy, ranges, jnp, leaf_values)
+  values, q_values = propagation.values_up(levels, per_level, ranges, jnp, leaf_values)
   return ranges, values, q_values
 
 
-def _update_player(levels: Levels, state: CFRState, policy, ranges, values, q_values, player: int,
-                   weight: chex.Array) -> tuple[tuple, tuple]:
-  regrets, sums = list(state.regrets), list(state.policy_sums)
-  for d, level in enumerate(levels):
-    if player not in level.actors or q_values[d] is None:
-      continue
-    rows = (level.kind == player)[:, None] & level.valid[:, player]
-    acting = rows[..., None] & level.legal
-    instant = q_values[d][:, player] - values[d][:, player][..., None]
-    regrets[d] = jnp.where(acting, jnp.maximum(regrets[d] + instant, 0.0), regrets[d])
-    own = ranges[d][:, player][..., None]
-    sums[d] = jnp.where(acting, sums[d] + weight * own * policy[d], sums[d])
-  return tuple(regrets), tuple(sums)
+def _update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
+                   values, q_values, player: int, weight: chex.Array) -> CFRState:
+  """Regret-matching+ and linear averaging for ``player``, on the whole tree at once."""
+  instant = jnp.concatenate([
+      jnp.pad(q[:, player] - v[:level.inner, player][..., None],
+              ((0, level.size - level.inner), (0, 0), (0, 0)))
+      if q is not None and player in level.actors else jnp.zeros(level.legal.shape, v.dtype)
+      for q, v, level in zip(q_values, values, levels)])
+  own = jnp.concatenate([r[:, player] for r in ranges])[..., None]
+  return state.replace(
+      regrets=jnp.where(acting, jnp.maximum(state.regrets + instant, 0.0), state.regrets),
+      policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))
 
 
 def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates: Updates,
-              leaves: LeafLayout | None = None,
-              leaf_fn: LeafFn | None = None) -> tuple[CFRState, chex.Array]:
+              leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None,
+              acting: chex.Array | None = None) -> tuple[CFRState, chex.Array]:
   """One CFR+ iteration; returns the new state and the root values [2, S] of the current policies."""
+  if acting is None:
+    acting = jnp.stack([_acting(levels, p) for p in (0, 1)])
   weight = (state.iteration + 1).astype(root_ranges.dtype)  # linear averaging: iteration t weighs t
-  players = (0, 1) if updates == "alternating" else ((0, 1),)
+  groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
   root_values = None
-  for group in players:
+  for group in groups:
     policy = current_policy(levels, state)
     ranges, values, q_values = evaluate_pass(levels, policy, root_ranges, leaves, leaf_fn)
     if root_values is None:
       root_values = values[0][0]
-    for player in np.atleast_1d(group):
-      regrets, sums = _update_player(levels, state, policy, ranges, values, q_values, int(player),
-                                     weight)
-      state = state.replace(regrets=regrets, policy_sums=sums)
+    for player in group:
+      state = _update_player(levels, state, acting[player], policy, ranges, values, q_values, player,
+                             weight)
   return state.replace(iteration=state.iteration + 1), root_values
 
 
@@ -153,7 +173,8 @@ def run(levels: Levels, state: CFRState, root_ranges: chex.Array, iterations: in
         leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None,
         record_root_values: bool = False):
   """``iterations`` CFR+ iterations fused in one loop; optionally the root values of each."""
-  step = lambda s: iteration(levels, s, root_ranges, updates, leaves, leaf_fn)  # noqa: E731
+  acting = jnp.stack([_acting(levels, p) for p in (0, 1)])  # loop invariant
+  step = lambda s: iteration(levels, s, root_ranges, updates, leaves, leaf_fn, acting)  # noqa: E731
   if record_root_values:
     return jax.lax.scan(lambda s, _: step(s), state, None, length=iterations)
   return jax.lax.fori_loop(0, iterations, lambda _, s: step(s)[0], state), None

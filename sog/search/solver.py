@@ -100,8 +100,7 @@ class Solver:
 
   def average_policy(self, state: cfr.CFRState) -> np.ndarray:
     """The average policy as one float64 array [N, S, A] over the tree's nodes."""
-    per_level = cfr.average_policy(self.levels, state)
-    policy = np.concatenate([np.asarray(p, np.float64) for p in per_level])
+    policy = np.asarray(cfr.average_policy(self.levels, state), np.float64)
     return policy / policy.sum(-1, keepdims=True)
 
   def root_values(self, state: cfr.CFRState, root_ranges: jax.Array) -> np.ndarray:
@@ -153,12 +152,13 @@ def stack_levels(trees: list[tree_lib.PublicTree]) -> cfr.Levels:
               for name in _ARRAY_FIELDS}
     stacked.append(tree_lib.Level(
         **arrays, actors=tuple(sorted({p for level in present for p in level.actors})),
-        has_terminal=True, has_children=any(level.has_children for level in present)))
+        inner=size, inner_terminals=True,
+        same_infostates=all(level.same_infostates for level in present)))
   return tuple(stacked)
 
 
 _ARRAY_FIELDS = ("kind", "valid", "legal", "payoff", "is_leaf", "down_index", "down_weight",
-                 "up_index", "up_weight")
+                 "child_index", "up_infostate", "up_weight")
 
 
 def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
