@@ -172,13 +172,20 @@ def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
   return filler if level is None else np.concatenate([getattr(level, name), filler])
 
 
-def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
-                      updates: str = "simultaneous") -> cfr.LeafFn:
+def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str = "alternating",
+                      tremble: float = 1e-3) -> cfr.LeafFn:
   """A leaf function that solves each leaf's full subgame at the leaf's ranges (CFR-D's oracle).
 
   ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued; every
   leaf subgame comes from the game's full tree, and all are solved together under ``vmap`` with
   ``iterations`` CFR+ iterations each. Values are those of each leaf solve's average policy.
+
+  Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid infostates,
+  then valued at its true ranges. Without the tremble, a leaf one player never reaches leaves the other
+  indifferent, its solve returns an arbitrary (uniform) strategy there, and the trunk's regrets for
+  entering the leaf are computed against it: CFR-D then settles on a wrong value (on a Leduc subgame,
+  0.313 against the full solve's 0.303). The tremble makes every leaf strategy a best response to some
+  reach, and the values stay exactly zero-sum at the true ranges.
   """
   game = registry.load(tree.name)
   leaf_nodes = tree.game_node[tree.is_leaf]
@@ -188,9 +195,13 @@ def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
   stacked = jax.tree_util.tree_map(lambda x: jnp.asarray(
       x, jnp.float32 if np.issubdtype(x.dtype, np.floating) else None), stack_levels(subtrees))
   cfr.check_updates(updates)
+  if tremble < 0:
+    raise ValueError(f"tremble must be >= 0, got {tremble}")
 
   def solve_one(levels, ranges):
-    state, _ = cfr.run(levels, cfr.init_state(levels), ranges, iterations, updates)
+    valid = levels[0].valid[0].astype(ranges.dtype)
+    trembling = ranges + tremble * valid / jnp.maximum(valid.sum(-1, keepdims=True), 1.0)
+    state, _ = cfr.run(levels, cfr.init_state(levels), trembling, iterations, updates)
     return cfr.average_root_values(levels, state, ranges)
 
   def leaf_fn(ranges: jax.Array) -> jax.Array:
