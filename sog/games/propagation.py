@@ -29,15 +29,19 @@ def weigh_actions(level: tree_lib.Level, policy: Array | None, x: Array, xp) -> 
   return x * xp.where(acts[:, :, None, None], policy[:, None], 1.0)
 
 
-def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array], root_ranges: Array,
-               xp) -> list[Array]:
-  """Both players' ranges [n, 2, S] at every level, from root ranges [2, S] and a policy per level."""
+def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array | None],
+               root_ranges: Array, xp) -> list[Array]:
+  """Both players' ranges [n, 2, S] at every level, from root ranges [2, S] and a policy per level.
+
+  A level's policy may cover all its nodes or only its ``inner`` ones (the only ones with children).
+  """
   ranges = [(root_ranges * levels[0].valid[0])[None]]
   for d in range(1, len(levels)):
     parent_level = levels[d - 1]
-    previous = ranges[d - 1][..., None]
+    k = parent_level.inner
+    previous = ranges[d - 1][:k, ..., None]
     if parent_level.actors:
-      extended = weigh_actions(parent_level, policy[d - 1], previous, xp)
+      extended = weigh_actions(parent_level.slice(0, k), policy[d - 1][:k], previous, xp)
     else:  # only the dummy action 0 is read
       extended = xp.broadcast_to(previous, (*previous.shape[:-1], parent_level.legal.shape[-1]))
     gathered = extended.reshape(-1)[levels[d].down_index] * levels[d].down_weight

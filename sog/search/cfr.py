@@ -35,7 +35,8 @@ Levels = tuple[tree_lib.Level, ...]
 
 @chex.dataclass(frozen=True)
 class CFRState:
-  """Cumulative regrets and linearly weighted policy sums over all nodes [N, S, A], level by level."""
+  """Cumulative regrets and linearly weighted policy sums [M, S, A] over the M inner (non-terminal)
+  nodes, level by level (each level's inner nodes come first in it)."""
 
   regrets: chex.Array
   policy_sums: chex.Array
@@ -57,19 +58,20 @@ def init_state(levels: Levels) -> CFRState:
 
 
 def split(levels: Levels, flat: chex.Array) -> list[chex.Array]:
-  """Cuts an array over all nodes (in level order) into per-level pieces (static slices)."""
-  offsets = np.cumsum([0] + [level.size for level in levels])
+  """Cuts an array over the inner nodes (level by level) into per-level pieces (static slices)."""
+  offsets = np.cumsum([0] + [level.inner for level in levels])
   return [flat[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
 
 
 def _flat_legal(levels: Levels) -> chex.Array:
-  return jnp.concatenate([level.legal for level in levels])
+  return jnp.concatenate([level.legal[:level.inner] for level in levels])
 
 
 def _acting(levels: Levels, player: int) -> chex.Array:
-  """[N, S, A]: where ``player`` acts at a valid infostate with a legal action."""
-  return jnp.concatenate([((level.kind == player)[:, None] & level.valid[:, player])[..., None]
-                          & level.legal for level in levels])
+  """[M, S, A]: where ``player`` acts at a valid infostate with a legal action (inner nodes)."""
+  return jnp.concatenate([((level.kind == player)[:, None] & level.valid[:, player])[:level.inner,
+                                                                                     :, None]
+                          & level.legal[:level.inner] for level in levels])
 
 
 def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
@@ -85,12 +87,13 @@ def _per_level_policy(levels: Levels, flat_policy: chex.Array) -> list[chex.Arra
 
 
 def current_policy(levels: Levels, state: CFRState) -> chex.Array:
-  """The regret-matching+ policy [N, S, A]."""
+  """The regret-matching+ policy [M, S, A] at the inner nodes."""
   return regret_matching(state.regrets, _flat_legal(levels))
 
 
 def average_policy(levels: Levels, state: CFRState) -> chex.Array:
-  """The linearly weighted average policy [N, S, A] (uniform where a row was never reached)."""
+  """The linearly weighted average policy [M, S, A] at the inner nodes (uniform where a row was
+  never reached)."""
   return regret_matching(state.policy_sums, _flat_legal(levels))
 
 
@@ -123,7 +126,7 @@ class LeafLayout:
 
 def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
                   leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None):
-  """Ranges down and values up for a policy [N, S, A]; leaf values from ``leaf_fn`` in one batch."""
+  """Ranges down and values up for a policy [M, S, A]; leaf values from ``leaf_fn`` in one batch."""
   per_level = _per_level_policy(levels, policy)
   ranges = propagation.reach_down(levels, per_level, root_ranges, jnp)
   leaf_values = None
@@ -139,11 +142,11 @@ def _update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: 
                    values, q_values, player: int, weight: chex.Array) -> CFRState:
   """Regret-matching+ and linear averaging for ``player``, on the whole tree at once."""
   instant = jnp.concatenate([
-      jnp.pad(q[:, player] - v[:level.inner, player][..., None],
-              ((0, level.size - level.inner), (0, 0), (0, 0)))
-      if q is not None and player in level.actors else jnp.zeros(level.legal.shape, v.dtype)
+      q[:, player] - v[:level.inner, player][..., None]
+      if q is not None and player in level.actors
+      else jnp.zeros((level.inner, *level.legal.shape[1:]), v.dtype)
       for q, v, level in zip(q_values, values, levels)])
-  own = jnp.concatenate([r[:, player] for r in ranges])[..., None]
+  own = jnp.concatenate([r[:level.inner, player] for r, level in zip(ranges, levels)])[..., None]
   return state.replace(
       regrets=jnp.where(acting, jnp.maximum(state.regrets + instant, 0.0), state.regrets),
       policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))

@@ -60,6 +60,8 @@ class Solver:
       raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf_fn")
     self.leaf_fn = leaf_fn
     self.levels = cfr.device_levels(tree, dtype)
+    self._inner_nodes = np.concatenate([start + np.arange(level.inner) for start, level in
+                                        zip(tree.level_starts, tree.levels)])
     self.dtype = dtype
     # The iteration count is traced (one compilation serves every chunk size) unless per-iteration
     # root values are recorded, which needs a static scan length.
@@ -100,8 +102,10 @@ class Solver:
 
   def average_policy(self, state: cfr.CFRState) -> np.ndarray:
     """The average policy as one float64 array [N, S, A] over the tree's nodes."""
-    policy = np.asarray(cfr.average_policy(self.levels, state), np.float64)
-    return policy / policy.sum(-1, keepdims=True)
+    policy = policy_lib.uniform_policy(self.tree)  # terminal rows stay uniform
+    inner = np.asarray(cfr.average_policy(self.levels, state), np.float64)
+    policy[self._inner_nodes] = inner / inner.sum(-1, keepdims=True)
+    return policy
 
   def root_values(self, state: cfr.CFRState, root_ranges: jax.Array) -> np.ndarray:
     return np.asarray(self._root_values(self.levels, state, root_ranges), np.float64)
