@@ -1,0 +1,1 @@
+"""The counterfactual value-and-policy network (CVPN): the next issue builds it here."""
