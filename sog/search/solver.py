@@ -46,19 +46,19 @@ class Solver:
   """CFR+ on one public (sub)tree, compiled once and run in chunks of iterations.
 
   Args:
-    tree: the public tree (a depth-limited one needs ``leaf_fn``).
+    tree: the public tree (a depth-limited one needs ``leaf``).
     updates: ``"alternating"`` (OpenSpiel's CFR+, best for full games) or ``"simultaneous"`` (GT-CFR).
-    leaf_fn: values [L, 2, S] of the tree's L leaves from their ranges [L, 2, S].
+    leaf: the values [L, 2, S] of the tree's L leaves from their ranges [L, 2, S].
   """
 
   def __init__(self, tree: tree_lib.PublicTree, updates: str = "alternating",
-               leaf_fn: cfr.LeafFn | None = None, dtype=jnp.float32):
+               leaf: cfr.LeafFunction | None = None, dtype=jnp.float32):
     self.tree = tree
     self.updates = cfr.check_updates(updates)
     self.leaves = cfr.LeafLayout(tree)
-    if self.leaves.count and leaf_fn is None:
-      raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf_fn")
-    self.leaf_fn = leaf_fn
+    if self.leaves.count and leaf is None:
+      raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf function")
+    self.leaf = leaf
     self.levels = cfr.device_levels(tree, dtype)
     self._inner_nodes = np.concatenate([start + np.arange(level.inner) for start, level in
                                         zip(tree.level_starts, tree.levels)])
@@ -67,8 +67,7 @@ class Solver:
     # root values are recorded, which needs a static scan length.
     self._run = jax.jit(self._loop)
     self._run_recorded = jax.jit(self._recorded_loop, static_argnames=("iterations",))
-    self._root_values = jax.jit(functools.partial(cfr.average_root_values, leaves=self.leaves,
-                                                  leaf_fn=leaf_fn))
+    self._root_values = jax.jit(self._average_root_values)
 
   def init(self) -> cfr.CFRState:
     return cfr.init_state(self.levels)
@@ -76,15 +75,28 @@ class Solver:
   def compile(self, root_ranges: jax.Array) -> float:
     """Compiles the iteration loop ahead of time; returns the seconds it took."""
     start = time.perf_counter()
-    self._run = self._run.lower(self.levels, self.init(), root_ranges, jnp.int32(1)).compile()
+    self._run = self._run.lower(self.levels, self.init(), root_ranges, jnp.int32(1),
+                                self._leaf_params).compile()
     return time.perf_counter() - start
 
-  def _loop(self, levels, state, root_ranges, iterations):
-    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves, self.leaf_fn)
+  @property
+  def _leaf_params(self):
+    return None if self.leaf is None else self.leaf.params
 
-  def _recorded_loop(self, levels, state, root_ranges, iterations):
-    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves, self.leaf_fn,
-                   record_root_values=True)
+  def _leaf_fn(self, leaf_params) -> cfr.LeafFn | None:
+    return None if self.leaf is None else functools.partial(self.leaf.apply, leaf_params)
+
+  def _loop(self, levels, state, root_ranges, iterations, leaf_params):
+    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves,
+                   self._leaf_fn(leaf_params))
+
+  def _recorded_loop(self, levels, state, root_ranges, leaf_params, iterations):
+    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves,
+                   self._leaf_fn(leaf_params), record_root_values=True)
+
+  def _average_root_values(self, levels, state, root_ranges, leaf_params):
+    return cfr.average_root_values(levels, state, root_ranges, self.leaves,
+                                   self._leaf_fn(leaf_params))
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
     ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
@@ -97,8 +109,9 @@ class Solver:
     if iterations < 1:
       raise ValueError(f"iterations must be >= 1, got {iterations}")
     if record_root_values:
-      return self._run_recorded(self.levels, state, root_ranges, iterations=iterations)
-    return self._run(self.levels, state, root_ranges, jnp.int32(iterations))
+      return self._run_recorded(self.levels, state, root_ranges, self._leaf_params,
+                                iterations=iterations)
+    return self._run(self.levels, state, root_ranges, jnp.int32(iterations), self._leaf_params)
 
   def average_policy(self, state: cfr.CFRState) -> np.ndarray:
     """The average policy as one float64 array [N, S, A] over the tree's nodes."""
@@ -108,15 +121,17 @@ class Solver:
     return policy
 
   def root_values(self, state: cfr.CFRState, root_ranges: jax.Array) -> np.ndarray:
-    return np.asarray(self._root_values(self.levels, state, root_ranges), np.float64)
+    return np.asarray(self._root_values(self.levels, state, root_ranges, self._leaf_params),
+                      np.float64)
 
 
 def solve(game_or_tree: registry.Game | tree_lib.PublicTree, iterations: int,
           root_ranges: np.ndarray | None = None, updates: str = "alternating",
-          leaf_fn: cfr.LeafFn | None = None, record_root_values: bool = False) -> SolveResult:
+          leaf: cfr.LeafFunction | None = None,
+          record_root_values: bool = False) -> SolveResult:
   """Runs CFR+ for ``iterations`` on a (sub)tree from ``root_ranges`` (default: the game's priors)."""
   tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
-  solver = Solver(tree, updates, leaf_fn)
+  solver = Solver(tree, updates, leaf)
   ranges = solver.root_ranges(root_ranges)
   state, history = solver.run(solver.init(), ranges, iterations, record_root_values)
   return SolveResult(
@@ -133,10 +148,10 @@ def subgame_tree(game: registry.Game, node: int, max_depth: int | None = None) -
 
 
 def solve_subgame(game: registry.Game, node: int, ranges: np.ndarray, iterations: int,
-                  max_depth: int | None = None, leaf_fn: cfr.LeafFn | None = None,
+                  max_depth: int | None = None, leaf: cfr.LeafFunction | None = None,
                   updates: str = "simultaneous", record_root_values: bool = False) -> SolveResult:
   """Solves the subgame at the public belief state (``node``, ranges [2, S])."""
-  return solve(subgame_tree(game, node, max_depth), iterations, ranges, updates, leaf_fn,
+  return solve(subgame_tree(game, node, max_depth), iterations, ranges, updates, leaf,
                record_root_values)
 
 
@@ -177,7 +192,7 @@ def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
 
 
 def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str = "alternating",
-                      tremble: float = 1e-3) -> cfr.LeafFn:
+                      tremble: float = 1e-3) -> cfr.LeafFunction:
   """A leaf function that solves each leaf's full subgame at the leaf's ranges (CFR-D's oracle).
 
   ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued; every
@@ -208,10 +223,10 @@ def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str =
     state, _ = cfr.run(levels, cfr.init_state(levels), trembling, iterations, updates)
     return cfr.average_root_values(levels, state, ranges)
 
-  def leaf_fn(ranges: jax.Array) -> jax.Array:
-    return jax.vmap(solve_one)(stacked, ranges)
+  def apply(stacked_levels: cfr.Levels, ranges: jax.Array) -> jax.Array:
+    return jax.vmap(solve_one)(stacked_levels, ranges)
 
-  return leaf_fn
+  return cfr.LeafFunction(apply, stacked)
 
 
 def complete_policy(game: registry.Game, limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
