@@ -1,4 +1,4 @@
-"""Shared test settings: float64 JAX off by default (the engine runs float32); games cached per session."""
+"""Shared test settings: the games each suite runs on, and a seeded random generator."""
 
 import numpy as np
 import pytest

@@ -19,7 +19,6 @@ class KuhnPoker(rules_lib.GameRules):
   name = "kuhn_poker"
   num_infostates = (_NUM_CARDS, _NUM_CARDS)
   num_actions = 2
-  public_actions = True
 
   def initial_state(self) -> tuple[int, ...]:
     return ()

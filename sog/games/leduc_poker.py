@@ -42,7 +42,6 @@ class LeducPoker(rules_lib.GameRules):
   name = "leduc_poker"
   num_infostates = (_NUM_CARDS, _NUM_CARDS)
   num_actions = 3
-  public_actions = True
 
   def initial_state(self):
     return ((), _NO_CARD, ())

@@ -16,7 +16,6 @@ VALID_FACES = (4, 5, 6)
 
 
 class LiarsDice(rules_lib.GameRules):
-  public_actions = True
 
   def __init__(self, faces: int = 6):
     if faces not in VALID_FACES:

@@ -63,8 +63,6 @@ class GameRules(abc.ABC):
   num_infostates: tuple[int, int]
   #: Size of the action space shared by both players.
   num_actions: int
-  #: True when legal actions and outcomes do not depend on the actor's private state (poker, dice).
-  public_actions: bool = False
 
   @abc.abstractmethod
   def initial_state(self) -> PublicState:
