@@ -7,7 +7,6 @@ one JSON line: {"game", "iterations", "exploitability", "seconds", "compile_seco
 """
 
 import json
-import pathlib
 import time
 
 from absl import app
@@ -17,6 +16,7 @@ import jax.numpy as jnp
 
 import sog.eval
 import sog.games
+from sog import plotting
 from sog.search import cfr
 from sog.search import solver as solver_lib
 
@@ -57,28 +57,13 @@ def main(argv):
     print(f"{done:>10} {value:>15.6g}" + (f" {1000 * value:>10.3f}" if poker else "")
           + f" {seconds:>9.3f} {done / seconds:>9.0f}")
   if _PLOT.value:
-    _plot(game.name, curve, pathlib.Path(_PLOT.value))
+    plotting.line_plot(_PLOT.value, {"exploitability": tuple(zip(*curve))},
+                       f"{game.name}: public-tree CFR+ ({_UPDATES.value})", "CFR+ iterations",
+                       "exploitability (NashConv / 2)", logx=True)
   print(json.dumps({"game": game.name, "iterations": done, "exploitability": curve[-1][1],
                     "seconds": seconds, "compile_seconds": compile_seconds,
                     "updates": _UPDATES.value, "seed": _SEED.value,
                     "dtype": "float64" if _FLOAT64.value else "float32", "curve": curve}))
-
-
-def _plot(name: str, curve: list[tuple[int, float]], path: pathlib.Path) -> None:
-  import matplotlib
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-  path.parent.mkdir(parents=True, exist_ok=True)
-  fig, ax = plt.subplots(figsize=(6, 4))
-  ax.loglog(*zip(*curve), marker="o")
-  ax.set_xlabel("CFR+ iterations")
-  ax.set_ylabel("exploitability (NashConv / 2)")
-  ax.set_title(f"{name}: public-tree CFR+")
-  ax.grid(True, which="both", alpha=0.3)
-  fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
-  print(f"wrote {path}")
 
 
 if __name__ == "__main__":

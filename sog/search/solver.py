@@ -155,16 +155,19 @@ def solve_subgame(game: registry.Game, node: int, ranges: np.ndarray, iterations
                record_root_values)
 
 
-def stack_levels(trees: list[tree_lib.PublicTree]) -> cfr.Levels:
+def stack_levels(trees: list[tree_lib.PublicTree],
+                 reference: list[tree_lib.PublicTree] | None = None) -> cfr.Levels:
   """The level tables of several trees, padded to common sizes and stacked on a leading axis.
 
   Padding nodes are inert: terminal, no valid infostate, zero payoff and edge weights, appended after
-  each level's real nodes so that real indices keep their meaning. A level's static facts are the
-  union over the trees.
+  each level's real nodes so that real indices keep their meaning. Sizes and a level's static facts
+  (the union) come from ``reference`` (default: ``trees``), a superset of ``trees``: batches stacked
+  against one reference share their shapes, hence one compilation.
   """
+  reference = trees if reference is None else reference
   stacked = []
-  for d in range(max(t.num_levels for t in trees)):
-    present = [t.levels[d] for t in trees if d < t.num_levels]
+  for d in range(max(t.num_levels for t in reference)):
+    present = [t.levels[d] for t in reference if d < t.num_levels]
     size = max(level.size for level in present)
     arrays = {name: np.stack([_padded(t.levels[d] if d < t.num_levels else None, present[0], name,
                                       size) for t in trees])

@@ -1,0 +1,79 @@
+"""CVPN checkpoints with orbax: parameters, optimiser state and step, plus a JSON of the configuration
+(game, network, optimiser) that a restore checks before it reads any array."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+import jax
+import orbax.checkpoint as ocp
+
+from sog.nets import config as config_lib
+from sog.nets import train
+
+_STATE = "state"
+_META = "config.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointConfig:
+  """What a checkpoint was trained for; a restore must ask for the same."""
+
+  game: str
+  network: config_lib.NetworkConfig
+  optimizer: config_lib.OptimizerConfig
+
+  def to_json(self) -> str:
+    return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True)
+
+  @classmethod
+  def from_json(cls, text: str) -> CheckpointConfig:
+    data = json.loads(text)
+    return cls(game=data["game"], network=config_lib.NetworkConfig(**data["network"]),
+               optimizer=config_lib.OptimizerConfig(**data["optimizer"]))
+
+
+def save(directory: str | pathlib.Path, state: train.TrainState, config: CheckpointConfig) -> None:
+  """Writes ``state`` and ``config`` to ``directory`` (replacing what is there)."""
+  directory = pathlib.Path(directory).absolute()
+  directory.mkdir(parents=True, exist_ok=True)
+  checkpointer = ocp.StandardCheckpointer()
+  checkpointer.save(directory / _STATE, jax.device_get(state), force=True)
+  checkpointer.wait_until_finished()
+  (directory / _META).write_text(config.to_json())
+
+
+def read_config(directory: str | pathlib.Path) -> CheckpointConfig:
+  path = pathlib.Path(directory).absolute() / _META
+  if not path.is_file():
+    raise ValueError(f"{directory} is not a sog checkpoint: {_META} is missing")
+  try:
+    return CheckpointConfig.from_json(path.read_text())
+  except (ValueError, KeyError, TypeError) as error:
+    raise ValueError(f"{path} is corrupt: {error}") from None
+
+
+def restore(directory: str | pathlib.Path, template: train.TrainState,
+            expected: CheckpointConfig | None = None) -> tuple[train.TrainState, CheckpointConfig]:
+  """Reads a checkpoint into the structure of ``template`` (a freshly initialised state).
+
+  Raises ``ValueError`` if the checkpoint's configuration differs from ``expected`` or its arrays
+  cannot be read into ``template`` (corrupt, or shaped for another game or network).
+  """
+  config = read_config(directory)
+  if expected is not None and config != expected:
+    raise ValueError(f"checkpoint {directory} was written for {config}, not {expected}")
+  abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, jax.device_get(template))
+  try:
+    state = ocp.StandardCheckpointer().restore(
+        pathlib.Path(directory).absolute() / _STATE, abstract)
+  except Exception as error:  # orbax raises many types for unreadable or mismatched arrays
+    raise ValueError(f"checkpoint {directory} cannot be restored: {type(error).__name__}: "
+                     f"{str(error)[:300]}") from None
+  shapes = lambda tree: jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), tree)  # noqa: E731
+  if shapes(state) != shapes(abstract):
+    raise ValueError(f"checkpoint {directory} cannot be restored: its arrays do not have the "
+                     "template's shapes (another game or network)")
+  return state, config

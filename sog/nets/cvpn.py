@@ -1,0 +1,108 @@
+"""The counterfactual value-and-policy network (CVPN): f(beta) = (v0[S], v1[S], logits0[S, A],
+logits1[S, A]) for a public belief state beta = (public state, r0, r1).
+
+Input: the public state's encoding and both ranges, each normalised to sum 1. Values are predicted per
+unit of opponent range mass and scaled back by it (our cfvs are linear in the opponent's range), so a
+leaf reached with tiny probability still gets values of the right shape. The values are made exactly
+zero-sum (r0 . v0 + r1 . v1 = 0). Invalid infostates get value 0; policy logits are masked to the
+acting player's legal actions at its valid infostates.
+"""
+
+from __future__ import annotations
+
+import chex
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import tree as tree_lib
+from sog.nets import config as config_lib
+
+_MASKED_LOGIT = -1e9
+_ACTIVATIONS = {"relu": nn.relu, "gelu": nn.gelu, "silu": nn.silu, "tanh": jnp.tanh}
+
+
+@chex.dataclass(frozen=True)
+class PBS:
+  """A batch of public belief states and the masks of their public states.
+
+  encoding [B, E], ranges [B, 2, S], valid [B, 2, S] bool, policy_mask [B, 2, S, A] bool (where a
+  player acts, at valid infostates, on legal actions).
+  """
+
+  encoding: chex.Array
+  ranges: chex.Array
+  valid: chex.Array
+  policy_mask: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class Prediction:
+  values: chex.Array            # [B, 2, S], in the library's cfv units
+  normalized_values: chex.Array  # [B, 2, S], per unit of opponent range mass
+  logits: chex.Array            # [B, 2, S, A], masked
+
+
+def node_masks(tree: tree_lib.PublicTree) -> tuple[np.ndarray, np.ndarray]:
+  """valid [N, 2, S] and policy_mask [N, 2, S, A] of every node of a tree."""
+  acts = tree.kind[:, None] == np.arange(2)[None, :]
+  policy_mask = (acts[:, :, None] & tree.valid)[..., None] & tree.legal[:, None]
+  return tree.valid, policy_mask
+
+
+def pbs_at(tree: tree_lib.PublicTree, nodes: np.ndarray, ranges: np.ndarray) -> PBS:
+  """The PBS batch for ``nodes`` of ``tree`` with ``ranges`` [B, 2, S]."""
+  valid, policy_mask = node_masks(tree)
+  return PBS(encoding=jnp.asarray(tree.encoding[nodes]), ranges=jnp.asarray(ranges, jnp.float32),
+             valid=jnp.asarray(valid[nodes]), policy_mask=jnp.asarray(policy_mask[nodes]))
+
+
+def opponent_mass(ranges: chex.Array) -> chex.Array:
+  """[..., 2, 1]: the range mass of each player's opponent."""
+  return ranges.sum(-1, keepdims=True)[..., ::-1, :]
+
+
+class CVPN(nn.Module):
+  """See the module docstring; ``num_infostates`` is S and ``num_actions`` A of the game."""
+
+  num_infostates: int
+  num_actions: int
+  config: config_lib.NetworkConfig = config_lib.NetworkConfig()
+
+  @nn.compact
+  def __call__(self, pbs: PBS) -> Prediction:
+    S, A = self.num_infostates, self.num_actions
+    ranges = jnp.where(pbs.valid, pbs.ranges, 0.0)
+    mass = ranges.sum(-1, keepdims=True)
+    normalized = ranges / jnp.maximum(mass, 1e-12)
+    x = jnp.concatenate([pbs.encoding, normalized.reshape(*normalized.shape[:-2], 2 * S)], axis=-1)
+    activation = _ACTIVATIONS[self.config.activation]
+    h = nn.Dense(self.config.width, name="embed")(x)
+    for i in range(self.config.depth):
+      y = nn.LayerNorm(name=f"norm_{i}")(h) if self.config.layer_norm else h
+      y = activation(nn.Dense(self.config.width, name=f"dense_{i}")(y))
+      h = h + y if self.config.residual else y
+    if self.config.layer_norm:
+      h = nn.LayerNorm(name="norm_out")(h)
+    normalized_values = nn.Dense(2 * S, name="values")(h).reshape(*h.shape[:-1], 2, S)
+    normalized_values = jnp.where(pbs.valid, normalized_values, 0.0)
+    # Zero-sum output (as DeepStack's network): shift both players' values by half the residual of
+    # r0 . v0 + r1 . v1 so that it is exactly 0, as it is for every true counterfactual value.
+    residual = (normalized * normalized_values).sum((-2, -1), keepdims=True) / 2
+    normalized_values = jnp.where(pbs.valid, normalized_values - residual, 0.0)
+    logits = nn.Dense(2 * S * A, name="policy")(h).reshape(*h.shape[:-1], 2, S, A)
+    return Prediction(values=normalized_values * opponent_mass(ranges),
+                      normalized_values=normalized_values,
+                      logits=jnp.where(pbs.policy_mask, logits, _MASKED_LOGIT))
+
+
+def make_network(tree: tree_lib.PublicTree,
+                 config: config_lib.NetworkConfig = config_lib.NetworkConfig()) -> CVPN:
+  return CVPN(num_infostates=tree.max_infostates, num_actions=tree.num_actions, config=config)
+
+
+def init_params(network: CVPN, tree: tree_lib.PublicTree, rng: jax.Array):
+  """Parameters for ``network`` on ``tree``'s input sizes."""
+  example = pbs_at(tree, np.array([0]), tree.root_ranges[None])
+  return network.init(rng, example)["params"]
