@@ -111,8 +111,9 @@ def main(argv):
   held = max(1, int(_HOLDOUT.value * _EXAMPLES.value))
   test_index, train_index = order[:held], order[held:]
   valid = game.tree.valid[data["nodes"][train_index]]
-  constant = np.nanmedian(np.where(valid, data["values"][train_index], np.nan), axis=0)
-  constant = np.nan_to_num(constant)
+  seen = valid.any(0)  # (player, infostate) entries that occur in training
+  constant = np.zeros(seen.shape)
+  constant[seen] = np.nanmedian(np.where(valid, data["values"][train_index], np.nan)[:, seen], axis=0)
 
   network_config = config_lib.NetworkConfig(width=_WIDTH.value, depth=_DEPTH.value,
                                             activation=_ACTIVATION.value)
