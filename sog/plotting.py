@@ -21,7 +21,7 @@ def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[floa
   ax.set_yscale("log" if logy else "linear")
   ax.set_xlabel(xlabel)
   ax.set_ylabel(ylabel)
-  ax.set_title(title)
+  ax.set_title(title, fontsize=10)
   if len(series) > 1:
     ax.legend()
   ax.grid(True, which="both", alpha=0.3)
