@@ -20,6 +20,8 @@ from sog.games import propagation
 from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.nets import cvpn as cvpn_lib
+from sog.nets import losses
+from sog.nets import train
 from sog.search import cfr
 from sog.search import solver as solver_lib
 
@@ -55,9 +57,7 @@ def _solve_group(game: registry.Game, nodes: np.ndarray, ranges: np.ndarray, ite
   """Root values [B, 2, S] and root average policies [B, S, A] of subgames rooted at ``nodes``,
   padded to the shapes of the ``reference`` subtrees (one compilation per reference)."""
   subtrees = [game.tree.subtree(int(n)) for n in nodes]
-  levels = jax.tree_util.tree_map(
-      lambda x: jnp.asarray(x, jnp.float32 if np.issubdtype(x.dtype, np.floating) else None),
-      solver_lib.stack_levels(subtrees, reference))
+  levels = cfr.to_device(solver_lib.stack_levels(subtrees, reference))
   values, policy = _solve_stacked(levels, jnp.asarray(ranges, jnp.float32), iterations)
   return np.asarray(values, np.float64), np.asarray(policy, np.float64)
 
@@ -131,10 +131,8 @@ def load(path: str | pathlib.Path, **meta) -> dict[str, np.ndarray] | None:
     return {k: f[k] for k in FIELDS}
 
 
-def batch(game: registry.Game, data: dict[str, np.ndarray], index: np.ndarray):
+def batch(game: registry.Game, data: dict[str, np.ndarray], index: np.ndarray) -> train.Batch:
   """A training ``Batch`` of the examples at ``index``."""
-  from sog.nets import losses
-  from sog.nets import train
   pbs = cvpn_lib.pbs_at(game.tree, data["nodes"][index], data["ranges"][index])
   targets = losses.Targets(values=jnp.asarray(data["values"][index], jnp.float32),
                            policy=jnp.asarray(data["policy"][index], jnp.float32),

@@ -54,13 +54,18 @@ class CFRState:
   iteration: chex.Array  # completed iterations (int32 scalar)
 
 
-def device_levels(tree: tree_lib.PublicTree, dtype=jnp.float32) -> Levels:
-  """The tree's level tables as JAX arrays (float tables in ``dtype``)."""
+def to_device(levels: Levels, dtype=jnp.float32) -> Levels:
+  """Level tables (one tree's, or stacked ones) as JAX arrays, float tables in ``dtype``."""
 
   def convert(x: np.ndarray) -> jax.Array:
     return jnp.asarray(x, dtype if np.issubdtype(x.dtype, np.floating) else None)
 
-  return tuple(jax.tree_util.tree_map(convert, level) for level in tree.levels)
+  return jax.tree_util.tree_map(convert, tuple(levels))
+
+
+def device_levels(tree: tree_lib.PublicTree, dtype=jnp.float32) -> Levels:
+  """The tree's level tables as JAX arrays (float tables in ``dtype``)."""
+  return to_device(tree.levels, dtype)
 
 
 def init_state(levels: Levels) -> CFRState:

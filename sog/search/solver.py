@@ -214,8 +214,7 @@ def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str =
   if leaf_nodes.size == 0:
     raise ValueError("the tree has no depth-limit leaves")
   subtrees = [game.tree.subtree(int(n)) for n in leaf_nodes]
-  stacked = jax.tree_util.tree_map(lambda x: jnp.asarray(
-      x, jnp.float32 if np.issubdtype(x.dtype, np.floating) else None), stack_levels(subtrees))
+  stacked = cfr.to_device(stack_levels(subtrees))
   cfr.check_updates(updates)
   if tremble < 0:
     raise ValueError(f"tremble must be >= 0, got {tremble}")
