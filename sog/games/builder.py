@@ -200,7 +200,7 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
     for slot, child in sorted(slots[i].items()):
       up_child[(i, *slot)] = child
       first_slot.setdefault(child, slot)
-    slot_of = {(a, child): slot for slot, child in slots[i].items() for a in (slot[0],)}
+    slot_of = {(slot[0], child): slot for slot, child in slots[i].items()}
     for (player, s, a), targets in node.targets.items():
       for child, child_s, w in targets:
         # An actor's edge sits in its action's slot; a non-actor's (or chance's) in the child's first.
@@ -214,25 +214,16 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
       legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
     else:
       legal[i, :, 0] = True
-  # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
-  order = np.lexsort((kind == rules_lib.TERMINAL, np.array([n.depth for n in nodes])))
-  position = np.empty(N + 1, np.int32)
-  position[order] = np.arange(N)
-  position[-1] = -1  # so that index -1 (no parent, empty slot) stays -1
-  parent = position[np.array([n.parent for n in nodes])]
-  up_child = position[up_child]
-  nodes = [nodes[i] for i in order]
-  kind, valid, legal, payoff, histories, encoding = (x[order] for x in (kind, valid, legal, payoff,
-                                                                         histories, encoding))
-  src_infostate, src_action, src_weight, up_child, up_infostate, up_weight, parent = (
-      x[order] for x in (src_infostate, src_action, src_weight, up_child, up_infostate, up_weight,
-                         parent))
-  return tree_lib.PublicTree(
+  tree = tree_lib.PublicTree(
       name=rules.name, num_infostates=tuple(rules.num_infostates), num_actions=A, kind=kind,
       depth=np.array([n.depth for n in nodes], np.int32),
-      parent=parent, valid=valid, legal=legal, payoff=payoff,
-      chance_probability=np.array([n.chance_probability for n in nodes]),
-      is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories, encoding=encoding, root_ranges=priors,
-      paths=tuple(n.path for n in nodes), src_infostate=src_infostate, src_action=src_action,
-      src_weight=src_weight, up_child=up_child, up_infostate=up_infostate, up_weight=up_weight,
+      parent=np.array([n.parent for n in nodes], np.int32), valid=valid, legal=legal,
+      payoff=payoff, chance_probability=np.array([n.chance_probability for n in nodes]),
+      is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories,
+      encoding=encoding, root_ranges=priors, paths=tuple(n.path for n in nodes),
+      src_infostate=src_infostate, src_action=src_action, src_weight=src_weight,
+      up_child=up_child, up_infostate=up_infostate, up_weight=up_weight,
       game_node=np.arange(N, dtype=np.int32))
+  # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
+  order = np.lexsort((kind == rules_lib.TERMINAL, tree.depth))
+  return dataclasses.replace(tree.select(order), game_node=np.arange(N, dtype=np.int32))

@@ -166,24 +166,27 @@ class PublicTree:
     if max_depth is not None and max_depth < 1:
       raise ValueError(f"max_depth must be >= 1, got {max_depth}")
     keep = self.descendants(node, max_depth)
-    new_index = np.full(self.num_nodes + 1, -1, np.int32)  # slot -1 maps to -1
-    new_index[keep] = np.arange(len(keep), dtype=np.int32)
-    depth = self.depth[keep] - self.depth[node]
-    cut = (np.zeros(len(keep), bool) if max_depth is None else depth == max_depth)
-    is_leaf = self.is_leaf[keep] | (cut & (self.kind[keep] != rules_lib.TERMINAL))
-    up_child = np.where(is_leaf[:, None, None], -1, new_index[self.up_child[keep]])
-    up_weight = np.where(is_leaf[:, None, None, None, None], 0.0, self.up_weight[keep])
-    parent = new_index[self.parent[keep]]
-    parent[0] = -1
+    sub = self.select(keep)
+    depth = sub.depth - sub.depth[0]
+    cut = np.zeros(len(keep), bool) if max_depth is None else depth == max_depth
+    is_leaf = sub.is_leaf | (cut & (sub.kind != rules_lib.TERMINAL))
     return dataclasses.replace(
-        self,
-        kind=self.kind[keep], depth=depth.astype(np.int32), parent=parent, valid=self.valid[keep],
-        legal=self.legal[keep], payoff=self.payoff[keep], is_leaf=is_leaf,
-        chance_probability=self.chance_probability[keep],
-        histories=self.histories[keep], encoding=self.encoding[keep],
-        paths=tuple(self.paths[i] for i in keep), src_infostate=self.src_infostate[keep],
-        src_action=self.src_action[keep], src_weight=self.src_weight[keep], up_child=up_child,
-        up_infostate=self.up_infostate[keep], up_weight=up_weight, game_node=self.game_node[keep])
+        sub, depth=depth.astype(np.int32), is_leaf=is_leaf, deal_histories=0,
+        up_child=np.where(is_leaf[:, None, None], -1, sub.up_child),
+        up_weight=np.where(is_leaf[:, None, None, None, None], 0.0, sub.up_weight))
+
+  def select(self, nodes: np.ndarray) -> PublicTree:
+    """The tree of ``nodes`` in the given order; links to nodes left out become -1.
+
+    ``nodes`` must be ordered by depth and hold the parent of every node but the first.
+    """
+    position = np.full(self.num_nodes + 1, -1, np.int32)  # slot -1 (no node) maps to -1
+    position[nodes] = np.arange(len(nodes), dtype=np.int32)
+    per_node = {f.name: getattr(self, f.name)[nodes] for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), np.ndarray) and f.name != "root_ranges"}
+    per_node.update(parent=position[self.parent[nodes]], up_child=position[self.up_child[nodes]],
+                    paths=tuple(self.paths[i] for i in nodes))
+    return dataclasses.replace(self, **per_node)
 
 
 def _make_level(tree: PublicTree, d: int) -> Level:
