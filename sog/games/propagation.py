@@ -30,12 +30,17 @@ def weigh_actions(level: tree_lib.Level, policy: Array | None, x: Array, xp) -> 
 
 
 def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array | None],
-               root_ranges: Array, xp) -> list[Array]:
+               root_ranges: Array, xp,
+               entry: Sequence[tuple[Array, Array] | None] | None = None) -> list[Array]:
   """Both players' ranges [n, 2, S] at every level, from root ranges [2, S] and a policy per level.
 
   A level's policy may cover all its nodes or only its ``inner`` ones (the only ones with children).
+  ``entry`` optionally gives, per level, (mask [n], ranges [n, 2, S]): masked nodes take those ranges
+  instead of their parents' (several disjoint subgames solved in one pass over a larger tree).
   """
   ranges = [(root_ranges * levels[0].valid[0])[None]]
+  if entry is not None and entry[0] is not None:
+    ranges[0] = xp.where(entry[0][0][:, None, None], entry[0][1], ranges[0])
   for d in range(1, len(levels)):
     parent_level = levels[d - 1]
     k = parent_level.inner
@@ -46,6 +51,8 @@ def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array | None],
       extended = xp.broadcast_to(previous, (*previous.shape[:-1], parent_level.legal.shape[-1]))
     gathered = extended.reshape(-1)[levels[d].down_index] * levels[d].down_weight
     ranges.append(gathered.sum(-1))
+    if entry is not None and entry[d] is not None:
+      ranges[d] = xp.where(entry[d][0][:, None, None], entry[d][1], ranges[d])
   return ranges
 
 
@@ -71,7 +78,8 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
 
   Args:
     levels, policy, ranges: the tree, a policy per level and the ranges from :func:`reach_down`.
-    leaf_values: per level, values [n, 2, S] of its depth-limit leaves (None for a level without).
+    leaf_values: per level, values [n, 2, S] of its depth-limit leaves (None for a level without); a
+      leaf's value replaces whatever its subtree in the tables would give (a search's frontier).
     best_response: per player, whether it plays a best response (max over legal actions) at its own
       nodes instead of the policy; its values then are best-response counterfactual values.
   """
@@ -100,7 +108,7 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
       parts.append(terminal_values(level.slice(k, level.size), ranges[d][k:], xp))
     value = parts[0] if len(parts) == 1 else xp.concatenate(parts)
     if leaf_values is not None and leaf_values[d] is not None:
-      value = value + xp.where(level.is_leaf[:, None, None], leaf_values[d], 0.0)
+      value = xp.where(level.is_leaf[:, None, None], leaf_values[d], value)
     values[d] = value
   return values, q_values
 

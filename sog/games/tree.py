@@ -85,6 +85,7 @@ class PublicTree:
   valid: np.ndarray         # [N, 2, S] bool
   legal: np.ndarray         # [N, S, A] bool (the actor's; a copy of a valid row at invalid rows)
   payoff: np.ndarray        # [N, S, S] float64
+  pair_weight: np.ndarray   # [N, S, S] float64: W of the world state (s0, s1) at the node (0: impossible)
   chance_probability: np.ndarray  # [N] float64: of the chance outcome leading here (else 1)
   is_leaf: np.ndarray       # [N] bool
   histories: np.ndarray     # [N] int64: histories at the node (for Mr X: one per path, not station)

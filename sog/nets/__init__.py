@@ -1,1 +1,21 @@
-"""The counterfactual value-and-policy network (CVPN): the next issue builds it here."""
+"""The counterfactual value-and-policy network (CVPN): model, losses, training, checkpoints, data."""
+
+from sog.nets.checkpoint import CheckpointConfig
+from sog.nets.config import NetworkConfig
+from sog.nets.config import OptimizerConfig
+from sog.nets.cvpn import CVPN
+from sog.nets.cvpn import PBS
+from sog.nets.cvpn import Prediction
+from sog.nets.cvpn import init_params
+from sog.nets.cvpn import make_network
+from sog.nets.cvpn import pbs_at
+from sog.nets.leaf import cvpn_leaf_function
+from sog.nets.leaf import cvpn_leaf_model
+from sog.nets.losses import Targets
+from sog.nets.train import Batch
+from sog.nets.train import Trainer
+from sog.nets.train import TrainState
+
+__all__ = ["Batch", "CVPN", "CheckpointConfig", "NetworkConfig", "OptimizerConfig", "PBS",
+           "Prediction", "Targets", "TrainState", "Trainer", "cvpn_leaf_function", "cvpn_leaf_model",
+           "init_params", "make_network", "pbs_at"]

@@ -1,7 +1,14 @@
-"""Search: public-tree CFR+ (full games, subgames, depth-limited) and, later, GT-CFR."""
+"""Search: public-tree CFR+ (full games, subgames, depth-limited) and GT-CFR."""
 
 from sog.search.cfr import CFRState
 from sog.search.cfr import regret_matching
+from sog.search.gtcfr import GTCFR
+from sog.search.gtcfr import GTCFRConfig
+from sog.search.gtcfr import SearchResult
+from sog.search.leaf_models import LeafModel
+from sog.search.leaf_models import LeafOutput
+from sog.search.leaf_models import exact_leaf_model
+from sog.search.leaf_models import zero_leaf_model
 from sog.search.solver import SolveResult
 from sog.search.solver import Solver
 from sog.search.solver import exact_leaf_oracle
@@ -9,6 +16,10 @@ from sog.search.solver import solve
 from sog.search.solver import solve_subgame
 from sog.search.solver import stack_levels
 from sog.search.solver import subgame_tree
+from sog.search.tables import SearchTables
+from sog.search.tables import make_tables
 
-__all__ = ["CFRState", "SolveResult", "Solver", "exact_leaf_oracle", "regret_matching", "solve",
-           "solve_subgame", "stack_levels", "subgame_tree"]
+__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "SearchResult",
+           "SearchTables", "SolveResult", "Solver", "exact_leaf_model", "exact_leaf_oracle",
+           "make_tables", "regret_matching", "solve", "solve_subgame", "stack_levels", "subgame_tree",
+           "zero_leaf_model"]

@@ -113,8 +113,13 @@ def average_policy(levels: Levels, state: CFRState) -> chex.Array:
   return regret_matching(state.policy_sums, _flat_legal(levels))
 
 
+LeafValuesFn = Callable[[list[chex.Array]], tuple[list[chex.Array | None], Any]]
+"""Per-level ranges -> (per-level values of the leaves, None where a level has none; anything else)."""
+Entry = Sequence[tuple[chex.Array, chex.Array] | None] | None  # see propagation.reach_down
+
+
 class LeafLayout:
-  """Where the depth-limit leaves sit: static per-level indices, and the batch order (BFS)."""
+  """Where a fixed tree's depth-limit leaves sit: static per-level indices, and the batch order (BFS)."""
 
   def __init__(self, tree: tree_lib.PublicTree):
     starts = tree.level_starts
@@ -139,24 +144,32 @@ class LeafLayout:
         out.append(None)
     return out
 
-
-def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
-                  leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None):
-  """Ranges down and values up for a policy [M, S, A]; leaf values from ``leaf_fn`` in one batch."""
-  per_level = _per_level_policy(levels, policy)
-  ranges = propagation.reach_down(levels, per_level, root_ranges, jnp)
-  leaf_values = None
-  if leaves is not None and leaves.count:
+  def values_fn(self, leaf_fn: LeafFn | None) -> LeafValuesFn | None:
+    """The leaves' values in one batched call of ``leaf_fn`` (None if the tree has no leaves)."""
+    if not self.count:
+      return None
     if leaf_fn is None:
       raise ValueError("the tree has depth-limit leaves: a leaf function is required")
-    leaf_values = leaves.scatter(leaf_fn(leaves.gather(ranges)), ranges)
-  values, q_values = propagation.values_up(levels, per_level, ranges, jnp, leaf_values)
-  return ranges, values, q_values
+    return lambda ranges: (self.scatter(leaf_fn(self.gather(ranges)), ranges), None)
 
 
-def _update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
-                   values, q_values, player: int, weight: chex.Array) -> CFRState:
-  """Regret-matching+ and linear averaging for ``player``, on the whole tree at once."""
+def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
+                  leaf_values: LeafValuesFn | None = None, entry: Entry = None):
+  """Ranges down and values up for a policy [M, S, A], leaves valued by ``leaf_values``.
+
+  Returns per-level ranges, values and action values, and what ``leaf_values`` returned besides its
+  values (None without leaves).
+  """
+  per_level = _per_level_policy(levels, policy)
+  ranges = propagation.reach_down(levels, per_level, root_ranges, jnp, entry)
+  values_at_leaves, extra = (None, None) if leaf_values is None else leaf_values(ranges)
+  values, q_values = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves)
+  return ranges, values, q_values, extra
+
+
+def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
+                  values, q_values, player: int, weight: chex.Array) -> CFRState:
+  """Regret-matching+ and linear averaging for ``player`` where ``acting`` [M, S, A] allows."""
   instant = jnp.concatenate([
       q[:, player] - v[:level.inner, player][..., None]
       if q is not None and player in level.actors
@@ -168,43 +181,54 @@ def _update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: 
       policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))
 
 
+def acting_masks(levels: Levels) -> chex.Array:
+  """[2, M, S, A]: where each player acts at a valid infostate with a legal action (inner nodes)."""
+  return jnp.stack([_acting(levels, p) for p in (0, 1)])
+
+
 def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates: Updates,
-              leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None,
-              acting: chex.Array | None = None) -> tuple[CFRState, chex.Array]:
+              leaf_values: LeafValuesFn | None = None, acting: chex.Array | None = None,
+              entry: Entry = None) -> tuple[CFRState, chex.Array]:
   """One CFR+ iteration; returns the new state and the root values [2, S] of the current policies."""
   if acting is None:
-    acting = jnp.stack([_acting(levels, p) for p in (0, 1)])
+    acting = acting_masks(levels)
   weight = (state.iteration + 1).astype(root_ranges.dtype)  # linear averaging: iteration t weighs t
   groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
   root_values = None
   for group in groups:
     policy = current_policy(levels, state)
-    ranges, values, q_values = evaluate_pass(levels, policy, root_ranges, leaves, leaf_fn)
+    ranges, values, q_values, _ = evaluate_pass(levels, policy, root_ranges, leaf_values, entry)
     if root_values is None:
       root_values = values[0][0]
     for player in group:
-      state = _update_player(levels, state, acting[player], policy, ranges, values, q_values, player,
-                             weight)
+      state = update_player(levels, state, acting[player], policy, ranges, values, q_values, player,
+                            weight)
   return state.replace(iteration=state.iteration + 1), root_values
 
 
 def run(levels: Levels, state: CFRState, root_ranges: chex.Array, iterations: int, updates: Updates,
-        leaves: LeafLayout | None = None, leaf_fn: LeafFn | None = None,
-        record_root_values: bool = False):
+        leaf_values: LeafValuesFn | None = None, record_root_values: bool = False,
+        entry: Entry = None):
   """``iterations`` CFR+ iterations fused in one loop; optionally the root values of each."""
-  acting = jnp.stack([_acting(levels, p) for p in (0, 1)])  # loop invariant
-  step = lambda s: iteration(levels, s, root_ranges, updates, leaves, leaf_fn, acting)  # noqa: E731
+  acting = acting_masks(levels)  # loop invariant
+  step = lambda s: iteration(levels, s, root_ranges, updates, leaf_values, acting, entry)  # noqa: E731
   if record_root_values:
     return jax.lax.scan(lambda s, _: step(s), state, None, length=iterations)
   return jax.lax.fori_loop(0, iterations, lambda _, s: step(s)[0], state), None
 
 
+def average_values(levels: Levels, state: CFRState, root_ranges: chex.Array,
+                   leaf_values: LeafValuesFn | None = None, entry: Entry = None) -> list[chex.Array]:
+  """Counterfactual values [n, 2, S] per level of the average policy."""
+  _, values, _, _ = evaluate_pass(levels, average_policy(levels, state), root_ranges, leaf_values,
+                                  entry)
+  return values
+
+
 def average_root_values(levels: Levels, state: CFRState, root_ranges: chex.Array,
-                        leaves: LeafLayout | None = None,
-                        leaf_fn: LeafFn | None = None) -> chex.Array:
-  """Root counterfactual values [2, S] of the average policy (leaves valued by ``leaf_fn``)."""
-  _, values, _ = evaluate_pass(levels, average_policy(levels, state), root_ranges, leaves, leaf_fn)
-  return values[0][0]
+                        leaf_values: LeafValuesFn | None = None) -> chex.Array:
+  """Root counterfactual values [2, S] of the average policy (leaves valued by ``leaf_values``)."""
+  return average_values(levels, state, root_ranges, leaf_values)[0][0]
 
 
 def check_updates(updates: str) -> Updates:

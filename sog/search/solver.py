@@ -83,20 +83,20 @@ class Solver:
   def _leaf_params(self):
     return None if self.leaf is None else self.leaf.params
 
-  def _leaf_fn(self, leaf_params) -> cfr.LeafFn | None:
-    return None if self.leaf is None else functools.partial(self.leaf.apply, leaf_params)
+  def _leaf_values(self, leaf_params) -> cfr.LeafValuesFn | None:
+    leaf_fn = None if self.leaf is None else functools.partial(self.leaf.apply, leaf_params)
+    return self.leaves.values_fn(leaf_fn)
 
   def _loop(self, levels, state, root_ranges, iterations, leaf_params):
-    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves,
-                   self._leaf_fn(leaf_params))
+    return cfr.run(levels, state, root_ranges, iterations, self.updates,
+                   self._leaf_values(leaf_params))
 
   def _recorded_loop(self, levels, state, root_ranges, leaf_params, iterations):
-    return cfr.run(levels, state, root_ranges, iterations, self.updates, self.leaves,
-                   self._leaf_fn(leaf_params), record_root_values=True)
+    return cfr.run(levels, state, root_ranges, iterations, self.updates,
+                   self._leaf_values(leaf_params), record_root_values=True)
 
   def _average_root_values(self, levels, state, root_ranges, leaf_params):
-    return cfr.average_root_values(levels, state, root_ranges, self.leaves,
-                                   self._leaf_fn(leaf_params))
+    return cfr.average_root_values(levels, state, root_ranges, self._leaf_values(leaf_params))
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
     ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,

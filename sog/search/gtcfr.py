@@ -1,0 +1,600 @@
+"""GT-CFR: growing-tree counterfactual regret minimisation (SoG, Algorithm 1), one jitted function.
+
+A search starts from a public belief state beta = (root public state, r0, r1) with the root and all its
+children in its tree, and then runs ``phases`` times:
+
+  * ceil(1/c) public-tree CFR+ updates on the current tree (simultaneous updates, regret-matching+,
+    linear averaging; alternating updates as an option): ranges down, values up, frontier leaves
+    valued by the leaf model in one batch, terminals exactly;
+  * ceil(c) expansion simulations. A simulation samples a world state (s0, s1) from beta, walks it down
+    the tree, choosing the actor's action from pi_select = 1/2 pi_PUCT + 1/2 pi_CFR (the average
+    policy) and chance outcomes from their probabilities given the world state, until its next
+    public state is not in the tree (at a frontier leaf none is): there it adds that state and the
+    other children of up to k actions of the node, ranked by the prior, the selected action first
+    (chance nodes add all outcomes). Visit counts along the path are updated at once; with several
+    simulations per phase, a virtual loss on the pending (infostate, action) pairs spreads them out.
+
+PUCT at the actor's infostate s of public state h is argmax_a Q(s, a) + C P(s, a) sqrt(N(s)) / (1 +
+N(s, a)), where Q is the counterfactual action value of the latest CFR pass divided by the opponent's
+range mass at h (a value conditional on s) and by the game's utility scale (so Q is in [-1, 1]), P the
+leaf model's policy at s when h was last a frontier leaf (softmax with temperature T_prior), N the
+visit counts. Statistics are per infostate and kept for the whole search.
+
+The tree lives inside the fixed tables of the root's whole subgame (:mod:`sog.search.tables`) as masks:
+``active`` (in the tree and counted by CFR) and ``expanded`` (an interior node, its chosen actions'
+children active). A node is a frontier leaf when it is active, not terminal and not expanded. With
+k < infinity a player node becomes expanded once every infostate of its actor has an added action;
+until then it stays a frontier leaf. The leaf model sees at most ``capacity`` frontier leaves per pass,
+a bound derived from (s, c, k) and the game. Nodes outside the tree are carried along (their regrets
+never change and their values are overwritten at the frontier), so a pass costs a pass over the whole
+subgame whatever the tree's size: the price of fixed shapes, measured by ``scripts/bench_search.py``.
+
+Soundness (SoG's Theorem 1) is about the average, over iterations, of the strategy each iteration
+played on the whole subgame: the search's policy in the tree and the leaf solver's below the frontier.
+With the exact oracle the search accumulates the latter too (``leaf_policy_sums``), and
+:meth:`GTCFR.completed_policy` offers both that average and the re-solve-at-final-ranges completion.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.eval import best_response
+from sog.eval import policy as policy_lib
+from sog.games import registry
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+from sog.search import cfr
+from sog.search import leaf_models
+from sog.search import tables as tables_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class GTCFRConfig:
+  """SoG(s, c) and the constants the paper leaves open.
+
+  Attributes:
+    simulations: s, expansion simulations in the whole search (rounded up to whole phases).
+    simulations_per_phase: c; each phase runs ceil(1/c) CFR+ updates and ceil(c) simulations
+      (c = 0.1: one simulation every 10 updates; c = 10: 10 simulations after each update).
+    expansion_k: actions whose children one expansion adds; None: the game's default (all of them
+      for imperfect information, 1 for perfect information).
+    puct_constant: C in PUCT, on values scaled to [-1, 1] (AlphaZero's order of magnitude).
+    prior_temperature: T_prior of the softmax turning the leaf model's logits into PUCT's prior.
+    virtual_loss: subtracted from Q(s, a) per simulation of the same phase already through (s, a);
+      only acts when ceil(c) > 1.
+    leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
+    query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search.
+    updates: "simultaneous" (SoG's GT-CFR) or "alternating" (player 0, then player 1 against player
+      0's new policy, as OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far
+      faster convergence per update; see the README's soundness numbers).
+  """
+
+  simulations: int = 100
+  simulations_per_phase: float = 1.0
+  expansion_k: int | None = None
+  puct_constant: float = 1.0
+  prior_temperature: float = 1.0
+  virtual_loss: float = 1.0
+  leaf_capacity: int | None = None
+  query_samples: int = 16
+  updates: str = "simultaneous"
+
+  def __post_init__(self):
+    checks = [
+        (isinstance(self.simulations, int) and self.simulations >= 1, "simulations (s) must be an int >= 1"),
+        (self.simulations_per_phase > 0, "simulations_per_phase (c) must be > 0"),
+        (self.expansion_k is None or (isinstance(self.expansion_k, int) and self.expansion_k >= 1),
+         "expansion_k (k) must be None (the game's default) or an int >= 1"),
+        (self.puct_constant >= 0, "puct_constant must be >= 0"),
+        (self.prior_temperature > 0, "prior_temperature must be > 0"),
+        (self.virtual_loss >= 0, "virtual_loss must be >= 0"),
+        (self.leaf_capacity is None or (isinstance(self.leaf_capacity, int)
+                                        and self.leaf_capacity >= 1),
+         "leaf_capacity must be None or an int >= 1"),
+        (isinstance(self.query_samples, int) and self.query_samples >= 0,
+         "query_samples must be an int >= 0"),
+        (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
+    ]
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(f"GT-CFR config: {message}; got {self}")
+
+  @property
+  def updates_per_phase(self) -> int:
+    return math.ceil(round(1.0 / self.simulations_per_phase, 9))
+
+  @property
+  def simulations_in_phase(self) -> int:
+    return math.ceil(round(self.simulations_per_phase, 9))
+
+  @property
+  def phases(self) -> int:
+    return math.ceil(self.simulations / self.simulations_in_phase)
+
+
+@chex.dataclass(frozen=True)
+class QuerySample:
+  """A uniform sample (without replacement) of the leaf queries of a search: the Q queries with the
+  smallest random keys; ``keys`` is inf in unused rows."""
+
+  nodes: chex.Array   # [Q] int32, nodes of the search tables
+  ranges: chex.Array  # [Q, 2, S]
+  keys: chex.Array    # [Q]
+
+  @property
+  def valid(self) -> chex.Array:
+    return jnp.isfinite(self.keys)
+
+
+@chex.dataclass(frozen=True)
+class SearchState:
+  """Everything a search carries from one phase to the next (per-node arrays over the tables' N
+  nodes; per-decision arrays over its M inner nodes)."""
+
+  cfr: cfr.CFRState
+  root_ranges: chex.Array     # [2, S]
+  active: chex.Array          # [N] bool: in the tree
+  expanded: chex.Array        # [N] bool: an interior node of the tree
+  added: chex.Array           # [N, A] bool: actions whose children are in the tree
+  visits: chex.Array          # [M, S, A]
+  prior: chex.Array           # [M, S, A]: the actor's prior policy
+  action_values: chex.Array   # [M, S, A]: PUCT's Q, the actor's normalised action values
+  ranges: chex.Array          # [N, 2, S]: of the latest CFR pass
+  leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
+  queries: QuerySample
+  leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
+  leaf_calls: chex.Array        # batched leaf-model calls
+  rng: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class SearchResult:
+  """What a search returns; per-node arrays are over the search tables' nodes.
+
+  Attributes:
+    root_policy: [S, A] the average policy at the root, for every infostate of its actor.
+    root_values: [2, S] root counterfactual values of the average policy (per unit of own range).
+    average_policy: [M, S, A] at the tables' inner nodes (meaningful where ``expanded``).
+    policy_sums: [M, S, A] the linearly weighted realisation weights behind ``average_policy``.
+    leaf_policy_sums: [M, S, A] the same for the leaf model's strategies below the frontier, summed
+      over the iterations (zero unless the leaf model plays there, as the exact oracle does).
+    in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
+      are terminals or frontier leaves).
+    ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving keeps).
+    queries: a uniform sample of the leaf PBSs queried across the search.
+    leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and batched calls made.
+  """
+
+  root_policy: chex.Array
+  root_values: chex.Array
+  average_policy: chex.Array
+  policy_sums: chex.Array
+  leaf_policy_sums: chex.Array
+  in_tree: chex.Array
+  expanded: chex.Array
+  ranges: chex.Array
+  values: chex.Array
+  queries: QuerySample
+  leaf_evaluations: chex.Array
+  leaf_calls: chex.Array
+
+  @property
+  def nodes(self) -> chex.Array:
+    return self.in_tree.sum(-1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pieces of one search (pure functions of the tables and the state).
+
+
+def _frontier(tables: tables_lib.SearchTables, state: SearchState) -> chex.Array:
+  return state.active & ~state.expanded & (tables.kind != rules_lib.TERMINAL)
+
+
+def _available(tables: tables_lib.SearchTables, state: SearchState) -> chex.Array:
+  """[M, S, A]: the actions CFR may play at each inner node: those whose children are in the tree
+  (all legal ones at nodes outside it, where the policy is never used)."""
+  legal = tables.to_inner(tables.legal)
+  restricted = tables.to_inner(state.expanded & (tables.kind < rules_lib.CHANCE))
+  added = tables.to_inner(state.added)
+  return legal & (added[:, None, :] | ~restricted[:, None, None])
+
+
+def _evaluate_frontier(tables, apply, params, frontier, capacity: int):
+  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call."""
+
+  def leaf_values(ranges):
+    flat = jnp.concatenate(ranges)
+    nodes = jnp.nonzero(frontier, size=capacity, fill_value=0)[0].astype(jnp.int32)
+    mask = jnp.arange(capacity) < frontier.sum()
+    batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
+    out = apply(params, tables, nodes, batch, mask)
+    placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
+    return tables.split(placed), (nodes, batch, mask, out)
+
+  return leaf_values
+
+
+def _actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
+  """x[n, actor(n)] from x [n, 2, ...] (player 0's row at chance and terminal nodes)."""
+  return jnp.where((kind == 1).reshape(-1, *[1] * (per_player.ndim - 2)), per_player[:, 1],
+                   per_player[:, 0])
+
+
+def _prior(tables, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
+  """The actor's softmax(logits / T) over legal actions, [L, S, A]."""
+  rows = _actor_rows(tables.kind[nodes], logits)
+  return jax.nn.softmax(jnp.where(tables.legal[nodes], rows / temperature, -jnp.inf), axis=-1)
+
+
+def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
+  """[M, S, A]: the actor's counterfactual action values over the opponent's range mass, scaled."""
+  rows = []
+  for level, r, q in zip(levels, ranges, q_values):
+    k = level.inner
+    if not k:
+      continue
+    if q is None:
+      rows.append(jnp.zeros(level.legal[:k].shape, r.dtype))
+      continue
+    opponent_mass = _actor_rows(level.kind[:k], r[:k, ::-1].sum(-1))
+    scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * tables.utility_scale
+    rows.append(jnp.where((opponent_mass > 0)[:, None, None],
+                          _actor_rows(level.kind[:k], q) / scale[:, None, None], 0.0))
+  return jnp.concatenate(rows)
+
+
+def _sample_queries(sample: QuerySample, rng, nodes, ranges, mask) -> QuerySample:
+  size = sample.keys.shape[0]
+  if not size:
+    return sample
+  keys = jnp.concatenate([sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)])
+  _, keep = jax.lax.top_k(-keys, size)
+  return QuerySample(nodes=jnp.concatenate([sample.nodes, nodes])[keep],
+                     ranges=jnp.concatenate([sample.ranges, ranges])[keep], keys=keys[keep])
+
+
+def _cfr_update(tables, apply, params, state: SearchState, config: GTCFRConfig,
+                capacity: int) -> SearchState:
+  """One CFR+ update of the current tree (both players from one pass, or player 0 then player 1)."""
+  groups = ((0, 1),) if config.updates == "simultaneous" else ((0,), (1,))
+  weight = (state.cfr.iteration + 1).astype(state.root_ranges.dtype)  # linear averaging
+  for players in groups:
+    state = _update_players(tables, apply, params, state, config, capacity, players, weight)
+  return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
+
+
+def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig, capacity: int,
+                    players: tuple[int, ...], weight: chex.Array) -> SearchState:
+  """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
+  regrets and average policies, and the statistics PUCT reads from it."""
+  frontier = _frontier(tables, state)
+  levels = tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels,
+                                                              tables.split(frontier)))
+  available = _available(tables, state)
+  policy = cfr.regret_matching(state.cfr.regrets, available)
+  ranges, values, q_values, (nodes, batch, mask, out) = cfr.evaluate_pass(
+      levels, policy, state.root_ranges,
+      _evaluate_frontier(tables, apply, params, frontier, capacity))
+  interior = tables.to_inner(state.expanded)[:, None, None]
+  acting = cfr.acting_masks(levels) & available & interior
+  solver_state = state.cfr
+  for player in players:
+    solver_state = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
+                                     q_values, player, weight)
+  positions = tables.inner_position[nodes]
+  prior = _prior(tables, nodes, out.logits, config.prior_temperature)
+  leaf_policy_sums = state.leaf_policy_sums
+  if out.policy_sums is not None:
+    updated = tables.to_inner(jnp.isin(tables.kind, jnp.asarray(players)))[:, None, None]
+    leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
+  rng, query_rng = jax.random.split(state.rng)
+  return state.replace(
+      cfr=solver_state,
+      prior=state.prior.at[positions].set(
+          jnp.where(mask[:, None, None], prior, state.prior[positions])),
+      action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
+                              state.action_values),
+      ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums,
+      queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
+      leaf_evaluations=state.leaf_evaluations + mask.sum(),
+      leaf_calls=state.leaf_calls + 1, rng=rng)
+
+
+def _select_action(tables, state: SearchState, pending, node, infostate, config, rng):
+  """pi_select = 1/2 one-hot(argmax PUCT) + 1/2 average CFR policy, at the actor's infostate."""
+  m = tables.inner_position[node]
+  expanded = state.expanded[node]
+  allowed = tables.legal[node, infostate] & (state.added[node] | ~expanded)
+  visits = state.visits[m, infostate]
+  q = state.action_values[m, infostate] - config.virtual_loss * pending[m, infostate]
+  u = config.puct_constant * state.prior[m, infostate] * jnp.sqrt(visits.sum()) / (1.0 + visits)
+  puct = jax.nn.one_hot(jnp.argmax(jnp.where(allowed, q + u, -jnp.inf)), allowed.shape[0])
+  average = cfr.regret_matching(state.cfr.policy_sums[m, infostate], allowed)
+  return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
+
+
+def _expand(tables, state: SearchState, node, actor, selected, k: int | None) -> SearchState:
+  """Adds the children of up to k actions at ``node`` (``selected`` first, then by the prior
+  weighted by the actor's range; all outcomes at a chance node)."""
+  m = tables.inner_position[node]
+  num_actions = tables.legal.shape[-1]
+  can_act = (tables.legal[node] & tables.valid[node, actor][:, None]).any(0)
+  missing = can_act & ~state.added[node]
+  chance = tables.kind[node] == rules_lib.CHANCE
+  if k is None or k >= num_actions:
+    new = missing
+  else:
+    score = state.ranges[node, actor] @ state.prior[m]
+    score = jnp.where(missing, score, -jnp.inf).at[selected].set(
+        jnp.where(missing[selected], jnp.inf, -jnp.inf))
+    top_scores, top = jax.lax.top_k(score, k)
+    new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
+  added = jnp.where(chance, True, state.added[node] | new)
+  has_action = (tables.legal[node] & added[None, :]).any(-1) | ~tables.valid[node, actor]
+  expanded = chance | has_action.all()
+  children = tables.up_child[node]
+  grow = (children >= 0) & added[:, None] & expanded
+  return state.replace(
+      added=state.added.at[node].set(added), expanded=state.expanded.at[node].set(expanded),
+      active=state.active.at[jnp.where(grow, children, 0).ravel()].max(grow.ravel()))
+
+
+def _step_child(tables, node, s0, s1, action, rng):
+  """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
+  sampled given the world state at chance nodes), and its infostates."""
+  kind = tables.kind[node]
+  children = tables.up_child[node]                               # [A, K]
+  safe = jnp.maximum(children, 0)
+  weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
+  # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1).
+  chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)
+  chance_slot = jax.random.categorical(rng, jnp.log(chance_weight.ravel()))
+  # A player: the slot of its action that its infostate and the opponent's world state lead to.
+  actor = jnp.clip(kind, 0, 1)
+  own = jnp.where(actor == 0, s0, s1)
+  own_next = tables.up_infostate[node, action, :, actor, own]     # [K]
+  t0 = jnp.where(actor == 0, own_next, s0)
+  t1 = jnp.where(actor == 1, own_next, s1)
+  fits = (tables.up_weight[node, action, :, actor, own] > 0) & (weight_next(t0, t1)[action] > 0)
+  player_slot = action * children.shape[1] + jnp.argmax(fits)
+  slot = jnp.where(kind == rules_lib.CHANCE, chance_slot, player_slot)
+  k = slot % children.shape[1]
+  next0 = jnp.where(actor == 0, own_next[k], s0)
+  next1 = jnp.where(actor == 1, own_next[k], s1)
+  is_chance = kind == rules_lib.CHANCE
+  return children.ravel()[slot], jnp.where(is_chance, s0, next0), jnp.where(is_chance, s1, next1)
+
+
+def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int | None, rng):
+  """One expansion simulation; returns the state and the phase's pending (virtual-loss) counts."""
+  world_rng, walk_rng = jax.random.split(rng)
+  joint = state.root_ranges[0][:, None] * state.root_ranges[1][None, :] * tables.pair_weight[0]
+  num_infostates = joint.shape[0]
+  world = jax.random.categorical(world_rng, jnp.log(joint.ravel()))
+
+  def step(carry):
+    node, s0, s1, _, state, pending, rng = carry
+    rng, action_rng, chance_rng = jax.random.split(rng, 3)
+    kind = tables.kind[node]
+    actor = jnp.clip(kind, 0, 1)
+    infostate = jnp.where(actor == 0, s0, s1)
+    is_player = kind < rules_lib.CHANCE
+    action = jnp.where(is_player, _select_action(tables, state, pending, node, infostate, config,
+                                                 action_rng), 0)
+    terminal = kind == rules_lib.TERMINAL
+    stop_here = ~terminal & (~state.expanded[node] | (is_player & ~state.added[node, action]))
+    state = jax.lax.cond(stop_here, lambda s: _expand(tables, s, node, actor, action, k),
+                         lambda s: s, state)
+    moves = ~terminal & ~stop_here
+    m = tables.inner_position[node]
+    counted = (moves & is_player).astype(state.visits.dtype)
+    state = state.replace(visits=state.visits.at[m, infostate, action].add(counted))
+    pending = pending.at[m, infostate, action].add(counted)
+    child, t0, t1 = _step_child(tables, node, s0, s1, action, chance_rng)
+    return (jnp.where(moves, child, node), jnp.where(moves, t0, s0), jnp.where(moves, t1, s1),
+            ~moves, state, pending, rng)
+
+  carry = (jnp.int32(0), (world // num_infostates).astype(jnp.int32),
+           (world % num_infostates).astype(jnp.int32), jnp.bool_(False), state, pending, walk_rng)
+  carry = jax.lax.while_loop(lambda c: ~c[3], step, carry)
+  return carry[4], carry[5]
+
+
+def _grow(tables, state: SearchState, config: GTCFRConfig, k: int | None) -> SearchState:
+  rng, sims_rng = jax.random.split(state.rng)
+  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
+
+  def one(i, carry):
+    return _simulate(tables, *carry, config, k, rngs[i])
+
+  state, _ = jax.lax.fori_loop(0, config.simulations_in_phase, one,
+                               (state, jnp.zeros_like(state.visits)))
+  return state.replace(rng=rng)
+
+
+# ----------------------------------------------------------------------------------------------
+# The search.
+
+
+def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey,
+         root_ranges: chex.Array, config: GTCFRConfig) -> SearchState:
+  """The initial tree (the root, expanded, and all its children) and the root's prior."""
+  n, num_actions = tables.legal.shape[0], tables.legal.shape[-1]
+  legal_inner = tables.to_inner(tables.legal)
+  levels = tables.levels
+  root = jnp.zeros(1, jnp.int32)
+  out = apply(params, tables, root, root_ranges[None].astype(levels[0].payoff.dtype),
+              jnp.ones(1, bool))
+  children = tables.up_child[0]
+  uniform = legal_inner / legal_inner.sum(-1, keepdims=True)
+  S = tables.valid.shape[-1]
+  return SearchState(
+      cfr=cfr.init_state(levels), root_ranges=root_ranges.astype(levels[0].payoff.dtype),
+      active=jnp.zeros(n, bool).at[0].set(True).at[jnp.maximum(children, 0).ravel()].max(
+          (children >= 0).ravel()),
+      expanded=jnp.zeros(n, bool).at[0].set(True),
+      added=jnp.zeros((n, num_actions), bool).at[0].set(True),
+      visits=jnp.zeros(legal_inner.shape, uniform.dtype),
+      prior=uniform.at[0].set(_prior(tables, root, out.logits, config.prior_temperature)[0]),
+      action_values=jnp.zeros(legal_inner.shape, uniform.dtype),
+      ranges=jnp.zeros((n, 2, S), uniform.dtype),
+      leaf_policy_sums=jnp.zeros(legal_inner.shape, uniform.dtype),
+      queries=QuerySample(nodes=jnp.zeros(config.query_samples, jnp.int32),
+                          ranges=jnp.zeros((config.query_samples, 2, S), uniform.dtype),
+                          keys=jnp.full(config.query_samples, jnp.inf, uniform.dtype)),
+      leaf_evaluations=jnp.int32(1), leaf_calls=jnp.int32(1), rng=rng)
+
+
+def run(tables: tables_lib.SearchTables, apply, params, state: SearchState, config: GTCFRConfig,
+        capacity: int, k: int | None) -> SearchState:
+  """The config's phases of CFR+ updates then expansion simulations, in one loop."""
+
+  def phase(_, state):
+    state = jax.lax.fori_loop(
+        0, config.updates_per_phase,
+        lambda _, s: _cfr_update(tables, apply, params, s, config, capacity), state)
+    return _grow(tables, state, config, k)
+
+  return jax.lax.fori_loop(0, config.phases, phase, state)
+
+
+def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
+           capacity: int) -> SearchResult:
+  """The search's answer: the average policy and its values, ranges and root values."""
+  frontier = _frontier(tables, state)
+  levels = tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels,
+                                                              tables.split(frontier)))
+  average = cfr.average_policy(levels, state.cfr)
+  ranges, values, _, (_, _, mask, _) = cfr.evaluate_pass(
+      levels, average, state.root_ranges,
+      _evaluate_frontier(tables, apply, params, frontier, capacity))
+  return SearchResult(
+      root_policy=average[0], root_values=values[0][0], average_policy=average,
+      policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
+      in_tree=state.active, expanded=state.expanded, ranges=jnp.concatenate(ranges),
+      values=jnp.concatenate(values), queries=state.queries,
+      leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + 1)
+
+
+def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey,
+           root_ranges: chex.Array, config: GTCFRConfig, capacity: int,
+           k: int | None) -> SearchResult:
+  """One GT-CFR search from beta = (the tables' root, ``root_ranges``): init, run, finish."""
+  state = init(tables, apply, params, rng, root_ranges, config)
+  state = run(tables, apply, params, state, config, capacity, k)
+  return finish(tables, apply, params, state, capacity)
+
+
+class GTCFR:
+  """GT-CFR searches from the root of ``tree`` with one leaf model and config, compiled once.
+
+  ``search(rng, root_ranges)`` runs one search; ``search_batch(rngs, root_ranges)`` runs a batch of
+  independent searches under ``vmap`` (each with its own rng and root ranges). The config is checked
+  against the game (capacity, k) here, before anything is traced.
+  """
+
+  def __init__(self, game_or_tree: registry.Game | tree_lib.PublicTree,
+               leaf_model: leaf_models.LeafModel, config: GTCFRConfig = GTCFRConfig()):
+    tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
+    if tree.kind[0] == rules_lib.TERMINAL:
+      raise ValueError("the search root is terminal: there is nothing to search")
+    self.tree, self.leaf_model, self.config = tree, leaf_model, config
+    default_k = 1 if tables_lib.has_perfect_information(tree) else None
+    self.k = default_k if config.expansion_k is None else config.expansion_k
+    needed = tables_lib.frontier_capacity(tree, config.phases * config.simulations_in_phase,
+                                          self.k)
+    if config.leaf_capacity is not None and config.leaf_capacity < needed:
+      raise ValueError(f"leaf_capacity={config.leaf_capacity} is too small for s="
+                       f"{config.simulations} on {tree.name}: the frontier can reach {needed} "
+                       "leaves; use a larger capacity or None")
+    self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
+    self.tables = tables_lib.make_tables(tree)
+    one = functools.partial(search, apply=leaf_model.apply, config=config,
+                            capacity=self.capacity, k=self.k)
+    self._search = jax.jit(lambda tables, params, rng, ranges: one(tables, params=params, rng=rng,
+                                                                   root_ranges=ranges))
+    self._batch = jax.jit(jax.vmap(
+        lambda tables, params, rng, ranges: one(tables, params=params, rng=rng, root_ranges=ranges),
+        in_axes=(None, None, 0, 0)))
+
+  def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
+    ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
+                                                                                          ranges)
+    return jnp.asarray(ranges, jnp.float32)
+
+  def search(self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None,
+             params=None) -> SearchResult:
+    params = self.leaf_model.params if params is None else params
+    return self._search(self.tables, params, rng, self.root_ranges(root_ranges))
+
+  def search_batch(self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None,
+                   params=None) -> SearchResult:
+    """Searches for a batch of rngs [B] (and root ranges [B, 2, S], default the tree's priors)."""
+    params = self.leaf_model.params if params is None else params
+    count = rngs.shape[0]
+    if root_ranges is None:
+      ranges = jnp.broadcast_to(self.root_ranges(None), (count, *self.tree.root_ranges.shape))
+    else:
+      root_ranges = np.asarray(root_ranges)
+      if root_ranges.ndim != 3 or root_ranges.shape[0] != count:
+        raise ValueError(f"batched root ranges must be [{count}, 2, S], got {root_ranges.shape}")
+      ranges = jnp.stack([self.root_ranges(r) for r in root_ranges])
+    return self._batch(self.tables, params, rngs, ranges)
+
+  def completed_policy(self, result: SearchResult, iterations: int = 1000,
+                       method: str = "resolve", tremble: float = 1e-3) -> np.ndarray:
+    """The search's policy completed over its whole subgame, for exact evaluation ([N, S, A] float64).
+
+    ``method="resolve"``: the average policy at the tree's interior nodes and, below every frontier
+    leaf, a CFR+ solve (``iterations``, trembled as the exact oracle) of the leaf's subgame at its final
+    ranges. This is not safe (a re-solve at fixed ranges may pick an opponent-exploitable equilibrium
+    of the leaf subgame), so it can be exploitable while the frontier holds leaves the search rarely
+    reaches.
+
+    ``method="average"`` (needs a leaf model that plays below the leaves, the exact oracle): the
+    average over the search's iterations of the whole-subgame strategy each iteration played, its
+    own policy in the tree and the oracle's below the frontier. This is the strategy GT-CFR's
+    soundness theorem (as CFR-D's) bounds, so its exploitability falls with the regret.
+    """
+    if iterations < 1:
+      raise ValueError(f"iterations must be >= 1, got {iterations}")
+    if method == "resolve":
+      inner = np.asarray(_resolve_below_frontier(self.tables, result, self.capacity, iterations,
+                                                 tremble), np.float64)
+    elif method == "average":
+      sums = np.asarray(result.policy_sums, np.float64) + np.asarray(result.leaf_policy_sums,
+                                                                     np.float64)
+      legal = np.asarray(self.tables.to_inner(self.tables.legal))
+      inner = np.where(sums.sum(-1, keepdims=True) > 0, sums, legal)
+    else:
+      raise ValueError(f"method must be 'resolve' or 'average', got {method!r}")
+    policy = policy_lib.uniform_policy(self.tree)
+    policy[np.asarray(self.tables.inner_nodes)] = inner / inner.sum(-1, keepdims=True)
+    return policy
+
+  def exploitability(self, result: SearchResult, iterations: int = 1000, method: str = "resolve",
+                     root_ranges: np.ndarray | None = None) -> float:
+    """Exact exploitability (float64) of :meth:`completed_policy` in the subgame from ``root_ranges``
+    (default: the tree's priors, so the game's exploitability when the root is the game's root)."""
+    return best_response.evaluate(self.tree, self.completed_policy(result, iterations, method),
+                                  root_ranges).exploitability
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3, 4))
+def _resolve_below_frontier(tables: tables_lib.SearchTables, result: SearchResult, capacity: int,
+                            iterations: int, tremble: float) -> chex.Array:
+  frontier = result.in_tree & ~result.expanded & (tables.kind != rules_lib.TERMINAL)
+  nodes = jnp.nonzero(frontier, size=capacity, fill_value=0)[0]
+  mask = jnp.arange(capacity) < frontier.sum()
+  below, _, _ = leaf_models.solve_at_nodes(tables, nodes, result.ranges[nodes], mask, iterations,
+                                           tremble)
+  return jnp.where(tables.to_inner(result.expanded)[:, None, None], result.average_policy, below)

@@ -1,0 +1,109 @@
+"""The fixed-shape tables a search runs on: the public subgame below its root, on the device.
+
+A GT-CFR search grows its tree inside these tables: the tables hold every public state the search could
+ever add (the root's whole subgame, enumerated once), and the search keeps masks of which of them are
+in its tree. Two views of the same nodes are kept:
+
+  * ``levels``: the per-depth :class:`~sog.games.tree.Level` tables that CFR passes walk;
+  * node-global arrays (index = node of the subgame tree, breadth-first), which a simulation walking
+    one world state down the tree gathers from: kinds, children, infostate maps, pair weights W.
+
+Per-decision statistics (regrets, visit counts, priors) live on the M inner (non-terminal) nodes, in
+the CFR state's order; ``inner_position`` maps a node to its row there.
+"""
+
+from __future__ import annotations
+
+import flax.struct
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+from sog.search import cfr
+
+
+@flax.struct.dataclass
+class SearchTables:
+  """A public subgame as device arrays (a pytree; ``level_starts`` and the sizes are static)."""
+
+  levels: cfr.Levels
+  kind: jnp.ndarray            # [N] int8
+  valid: jnp.ndarray           # [N, 2, S] bool
+  legal: jnp.ndarray           # [N, S, A] bool
+  up_child: jnp.ndarray        # [N, A, K] int32 node index (-1: empty slot)
+  up_infostate: jnp.ndarray    # [N, A, K, 2, S] int32
+  up_weight: jnp.ndarray       # [N, A, K, 2, S]
+  pair_weight: jnp.ndarray     # [N, S, S]: W(s0, s1), zero for impossible world states
+  encoding: jnp.ndarray        # [N, E] float32: the public state's network input
+  game_node: jnp.ndarray       # [N] int32: the node in the game's full tree
+  inner_nodes: jnp.ndarray     # [M] int32: the node of each inner row
+  inner_position: jnp.ndarray  # [N] int32: the inner row of each node (-1 for terminals)
+  utility_scale: jnp.ndarray   # scalar: max |u| over terminal world states (PUCT's value unit)
+  level_starts: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
+
+  @property
+  def num_nodes(self) -> int:
+    return int(self.kind.shape[0])
+
+  @property
+  def num_inner(self) -> int:
+    return int(self.inner_nodes.shape[0])
+
+  def split(self, per_node: jnp.ndarray) -> list[jnp.ndarray]:
+    """Cuts an array over the nodes into per-level pieces (static slices)."""
+    return [per_node[lo:hi] for lo, hi in zip(self.level_starts[:-1], self.level_starts[1:])]
+
+  def to_inner(self, per_node: jnp.ndarray) -> jnp.ndarray:
+    """The rows of a per-node array at the inner nodes, in the CFR state's order."""
+    return per_node[self.inner_nodes]
+
+
+def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
+  """The tables of ``tree`` (a game's tree or a subgame's, without depth-limit leaves)."""
+  if tree.is_leaf.any():
+    raise ValueError("a search runs on a complete subgame: the tree must not have depth-limit leaves")
+  inner_nodes = np.concatenate([start + np.arange(level.inner)
+                                for start, level in zip(tree.level_starts, tree.levels)])
+  inner_position = np.full(tree.num_nodes, -1, np.int32)
+  inner_position[inner_nodes] = np.arange(inner_nodes.size, dtype=np.int32)
+  return SearchTables(
+      levels=cfr.device_levels(tree, dtype), kind=jnp.asarray(tree.kind),
+      valid=jnp.asarray(tree.valid), legal=jnp.asarray(tree.legal),
+      up_child=jnp.asarray(tree.up_child), up_infostate=jnp.asarray(tree.up_infostate),
+      up_weight=jnp.asarray(tree.up_weight, dtype), pair_weight=jnp.asarray(tree.pair_weight, dtype),
+      encoding=jnp.asarray(tree.encoding), game_node=jnp.asarray(tree.game_node),
+      inner_nodes=jnp.asarray(inner_nodes, jnp.int32), inner_position=jnp.asarray(inner_position),
+      utility_scale=jnp.asarray(utility_scale(tree), dtype),
+      level_starts=tuple(int(x) for x in tree.level_starts))
+
+
+def utility_scale(tree: tree_lib.PublicTree) -> float:
+  """max |u_0| over the terminal world states of ``tree`` (payoff = W * u_0); 1 if all are 0."""
+  terminal = (tree.kind == rules_lib.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
+  utilities = np.abs(np.divide(tree.payoff, tree.pair_weight, out=np.zeros_like(tree.payoff),
+                               where=terminal))
+  return float(utilities.max()) or 1.0
+
+
+def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
+  """Whether every public state has at most one possible infostate per player."""
+  return bool((tree.valid.sum(-1) <= 1).all())
+
+
+def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
+                      actions_per_expansion: int | None) -> int:
+  """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree grown
+  from the root and its children by ``simulations`` expansions, each adding the children of at most
+  ``actions_per_expansion`` actions (None: all; chance nodes always add all their outcomes)."""
+  non_terminal = tree.kind != rules_lib.TERMINAL
+  slots = tree.up_child.reshape(tree.num_nodes, -1)
+  grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
+  distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows)])
+  added = distinct
+  if actions_per_expansion is not None and actions_per_expansion < tree.num_actions:
+    per_action = grows.reshape(tree.up_child.shape).sum(-1)
+    top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
+    added = np.where(tree.kind == rules_lib.CHANCE, distinct, np.minimum(distinct, top))
+  bound = int(distinct[0]) + simulations * int(added.max(initial=0))
+  return max(1, min(bound, int(non_terminal[1:].sum())))

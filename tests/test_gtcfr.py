@@ -1,0 +1,209 @@
+"""GT-CFR: soundness with an exact oracle, equivalence with CFR+ on a grown tree, batching, bad config."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from conftest import load
+from sog.eval import best_response
+from sog.games import rules
+from sog.nets import cvpn as cvpn_lib
+from sog.nets import leaf as leaf_lib
+from sog.search import cfr
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import solver
+
+
+def _grown_everywhere(state: gtcfr.SearchState) -> gtcfr.SearchState:
+  return state.replace(active=jnp.ones_like(state.active), expanded=jnp.ones_like(state.expanded),
+                       added=jnp.ones_like(state.added))
+
+
+def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
+  game = load("leduc_poker")
+  config = gtcfr.GTCFRConfig(simulations=40)
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
+  apply, tables = searcher.leaf_model.apply, searcher.tables
+  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0), searcher.root_ranges(None), config)
+  state = gtcfr.run(tables, apply, None, _grown_everywhere(state), config,
+                    searcher.capacity, searcher.k)
+  result = gtcfr.finish(tables, apply, None, state, searcher.capacity)
+
+  reference = solver.Solver(game.tree, "simultaneous")
+  ranges = reference.root_ranges(None)
+  cfr_state, _ = reference.run(reference.init(), ranges, config.simulations)
+  np.testing.assert_array_equal(np.asarray(result.average_policy),
+                                np.asarray(cfr.average_policy(reference.levels, cfr_state)))
+  np.testing.assert_allclose(np.asarray(result.root_values),
+                             reference.root_values(cfr_state, ranges), atol=1e-6)
+
+
+def _mean_exploitability(searcher: gtcfr.GTCFR, seeds: int, ranges, method: str) -> float:
+  results = searcher.search_batch(jax.random.split(jax.random.PRNGKey(7), seeds),
+                                  np.stack([ranges] * seeds))
+  values = [searcher.exploitability(jax.tree_util.tree_map(lambda x, i=i: x[i], results), 400,
+                                    method) for i in range(seeds)]
+  return float(np.mean(values))
+
+
+def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng):
+  """Theorem 1 on a subgame with a chance node (the scripts run it from the game's root): with an
+  exact oracle, exploitability falls as s grows, by both completions, to CFR+'s level once the tree
+  holds the whole subgame."""
+  game = load("leduc_poker")
+  subtree = game.tree.subtree(game.tree.node_of_path((1, 1)))  # check, check: the board card next
+  ranges = game.tree.root_ranges * rng.uniform(0.3, 1.0, game.tree.root_ranges.shape)
+  curves = {"resolve": [], "average": []}
+  for simulations in (10, 100, 1000):
+    searcher = gtcfr.GTCFR(subtree, leaf_models.exact_leaf_model(100),
+                           gtcfr.GTCFRConfig(simulations=simulations))
+    for method, curve in curves.items():
+      curve.append(_mean_exploitability(searcher, 2, ranges, method))
+  for curve in curves.values():
+    assert curve[0] > curve[1] > curve[2], curves
+    assert curve[2] < 5e-3, curves
+
+
+def test_batched_searches_equal_separate_searches():
+  """32 searches under vmap return what 32 separate searches with the same rngs return."""
+  game = load("leduc_poker")
+  network = cvpn_lib.make_network(game.tree)
+  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
+  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params),
+                         gtcfr.GTCFRConfig(simulations=12, simulations_per_phase=2.0))
+  rngs = jax.random.split(jax.random.PRNGKey(3), 32)
+  batch = searcher.search_batch(rngs)
+  for i in range(32):
+    one = searcher.search(rngs[i])
+    batched, _ = jax.tree_util.tree_flatten_with_path(jax.tree_util.tree_map(lambda x: x[i], batch))
+    for (path, expected), (_, got) in zip(jax.tree_util.tree_flatten_with_path(one)[0], batched):
+      got, expected = np.asarray(got), np.asarray(expected)
+      if np.issubdtype(expected.dtype, np.floating):  # batched matmuls round differently
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5,
+                                   err_msg=jax.tree_util.keystr(path))
+      else:  # the trees grown, the queries sampled and the counts are identical
+        np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
+
+
+def test_search_result_is_consistent():
+  game = load("scotland_yard(map=glasses_short)")
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
+                         gtcfr.GTCFRConfig(simulations=30, simulations_per_phase=0.5,
+                                           query_samples=8))
+  result = searcher.search(jax.random.PRNGKey(0))
+  tree = game.tree
+  in_tree, expanded = np.asarray(result.in_tree), np.asarray(result.expanded)
+  # The tree is closed under parents, and exactly the children of interior nodes are in it.
+  assert in_tree[0] and expanded[0]
+  assert (in_tree[1:] == expanded[tree.parent[1:]]).all()
+  assert not (expanded & (tree.kind == rules.TERMINAL)).any()
+  assert int(result.nodes) == in_tree.sum() > 1 + (tree.parent == 0).sum()
+  # Root policy is a distribution over legal actions at every valid infostate of the actor.
+  actor = tree.kind[0]
+  policy = np.asarray(result.root_policy)[tree.valid[0, actor]]
+  np.testing.assert_allclose(policy.sum(-1), 1.0, rtol=1e-5)
+  assert (policy[~tree.legal[0][tree.valid[0, actor]]] == 0).all()
+  # Zero-sum root values, and the ranges' root row is the search's root ranges.
+  ranges, values = np.asarray(result.ranges), np.asarray(result.values)
+  assert abs((ranges[0] * values[0]).sum()) < 1e-5
+  np.testing.assert_allclose(ranges[0], tree.root_ranges * tree.valid[0], rtol=1e-6)
+  # Queried PBSs are frontier leaves of some iteration: in the tree, non-terminal, with ranges of
+  # that node's valid infostates.
+  queries = result.queries
+  valid = np.asarray(queries.valid)
+  assert valid.all()
+  nodes = np.asarray(queries.nodes)[valid]
+  assert in_tree[nodes].all() and (tree.kind[nodes] != rules.TERMINAL).all()
+  assert (np.asarray(queries.ranges)[valid][~tree.valid[nodes]] == 0).all()
+  # Leaf-model calls: one at the root, one per CFR update (two per phase here), one at the end.
+  config = searcher.config
+  assert int(result.leaf_calls) == 2 + config.phases * config.updates_per_phase
+
+
+def test_bad_config_raises_before_tracing():
+  game = load("kuhn_poker")
+  for bad in (dict(simulations=0), dict(simulations_per_phase=0.0), dict(expansion_k=0),
+              dict(prior_temperature=0.0), dict(puct_constant=-1.0), dict(query_samples=-1)):
+    with pytest.raises(ValueError, match="GT-CFR config"):
+      gtcfr.GTCFRConfig(**bad)
+  leduc = load("leduc_poker")
+  with pytest.raises(ValueError, match="too small"):
+    gtcfr.GTCFR(leduc, leaf_models.zero_leaf_model(),
+                gtcfr.GTCFRConfig(simulations=100, leaf_capacity=4))
+  with pytest.raises(ValueError, match="terminal"):
+    terminal = int(np.flatnonzero(game.tree.kind == rules.TERMINAL)[0])
+    gtcfr.GTCFR(game.tree.subtree(terminal), leaf_models.zero_leaf_model())
+  with pytest.raises(ValueError, match="oracle iterations"):
+    leaf_models.exact_leaf_model(0)
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=2))
+  with pytest.raises(ValueError):
+    searcher.search(jax.random.PRNGKey(0), np.ones((3, 3)))
+
+
+def test_capacity_bound_holds_while_growing():
+  """The frontier never exceeds the derived capacity (it is an upper bound, checked on a search
+  that is given exactly that capacity)."""
+  game = load("scotland_yard(map=glasses_short)")
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=25))
+  result = searcher.search(jax.random.PRNGKey(2))
+  frontier = (np.asarray(result.in_tree) & ~np.asarray(result.expanded)
+              & (game.tree.kind != rules.TERMINAL))
+  assert 0 < frontier.sum() <= searcher.capacity
+  assert int(result.leaf_evaluations) >= frontier.sum()
+
+
+def test_completions_agree_once_the_tree_is_the_whole_game():
+  """Kuhn's tree is fully grown after a few simulations: both completions are then the search's own
+  average policy (nothing is left below a frontier), and evaluate to the same exploitability."""
+  game = load("kuhn_poker")
+  searcher = gtcfr.GTCFR(game, leaf_models.exact_leaf_model(50), gtcfr.GTCFRConfig(simulations=30))
+  result = searcher.search(jax.random.PRNGKey(0))
+  assert np.asarray(result.in_tree).all()
+  resolved = searcher.completed_policy(result, 200, "resolve")
+  averaged = searcher.completed_policy(result, 200, "average")
+  inner = np.asarray(searcher.tables.inner_nodes)
+  own = np.asarray(result.average_policy, np.float64)
+  np.testing.assert_allclose(resolved[inner], own / own.sum(-1, keepdims=True), atol=1e-12)
+  # The oracle played only while the root's children were leaves: a small share of the average.
+  np.testing.assert_allclose(averaged, resolved, atol=0.02)
+  assert searcher.exploitability(result, 200, "resolve") == pytest.approx(
+      best_response.exploitability(game, resolved), abs=1e-15)
+  with pytest.raises(ValueError, match="method"):
+    searcher.completed_policy(result, 10, "exact")
+
+
+def test_top_k_expansion_grows_one_action_at_a_time():
+  """k = 1: an expansion adds one action's children; a node is interior once every infostate of its
+  actor has an added action, and CFR then plays only added actions there."""
+  game = load("scotland_yard(map=glasses_short)")
+  config = gtcfr.GTCFRConfig(simulations=40, expansion_k=1)
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
+  apply, tables = searcher.leaf_model.apply, searcher.tables
+  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5), searcher.root_ranges(None), config)
+  state = gtcfr.run(tables, apply, None, state, config, searcher.capacity, searcher.k)
+  tree = game.tree
+  active, expanded, added = (np.asarray(x) for x in (state.active, state.expanded, state.added))
+  players = np.flatnonzero(expanded & (tree.kind < rules.CHANCE))[1:]  # the root starts with all
+  assert players.size
+  for node in players:
+    actor = tree.kind[node]
+    rows = tree.legal[node][tree.valid[node, actor]]
+    assert (rows & added[node]).any(-1).all()
+  partial = [n for n in players if (tree.legal[n][tree.valid[n, tree.kind[n]]].any(0)
+                                    & ~added[n]).any()]
+  assert partial, "with k = 1 some interior node should still miss actions"
+  # Children are in the tree exactly through added actions of interior nodes.
+  through = np.zeros(tree.num_nodes, bool)
+  through[0] = True
+  for node in np.flatnonzero(expanded):
+    for a in np.flatnonzero(added[node]):
+      children = tree.up_child[node, a]
+      through[children[children >= 0]] = True
+  np.testing.assert_array_equal(active, through)
+  policy = np.asarray(cfr.regret_matching(state.cfr.policy_sums,
+                                                gtcfr._available(tables, state)))
+  inner = np.asarray(tables.inner_position)
+  for node in partial:
+    assert (policy[inner[node]][:, ~added[node]] == 0).all()
