@@ -46,14 +46,8 @@ def _timed(fn, repeats: int) -> tuple[float, object]:
 def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.games.PublicTree:
   """The search's final tree as a depth-limited tree (frontier leaves as leaves)."""
   in_tree, expanded = np.asarray(result.in_tree), np.asarray(result.expanded)
-  frontier = in_tree & ~expanded & (tree.kind != rules.TERMINAL)
   keep = np.flatnonzero(in_tree)
-  grown = tree.select(keep)
-  is_leaf = frontier[keep]
-  return grown.__class__(**{**grown.__dict__, "is_leaf": is_leaf,
-                            "up_child": np.where(is_leaf[:, None, None], -1, grown.up_child),
-                            "up_weight": np.where(is_leaf[:, None, None, None, None], 0.0,
-                                                  grown.up_weight)})
+  return tree.limited(keep, (~expanded & (tree.kind != rules.TERMINAL))[keep])
 
 
 def _cfr_iteration_seconds(tree, network, params) -> float:

@@ -25,11 +25,16 @@ def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
   game = load("leduc_poker")
   config = gtcfr.GTCFRConfig(simulations=40)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply, tables = searcher.leaf_model.apply, searcher.tables
-  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0), searcher.root_ranges(None), config)
-  state = gtcfr.run(tables, apply, None, _grown_everywhere(state), config,
-                    searcher.capacity, searcher.k)
-  result = gtcfr.finish(tables, apply, None, state, searcher.capacity)
+  apply = searcher.leaf_model.apply
+
+  @jax.jit
+  def grown_search(tables, ranges):
+    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0), ranges, config)
+    state = gtcfr.run(tables, apply, None, _grown_everywhere(state), config, searcher.capacity,
+                      searcher.k)
+    return gtcfr.finish(tables, apply, None, state, searcher.capacity)
+
+  result = grown_search(searcher.tables, searcher.root_ranges(None))
 
   reference = solver.Solver(game.tree, "simultaneous")
   ranges = reference.root_ranges(None)
@@ -44,7 +49,7 @@ def _mean_exploitability(searcher: gtcfr.GTCFR, seeds: int, ranges, method: str)
   results = searcher.search_batch(jax.random.split(jax.random.PRNGKey(7), seeds),
                                   np.stack([ranges] * seeds))
   values = [searcher.exploitability(jax.tree_util.tree_map(lambda x, i=i: x[i], results), 400,
-                                    method) for i in range(seeds)]
+                                    method, ranges) for i in range(seeds)]
   return float(np.mean(values))
 
 
@@ -181,8 +186,13 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   config = gtcfr.GTCFRConfig(simulations=40, expansion_k=1)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
   apply, tables = searcher.leaf_model.apply, searcher.tables
-  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5), searcher.root_ranges(None), config)
-  state = gtcfr.run(tables, apply, None, state, config, searcher.capacity, searcher.k)
+
+  @jax.jit
+  def grow(tables, ranges):
+    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5), ranges, config)
+    return gtcfr.run(tables, apply, None, state, config, searcher.capacity, searcher.k)
+
+  state = grow(tables, searcher.root_ranges(None))
   tree = game.tree
   active, expanded, added = (np.asarray(x) for x in (state.active, state.expanded, state.added))
   players = np.flatnonzero(expanded & (tree.kind < rules.CHANCE))[1:]  # the root starts with all

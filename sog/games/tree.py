@@ -167,14 +167,18 @@ class PublicTree:
     if max_depth is not None and max_depth < 1:
       raise ValueError(f"max_depth must be >= 1, got {max_depth}")
     keep = self.descendants(node, max_depth)
-    sub = self.select(keep)
-    depth = sub.depth - sub.depth[0]
+    depth = self.depth[keep] - self.depth[node]
     cut = np.zeros(len(keep), bool) if max_depth is None else depth == max_depth
-    is_leaf = sub.is_leaf | (cut & (sub.kind != rules_lib.TERMINAL))
+    sub = self.limited(keep, self.is_leaf[keep] | (cut & (self.kind[keep] != rules_lib.TERMINAL)))
+    return dataclasses.replace(sub, depth=depth.astype(np.int32), deal_histories=0)
+
+  def limited(self, nodes: np.ndarray, leaves: np.ndarray) -> PublicTree:
+    """The tree of ``nodes`` (as :meth:`select`) with ``leaves`` [len(nodes)] bool made depth-limit
+    leaves: their children are cut, and a search values them with a leaf function."""
+    sub = self.select(nodes)
     return dataclasses.replace(
-        sub, depth=depth.astype(np.int32), is_leaf=is_leaf, deal_histories=0,
-        up_child=np.where(is_leaf[:, None, None], -1, sub.up_child),
-        up_weight=np.where(is_leaf[:, None, None, None, None], 0.0, sub.up_weight))
+        sub, is_leaf=leaves, up_child=np.where(leaves[:, None, None], -1, sub.up_child),
+        up_weight=np.where(leaves[:, None, None, None, None], 0.0, sub.up_weight))
 
   def select(self, nodes: np.ndarray) -> PublicTree:
     """The tree of ``nodes`` in the given order; links to nodes left out become -1.
