@@ -1,4 +1,4 @@
-"""GT-CFR: soundness with an exact oracle, equivalence with CFR+ on a grown tree, batching, bad config."""
+"""GT-CFR: soundness with an exact oracle, CFR+ on a grown tree, batching, invariants, bad config."""
 
 import jax
 import jax.numpy as jnp

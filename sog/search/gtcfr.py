@@ -89,7 +89,8 @@ class GTCFRConfig:
 
   def __post_init__(self):
     checks = [
-        (isinstance(self.simulations, int) and self.simulations >= 1, "simulations (s) must be an int >= 1"),
+        (isinstance(self.simulations, int) and self.simulations >= 1,
+         "simulations (s) must be an int >= 1"),
         (self.simulations_per_phase > 0, "simulations_per_phase (c) must be > 0"),
         (self.expansion_k is None or (isinstance(self.expansion_k, int) and self.expansion_k >= 1),
          "expansion_k (k) must be None (the game's default) or an int >= 1"),
@@ -125,7 +126,7 @@ class QuerySample:
   """A uniform sample (without replacement) of the leaf queries of a search: the Q queries with the
   smallest random keys; ``keys`` is inf in unused rows."""
 
-  nodes: chex.Array   # [Q] int32, nodes of the search tables
+  nodes: chex.Array   # [Q] int32, search-table nodes (``tables.game_node``: the game's node)
   ranges: chex.Array  # [Q, 2, S]
   keys: chex.Array    # [Q]
 
@@ -322,10 +323,11 @@ def _select_action(tables, state: SearchState, pending, node, infostate, config,
   return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
 
 
-def _expand(tables, state: SearchState, node, actor, selected, k: int | None) -> SearchState:
-  """Adds the children of up to k actions at ``node`` (``selected`` first, then by the prior
-  weighted by the actor's range; all outcomes at a chance node)."""
+def _expand(tables, state: SearchState, node, selected, k: int | None, grow) -> SearchState:
+  """If ``grow``: adds the children of up to k actions at ``node`` (``selected`` first, then by the
+  prior weighted by the actor's range; all outcomes at a chance node)."""
   m = tables.inner_position[node]
+  actor = jnp.clip(tables.kind[node], 0, 1)
   num_actions = tables.legal.shape[-1]
   can_act = (tables.legal[node] & tables.valid[node, actor][:, None]).any(0)
   missing = can_act & ~state.added[node]
@@ -338,14 +340,14 @@ def _expand(tables, state: SearchState, node, actor, selected, k: int | None) ->
         jnp.where(missing[selected], jnp.inf, -jnp.inf))
     top_scores, top = jax.lax.top_k(score, k)
     new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
-  added = jnp.where(chance, True, state.added[node] | new)
+  added = jnp.where(grow, jnp.where(chance, True, state.added[node] | new), state.added[node])
   has_action = (tables.legal[node] & added[None, :]).any(-1) | ~tables.valid[node, actor]
-  expanded = chance | has_action.all()
+  expanded = state.expanded[node] | (grow & (chance | has_action.all()))
   children = tables.up_child[node]
-  grow = (children >= 0) & added[:, None] & expanded
+  activate = (children >= 0) & added[:, None] & expanded
   return state.replace(
       added=state.added.at[node].set(added), expanded=state.expanded.at[node].set(expanded),
-      active=state.active.at[jnp.where(grow, children, 0).ravel()].max(grow.ravel()))
+      active=state.active.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()))
 
 
 def _step_child(tables, node, s0, s1, action, rng):
@@ -375,38 +377,44 @@ def _step_child(tables, node, s0, s1, action, rng):
 
 
 def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int | None, rng):
-  """One expansion simulation; returns the state and the phase's pending (virtual-loss) counts."""
+  """One expansion simulation; returns the state and the phase's pending (virtual-loss) counts.
+
+  The walk carries only its position and path (a ``while_loop`` under ``vmap`` selects every carried
+  array at every step); visits and the expansion are written once it has stopped.
+  """
   world_rng, walk_rng = jax.random.split(rng)
   joint = state.root_ranges[0][:, None] * state.root_ranges[1][None, :] * tables.pair_weight[0]
   num_infostates = joint.shape[0]
   world = jax.random.categorical(world_rng, jnp.log(joint.ravel()))
+  depth = len(tables.level_starts) - 1
+  empty_path = jnp.zeros(depth, jnp.int32)
 
   def step(carry):
-    node, s0, s1, _, state, pending, rng = carry
+    i, node, s0, s1, _, _, rng, path = carry
     rng, action_rng, chance_rng = jax.random.split(rng, 3)
     kind = tables.kind[node]
-    actor = jnp.clip(kind, 0, 1)
-    infostate = jnp.where(actor == 0, s0, s1)
+    infostate = jnp.where(kind == 1, s1, s0)
     is_player = kind < rules_lib.CHANCE
     action = jnp.where(is_player, _select_action(tables, state, pending, node, infostate, config,
                                                  action_rng), 0)
-    terminal = kind == rules_lib.TERMINAL
-    stop_here = ~terminal & (~state.expanded[node] | (is_player & ~state.added[node, action]))
-    state = jax.lax.cond(stop_here, lambda s: _expand(tables, s, node, actor, action, k),
-                         lambda s: s, state)
-    moves = ~terminal & ~stop_here
-    m = tables.inner_position[node]
-    counted = (moves & is_player).astype(state.visits.dtype)
-    state = state.replace(visits=state.visits.at[m, infostate, action].add(counted))
-    pending = pending.at[m, infostate, action].add(counted)
+    stop_here = ~state.expanded[node] | (is_player & ~state.added[node, action])
+    moves = (kind != rules_lib.TERMINAL) & ~stop_here
+    counted = moves & is_player
+    path = tuple(p.at[i].set(jnp.where(counted, x, p[i])) for p, x in
+                 zip(path, (tables.inner_position[node], infostate, action, 1)))
     child, t0, t1 = _step_child(tables, node, s0, s1, action, chance_rng)
-    return (jnp.where(moves, child, node), jnp.where(moves, t0, s0), jnp.where(moves, t1, s1),
-            ~moves, state, pending, rng)
+    return (i + 1, jnp.where(moves, child, node), jnp.where(moves, t0, s0),
+            jnp.where(moves, t1, s1), ~moves, action, rng, path)
 
-  carry = (jnp.int32(0), (world // num_infostates).astype(jnp.int32),
-           (world % num_infostates).astype(jnp.int32), jnp.bool_(False), state, pending, walk_rng)
-  carry = jax.lax.while_loop(lambda c: ~c[3], step, carry)
-  return carry[4], carry[5]
+  start = (jnp.int32(0), jnp.int32(0), (world // num_infostates).astype(jnp.int32),
+           (world % num_infostates).astype(jnp.int32), jnp.bool_(False), jnp.int32(0), walk_rng,
+           (empty_path,) * 4)
+  _, node, _, _, _, action, _, (rows, infostates, actions, counted) = jax.lax.while_loop(
+      lambda c: ~c[4], step, start)
+  counted = counted.astype(state.visits.dtype)
+  state = state.replace(visits=state.visits.at[rows, infostates, actions].add(counted))
+  state = _expand(tables, state, node, action, k, tables.kind[node] != rules_lib.TERMINAL)
+  return state, pending.at[rows, infostates, actions].add(counted)
 
 
 def _grow(tables, state: SearchState, config: GTCFRConfig, k: int | None) -> SearchState:
