@@ -101,7 +101,8 @@ def main(argv):
       ratio = (single / iterations) / _cfr_iteration_seconds(_grown_tree(game.tree, result),
                                                              network, params)
       ismcts = _ismcts_seconds(game, sims)
-      row = {"seconds_per_search": single, "seconds_per_search_batched32": batched / _BATCH.value,
+      row = {"seconds_per_search": single,
+             f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
              "nodes": int(result.nodes), "network_calls": int(result.leaf_calls),
              "pbs_evaluated": int(result.leaf_evaluations), "iteration_cost_ratio": ratio,
              "leaf_capacity": searcher.capacity, "compile_seconds": compile_seconds,
