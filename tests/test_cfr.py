@@ -118,7 +118,7 @@ def test_depth_limited_solve_with_exact_oracle_matches_full_solve(name, path, rn
   value = lambda result: (ranges * result.root_values).sum(-1)  # noqa: E731
   np.testing.assert_allclose(value(limited), value(full), atol=2e-3)
   np.testing.assert_allclose(limited.root_values, full.root_values, atol=0.05)
-  subgame, completed = solver_lib.complete_policy(game, limited_tree, limited.average_policy, ranges,
+  subgame, completed = solver_lib.complete_policy(limited_tree, limited.average_policy, ranges,
                                                   iterations=2000)
   evaluation = sog.eval.evaluate(subgame, completed, ranges)
   assert (evaluation.gains < 2e-3).all(), evaluation.gains

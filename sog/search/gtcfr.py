@@ -200,6 +200,11 @@ def _frontier(tables: tables_lib.SearchTables, state: SearchState) -> chex.Array
   return state.active & ~state.expanded & (tables.kind != rules_lib.TERMINAL)
 
 
+def _with_leaves(tables: tables_lib.SearchTables, frontier: chex.Array) -> cfr.Levels:
+  """The tables' levels with the frontier marked as leaves (valued by the leaf model in a pass)."""
+  return tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels, tables.split(frontier)))
+
+
 def _available(tables: tables_lib.SearchTables, state: SearchState) -> chex.Array:
   """[M, S, A]: the actions CFR may play at each inner node: those whose children are in the tree
   (all legal ones at nodes outside it, where the policy is never used)."""
@@ -278,8 +283,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
   """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
   regrets and average policies, and the statistics PUCT reads from it."""
   frontier = _frontier(tables, state)
-  levels = tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels,
-                                                              tables.split(frontier)))
+  levels = _with_leaves(tables, frontier)
   available = _available(tables, state)
   policy = cfr.regret_matching(state.cfr.regrets, available)
   ranges, values, q_values, (nodes, batch, mask, out) = cfr.evaluate_pass(
@@ -479,8 +483,7 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
            capacity: int) -> SearchResult:
   """The search's answer: the average policy and its values, ranges and root values."""
   frontier = _frontier(tables, state)
-  levels = tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels,
-                                                              tables.split(frontier)))
+  levels = _with_leaves(tables, frontier)
   average = cfr.average_policy(levels, state.cfr)
   ranges, values, _, (_, _, mask, _) = cfr.evaluate_pass(
       levels, average, state.root_ranges,

@@ -23,6 +23,8 @@ from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import cfr
+from sog.search import leaf_models
+from sog.search import tables as tables_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,13 +196,14 @@ def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
   return filler if level is None else np.concatenate([getattr(level, name), filler])
 
 
-def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str = "alternating",
+def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
                       tremble: float = 1e-3) -> cfr.LeafFunction:
   """A leaf function that solves each leaf's full subgame at the leaf's ranges (CFR-D's oracle).
 
-  ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued; every
-  leaf subgame comes from the game's full tree, and all are solved together under ``vmap`` with
-  ``iterations`` CFR+ iterations each. Values are those of each leaf solve's average policy.
+  ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued. All leaf
+  subgames are solved together, ``iterations`` of alternating CFR+ over the tables of the subgame
+  below ``tree``'s root with each leaf's ranges entering at the leaf
+  (:func:`sog.search.leaf_models.solve_at_nodes`); values are those of the average policy.
 
   Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid infostates,
   then valued at its true ranges. Without the tremble, a leaf one player never reaches leaves the other
@@ -209,50 +212,56 @@ def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int, updates: str =
   0.313 against the full solve's 0.303). The tremble makes every leaf strategy a best response to some
   reach, and the values stay exactly zero-sum at the true ranges.
   """
-  game = registry.load(tree.name)
-  leaf_nodes = tree.game_node[tree.is_leaf]
-  if leaf_nodes.size == 0:
+  if not tree.is_leaf.any():
     raise ValueError("the tree has no depth-limit leaves")
-  subtrees = [game.tree.subtree(int(n)) for n in leaf_nodes]
-  stacked = cfr.to_device(stack_levels(subtrees))
-  cfr.check_updates(updates)
   if tremble < 0:
     raise ValueError(f"tremble must be >= 0, got {tremble}")
+  full, position = _subgame_positions(tree)
+  params = (tables_lib.make_tables(full),
+            jnp.asarray(position[tree.game_node[tree.is_leaf]], jnp.int32))
 
-  def solve_one(levels, ranges):
-    valid = levels[0].valid[0].astype(ranges.dtype)
-    trembling = ranges + tremble * valid / jnp.maximum(valid.sum(-1, keepdims=True), 1.0)
-    state, _ = cfr.run(levels, cfr.init_state(levels), trembling, iterations, updates)
-    return cfr.average_root_values(levels, state, ranges)
+  def apply(params, ranges: jax.Array) -> jax.Array:
+    tables, nodes = params
+    _, _, values = leaf_models.solve_at_nodes(tables, nodes, ranges, jnp.ones(nodes.shape, bool),
+                                              iterations, tremble)
+    return jnp.concatenate(values)[nodes]
 
-  def apply(stacked_levels: cfr.Levels, ranges: jax.Array) -> jax.Array:
-    return jax.vmap(solve_one)(stacked_levels, ranges)
-
-  return cfr.LeafFunction(apply, stacked)
+  return cfr.LeafFunction(apply, params)
 
 
-def complete_policy(game: registry.Game, limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
-                    root_ranges: np.ndarray, iterations: int) -> tuple[tree_lib.PublicTree, np.ndarray]:
+def _subgame_positions(limited_tree: tree_lib.PublicTree) -> tuple[tree_lib.PublicTree, np.ndarray]:
+  """The game's full subgame below ``limited_tree``'s root, and the position there of every game node
+  (-1 outside it)."""
+  full = registry.load(limited_tree.name).tree.subtree(int(limited_tree.game_node[0]))
+  position = np.full(registry.load(limited_tree.name).tree.num_nodes, -1)
+  position[full.game_node] = np.arange(full.num_nodes)
+  return full, position
+
+
+def complete_policy(limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
+                    root_ranges: np.ndarray, iterations: int,
+                    tremble: float = 1e-3) -> tuple[tree_lib.PublicTree, np.ndarray]:
   """Completes a depth-limited solution into a policy on the whole subgame, for exact evaluation.
 
   Inside ``limited_tree`` the policy is ``trunk_policy``; below every leaf it is a CFR+ solve
-  (``iterations``) of that leaf's subgame at the leaf's ranges under ``trunk_policy``.
-  Returns the full subgame tree and the policy [N, S, A] on it.
+  (``iterations``, trembled as :func:`exact_leaf_oracle`) of that leaf's subgame at the leaf's ranges
+  under ``trunk_policy``, all leaves in one run. Returns the full subgame tree and the policy
+  [N, S, A] on it.
   """
-  full = game.tree.subtree(int(limited_tree.game_node[0]))
-  position = {int(g): i for i, g in enumerate(full.game_node)}
-  policy = np.zeros(full.legal.shape)
-  policy[[position[int(g)] for g in limited_tree.game_node]] = trunk_policy
+  full, position = _subgame_positions(limited_tree)
+  tables = tables_lib.make_tables(full)
   ranges = propagation.reach_down(limited_tree.levels,
                                   propagation.split_levels(limited_tree, trunk_policy),
                                   best_response.check_ranges(limited_tree, root_ranges), np)
   leaf_ranges = np.concatenate([r[np.flatnonzero(level.is_leaf)]
                                 for r, level in zip(ranges, limited_tree.levels)])
-  for leaf, leaf_range in zip(limited_tree.game_node[limited_tree.is_leaf], leaf_ranges):
-    leaf_tree = game.tree.subtree(int(leaf))
-    if not (leaf_range.sum(-1) > 0).all():  # unreachable for some player: any policy will do
-      leaf_policy = policy_lib.uniform_policy(leaf_tree)
-    else:
-      leaf_policy = solve(leaf_tree, iterations, leaf_range, "alternating").average_policy
-    policy[[position[int(g)] for g in leaf_tree.game_node]] = leaf_policy
+  leaves = jnp.asarray(position[limited_tree.game_node[limited_tree.is_leaf]], jnp.int32)
+  below, _, _ = jax.jit(leaf_models.solve_at_nodes, static_argnums=(4, 5))(
+      tables, leaves, jnp.asarray(leaf_ranges, jnp.float32), jnp.ones(leaves.shape, bool),
+      iterations, tremble)
+  below = np.asarray(below, np.float64)
+  policy = policy_lib.uniform_policy(full)
+  policy[np.asarray(tables.inner_nodes)] = below / below.sum(-1, keepdims=True)
+  trunk = ~limited_tree.is_leaf
+  policy[position[limited_tree.game_node[trunk]]] = trunk_policy[trunk]
   return full, policy
