@@ -22,7 +22,6 @@ import pyspiel
 
 import sog.games
 from sog.games import openspiel_bridge
-from sog.games import rules
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.search import gtcfr
@@ -45,9 +44,10 @@ def _timed(fn, repeats: int) -> tuple[float, object]:
 
 def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.games.PublicTree:
   """The search's final tree as a depth-limited tree (frontier leaves as leaves)."""
-  in_tree, expanded = np.asarray(result.in_tree), np.asarray(result.expanded)
+  in_tree = np.asarray(result.in_tree)
   keep = np.flatnonzero(in_tree)
-  return tree.limited(keep, (~expanded & (tree.kind != rules.TERMINAL))[keep])
+  leaves = gtcfr.frontier_mask(tree.kind, in_tree, np.asarray(result.expanded))
+  return tree.limited(keep, leaves[keep])
 
 
 def _cfr_iteration_seconds(tree, network, params) -> float:

@@ -153,8 +153,8 @@ def test_capacity_bound_holds_while_growing():
   game = load("scotland_yard(map=glasses_short)")
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=25))
   result = searcher.search(jax.random.PRNGKey(2))
-  frontier = (np.asarray(result.in_tree) & ~np.asarray(result.expanded)
-              & (game.tree.kind != rules.TERMINAL))
+  frontier = gtcfr.frontier_mask(game.tree.kind, np.asarray(result.in_tree),
+                            np.asarray(result.expanded))
   assert 0 < frontier.sum() <= searcher.capacity
   assert int(result.leaf_evaluations) >= frontier.sum()
 

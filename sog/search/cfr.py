@@ -35,7 +35,7 @@ LeafFn = Callable[[chex.Array], chex.Array]  # ranges [L, 2, S] -> values [L, 2,
 class LeafFunction(NamedTuple):
   """Values of a tree's L depth-limit leaves: ``apply(params, ranges [L, 2, S]) -> [L, 2, S]``.
 
-  ``params`` (any pytree: network weights, the stacked tables of an exact oracle) is passed into the
+  ``params`` (any pytree: network weights, the subgame tables of an exact oracle) is passed into the
   compiled solve as an argument, never baked into it as a constant.
   """
 
@@ -217,18 +217,11 @@ def run(levels: Levels, state: CFRState, root_ranges: chex.Array, iterations: in
   return jax.lax.fori_loop(0, iterations, lambda _, s: step(s)[0], state), None
 
 
-def average_values(levels: Levels, state: CFRState, root_ranges: chex.Array,
-                   leaf_values: LeafValuesFn | None = None, entry: Entry = None) -> list[chex.Array]:
-  """Counterfactual values [n, 2, S] per level of the average policy."""
-  _, values, _, _ = evaluate_pass(levels, average_policy(levels, state), root_ranges, leaf_values,
-                                  entry)
-  return values
-
-
 def average_root_values(levels: Levels, state: CFRState, root_ranges: chex.Array,
                         leaf_values: LeafValuesFn | None = None) -> chex.Array:
   """Root counterfactual values [2, S] of the average policy (leaves valued by ``leaf_values``)."""
-  return average_values(levels, state, root_ranges, leaf_values)[0][0]
+  _, values, _, _ = evaluate_pass(levels, average_policy(levels, state), root_ranges, leaf_values)
+  return values[0][0]
 
 
 def check_updates(updates: str) -> Updates:

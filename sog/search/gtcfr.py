@@ -196,8 +196,13 @@ class SearchResult:
 # Pieces of one search (pure functions of the tables and the state).
 
 
+def frontier_mask(kind: chex.Array, in_tree: chex.Array, expanded: chex.Array) -> chex.Array:
+  """[N] bool: the frontier leaves, in the tree, not terminal, not expanded (NumPy or JAX arrays)."""
+  return in_tree & ~expanded & (kind != rules_lib.TERMINAL)
+
+
 def _frontier(tables: tables_lib.SearchTables, state: SearchState) -> chex.Array:
-  return state.active & ~state.expanded & (tables.kind != rules_lib.TERMINAL)
+  return frontier_mask(tables.kind, state.active, state.expanded)
 
 
 def _with_leaves(tables: tables_lib.SearchTables, frontier: chex.Array) -> cfr.Levels:
@@ -603,9 +608,9 @@ class GTCFR:
 @functools.partial(jax.jit, static_argnums=(2, 3, 4))
 def _resolve_below_frontier(tables: tables_lib.SearchTables, result: SearchResult, capacity: int,
                             iterations: int, tremble: float) -> chex.Array:
-  frontier = result.in_tree & ~result.expanded & (tables.kind != rules_lib.TERMINAL)
-  nodes = jnp.nonzero(frontier, size=capacity, fill_value=0)[0]
-  mask = jnp.arange(capacity) < frontier.sum()
+  leaves = frontier_mask(tables.kind, result.in_tree, result.expanded)
+  nodes = jnp.nonzero(leaves, size=capacity, fill_value=0)[0]
+  mask = jnp.arange(capacity) < leaves.sum()
   below, _, _ = leaf_models.solve_at_nodes(tables, nodes, result.ranges[nodes], mask, iterations,
                                            tremble)
   return jnp.where(tables.to_inner(result.expanded)[:, None, None], result.average_policy, below)

@@ -74,8 +74,8 @@ def solve_at_nodes(tables: tables_lib.SearchTables, nodes: chex.Array, ranges: c
   """Solves the disjoint subgames below ``nodes`` at ``ranges`` together, by one CFR+ run over the
   whole tables (alternating updates) in which each node's ranges enter the tree at that node.
 
-  No node may lie below another. Returns the CFR state and the per-level values of its average policy
-  at the true (untrembled) ranges.
+  No node may lie below another. Returns the average policy [M, S, A] at the tables' inner nodes, and
+  its per-level ranges and values at the true (untrembled) ranges.
   """
   n = tables.num_nodes
   inside = jnp.zeros(n, bool).at[nodes].max(mask)

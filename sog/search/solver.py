@@ -232,10 +232,14 @@ def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
 def _subgame_positions(limited_tree: tree_lib.PublicTree) -> tuple[tree_lib.PublicTree, np.ndarray]:
   """The game's full subgame below ``limited_tree``'s root, and the position there of every game node
   (-1 outside it)."""
-  full = registry.load(limited_tree.name).tree.subtree(int(limited_tree.game_node[0]))
-  position = np.full(registry.load(limited_tree.name).tree.num_nodes, -1)
+  game_tree = registry.load(limited_tree.name).tree
+  full = game_tree.subtree(int(limited_tree.game_node[0]))
+  position = np.full(game_tree.num_nodes, -1)
   position[full.game_node] = np.arange(full.num_nodes)
   return full, position
+
+
+_solve_at_nodes = jax.jit(leaf_models.solve_at_nodes, static_argnums=(4, 5))
 
 
 def complete_policy(limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
@@ -256,7 +260,7 @@ def complete_policy(limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
   leaf_ranges = np.concatenate([r[np.flatnonzero(level.is_leaf)]
                                 for r, level in zip(ranges, limited_tree.levels)])
   leaves = jnp.asarray(position[limited_tree.game_node[limited_tree.is_leaf]], jnp.int32)
-  below, _, _ = jax.jit(leaf_models.solve_at_nodes, static_argnums=(4, 5))(
+  below, _, _ = _solve_at_nodes(
       tables, leaves, jnp.asarray(leaf_ranges, jnp.float32), jnp.ones(leaves.shape, bool),
       iterations, tremble)
   below = np.asarray(below, np.float64)
