@@ -29,7 +29,8 @@ def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
 
   @jax.jit
   def grown_search(tables, ranges):
-    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0), ranges, config)
+    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0),
+                       gtcfr.root_start(tables, ranges), config)
     state = gtcfr.run(tables, apply, None, _grown_everywhere(state), config, searcher.capacity,
                       searcher.k)
     return gtcfr.finish(tables, apply, None, state, searcher.capacity)
@@ -189,7 +190,8 @@ def test_top_k_expansion_grows_one_action_at_a_time():
 
   @jax.jit
   def grow(tables, ranges):
-    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5), ranges, config)
+    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5),
+                       gtcfr.root_start(tables, ranges), config)
     return gtcfr.run(tables, apply, None, state, config, searcher.capacity, searcher.k)
 
   state = grow(tables, searcher.root_ranges(None))

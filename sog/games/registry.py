@@ -13,6 +13,7 @@ from sog.games import leduc_poker
 from sog.games import liars_dice
 from sog.games import rules as rules_lib
 from sog.games import scotland_yard
+from sog.games import sequential_rps
 from sog.games import tree as tree_lib
 
 
@@ -29,6 +30,7 @@ _REGISTRY: dict[str, _Entry] = {
                          {"faces": (int, 6, lambda: liars_dice.VALID_FACES)}),
     "scotland_yard": _Entry(scotland_yard.ScotlandYard,
                             {"map": (str, "glasses", scotland_yard.available_maps)}),
+    "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
 }
 
 

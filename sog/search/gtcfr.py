@@ -52,6 +52,7 @@ from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import cfr
+from sog.search import gadget as gadget_lib
 from sog.search import leaf_models
 from sog.search import tables as tables_lib
 
@@ -136,12 +137,47 @@ class QuerySample:
 
 
 @chex.dataclass(frozen=True)
+class Start:
+  """Where a search starts (all arrays, so a batch of starts runs under ``vmap``).
+
+  A plain search starts at its root: ``root == focus``, the branch is the root alone. A re-solving
+  search (:mod:`sog.search.resolving`) starts at s_prev, the public state of an earlier search's tree
+  closest to the current one: its initial tree is the branch from s_prev down to the current public
+  state (the focus) with every child of the branch's nodes (off-branch ones as frontier leaves), and
+  its simulations start at the focus, so the tree only grows below it.
+
+  Attributes:
+    root: scalar int32, the node whose ranges are given (s_prev).
+    focus: scalar int32, the public state the search decides at (s_pub); a descendant of ``root``.
+    branch: [N] bool, the nodes from ``root`` to ``focus`` (both included).
+    ranges: [2, S] the ranges at the root (the gadget replaces the opponent's row while enabled).
+    gadget: the safe re-solving gadget at the root (disabled for a plain search).
+  """
+
+  root: chex.Array
+  focus: chex.Array
+  branch: chex.Array
+  ranges: chex.Array
+  gadget: gadget_lib.Gadget
+
+
+def root_start(tables: tables_lib.SearchTables, root_ranges: chex.Array) -> Start:
+  """A plain search from the tables' root at ``root_ranges`` [2, S]."""
+  num_infostates = tables.valid.shape[-1]
+  root = jnp.int32(0)
+  return Start(root=root, focus=root, branch=jnp.arange(tables.num_nodes) == 0,
+               ranges=root_ranges.astype(tables.levels[0].payoff.dtype),
+               gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype))
+
+
+@chex.dataclass(frozen=True)
 class SearchState:
   """Everything a search carries from one phase to the next (per-node arrays over the tables' N
   nodes; per-decision arrays over its M inner nodes)."""
 
   cfr: cfr.CFRState
-  root_ranges: chex.Array     # [2, S]
+  start: Start
+  gadget: gadget_lib.GadgetState
   active: chex.Array          # [N] bool: in the tree
   expanded: chex.Array        # [N] bool: an interior node of the tree
   added: chex.Array           # [N, A] bool: actions whose children are in the tree
@@ -161,8 +197,10 @@ class SearchResult:
   """What a search returns; per-node arrays are over the search tables' nodes.
 
   Attributes:
-    root_policy: [S, A] the average policy at the root, for every infostate of its actor.
-    root_values: [2, S] root counterfactual values of the average policy (per unit of own range).
+    root_policy: [S, A] the average policy at the search's public state (the start's focus: the root
+      of a plain search), for every infostate of its actor.
+    root_values: [2, S] counterfactual values of the average policy there.
+    root, focus: scalar int32, the start's root and focus.
     average_policy: [M, S, A] at the tables' inner nodes (meaningful where ``expanded``).
     policy_sums: [M, S, A] the linearly weighted realisation weights behind ``average_policy``.
     leaf_policy_sums: [M, S, A] the same for the leaf model's strategies below the frontier, summed
@@ -176,6 +214,8 @@ class SearchResult:
 
   root_policy: chex.Array
   root_values: chex.Array
+  root: chex.Array
+  focus: chex.Array
   average_policy: chex.Array
   policy_sums: chex.Array
   leaf_policy_sums: chex.Array
@@ -277,22 +317,46 @@ def _cfr_update(tables, apply, params, state: SearchState, config: GTCFRConfig,
                 capacity: int) -> SearchState:
   """One CFR+ update of the current tree (both players from one pass, or player 0 then player 1)."""
   groups = ((0, 1),) if config.updates == "simultaneous" else ((0,), (1,))
-  weight = (state.cfr.iteration + 1).astype(state.root_ranges.dtype)  # linear averaging
+  weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
   for players in groups:
     state = _update_players(tables, apply, params, state, config, capacity, players, weight)
   return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
 
 
+def _root_entry(tables, root: chex.Array, root_ranges: chex.Array) -> cfr.Entry:
+  """The per-level injection of ``root_ranges`` at ``root`` (nodes above it get no range)."""
+  ranges = root_ranges * tables.valid[root]
+  return [(mask, ranges) for mask in tables.split(jnp.arange(tables.num_nodes) == root)]
+
+
+def _pass(tables, levels, policy, root_ranges, state: SearchState, leaf_values=None):
+  """A CFR pass from the start's root at ``root_ranges``."""
+  return cfr.evaluate_pass(levels, policy, jnp.zeros_like(root_ranges), leaf_values,
+                           _root_entry(tables, state.start.root, root_ranges))
+
+
+def _update_gadget(tables, state: SearchState, values, players, weight) -> gadget_lib.GadgetState:
+  """The gadget's regret-matching+ step from the opponent's root values, if the opponent updated."""
+  gadget, root = state.start.gadget, state.start.root
+  updated = gadget_lib.update(gadget, state.gadget, jnp.concatenate(values)[root, gadget.player],
+                              tables.valid[root, gadget.player], weight)
+  applies = jnp.isin(gadget.player, jnp.asarray(players))
+  return jax.tree.map(lambda new, old: jnp.where(applies, new, old), updated, state.gadget)
+
+
 def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig, capacity: int,
                     players: tuple[int, ...], weight: chex.Array) -> SearchState:
   """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
-  regrets and average policies, and the statistics PUCT reads from it."""
+  regrets and average policies (and the gadget's, for the opponent), and the statistics PUCT reads
+  from it."""
   frontier = _frontier(tables, state)
   levels = _with_leaves(tables, frontier)
   available = _available(tables, state)
   policy = cfr.regret_matching(state.cfr.regrets, available)
-  ranges, values, q_values, (nodes, batch, mask, out) = cfr.evaluate_pass(
-      levels, policy, state.root_ranges,
+  root_ranges = gadget_lib.root_ranges(state.start.gadget, state.gadget, state.start.ranges,
+                                       tables.valid[state.start.root])
+  ranges, values, q_values, (nodes, batch, mask, out) = _pass(
+      tables, levels, policy, root_ranges, state,
       _evaluate_frontier(tables, apply, params, frontier, capacity))
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
@@ -308,7 +372,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
     leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
   rng, query_rng = jax.random.split(state.rng)
   return state.replace(
-      cfr=solver_state,
+      cfr=solver_state, gadget=_update_gadget(tables, state, values, players, weight),
       prior=state.prior.at[positions].set(
           jnp.where(mask[:, None, None], prior, state.prior[positions])),
       action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
@@ -392,7 +456,10 @@ def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int |
   array at every step); visits and the expansion are written once it has stopped.
   """
   world_rng, walk_rng = jax.random.split(rng)
-  joint = state.root_ranges[0][:, None] * state.root_ranges[1][None, :] * tables.pair_weight[0]
+  focus = state.start.focus
+  beliefs = state.ranges[focus]
+  joint = beliefs[0][:, None] * beliefs[1][None, :] * tables.pair_weight[focus]
+  joint = jnp.where(joint.sum() > 0, joint, tables.pair_weight[focus])  # unreached: any world state
   num_infostates = joint.shape[0]
   world = jax.random.categorical(world_rng, jnp.log(joint.ravel()))
   depth = len(tables.level_starts) - 1
@@ -415,7 +482,7 @@ def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int |
     return (i + 1, jnp.where(moves, child, node), jnp.where(moves, t0, s0),
             jnp.where(moves, t1, s1), ~moves, action, rng, path)
 
-  start = (jnp.int32(0), jnp.int32(0), (world // num_infostates).astype(jnp.int32),
+  start = (jnp.int32(0), focus.astype(jnp.int32), (world // num_infostates).astype(jnp.int32),
            (world % num_infostates).astype(jnp.int32), jnp.bool_(False), jnp.int32(0), walk_rng,
            (empty_path,) * 4)
   _, node, _, _, _, action, _, (rows, infostates, actions, counted) = jax.lax.while_loop(
@@ -442,26 +509,32 @@ def _grow(tables, state: SearchState, config: GTCFRConfig, k: int | None) -> Sea
 # The search.
 
 
-def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey,
-         root_ranges: chex.Array, config: GTCFRConfig) -> SearchState:
-  """The initial tree (the root, expanded, and all its children) and the root's prior."""
+def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
+         config: GTCFRConfig) -> SearchState:
+  """The initial tree (the start's branch, expanded, and all its nodes' children) and the focus's
+  prior (one leaf-model call at its ranges under the uniform policy)."""
   n, num_actions = tables.legal.shape[0], tables.legal.shape[-1]
   legal_inner = tables.to_inner(tables.legal)
   levels = tables.levels
-  root = jnp.zeros(1, jnp.int32)
-  out = apply(params, tables, root, root_ranges[None].astype(levels[0].payoff.dtype),
-              jnp.ones(1, bool))
-  children = tables.up_child[0]
+  dtype = levels[0].payoff.dtype
+  start = start.replace(ranges=start.ranges.astype(dtype))
   uniform = legal_inner / legal_inner.sum(-1, keepdims=True)
   S = tables.valid.shape[-1]
+  gadget = gadget_lib.init_state(start.gadget)
+  root_ranges = gadget_lib.root_ranges(start.gadget, gadget, start.ranges, tables.valid[start.root])
+  focus = start.focus[None].astype(jnp.int32)
+  first = cfr.evaluate_pass(levels, uniform, jnp.zeros_like(root_ranges), None,
+                            _root_entry(tables, start.root, root_ranges))[0]
+  out = apply(params, tables, focus, jnp.concatenate(first)[focus], jnp.ones(1, bool))
+  branch = start.branch
+  has_parent = tables.parent >= 0
   return SearchState(
-      cfr=cfr.init_state(levels), root_ranges=root_ranges.astype(levels[0].payoff.dtype),
-      active=jnp.zeros(n, bool).at[0].set(True).at[jnp.maximum(children, 0).ravel()].max(
-          (children >= 0).ravel()),
-      expanded=jnp.zeros(n, bool).at[0].set(True),
-      added=jnp.zeros((n, num_actions), bool).at[0].set(True),
+      cfr=cfr.init_state(levels), start=start, gadget=gadget,
+      active=branch | (has_parent & branch[jnp.maximum(tables.parent, 0)]),
+      expanded=branch, added=jnp.broadcast_to(branch[:, None], (n, num_actions)),
       visits=jnp.zeros(legal_inner.shape, uniform.dtype),
-      prior=uniform.at[0].set(_prior(tables, root, out.logits, config.prior_temperature)[0]),
+      prior=uniform.at[tables.inner_position[focus]].set(
+          _prior(tables, focus, out.logits, config.prior_temperature)),
       action_values=jnp.zeros(legal_inner.shape, uniform.dtype),
       ranges=jnp.zeros((n, 2, S), uniform.dtype),
       leaf_policy_sums=jnp.zeros(legal_inner.shape, uniform.dtype),
@@ -486,36 +559,43 @@ def run(tables: tables_lib.SearchTables, apply, params, state: SearchState, conf
 
 def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
            capacity: int) -> SearchResult:
-  """The search's answer: the average policy and its values, ranges and root values."""
+  """The search's answer: the average policy and its values and ranges (the opponent's root range
+  the gadget's average, when it is on), the policy and values at the focus."""
   frontier = _frontier(tables, state)
   levels = _with_leaves(tables, frontier)
   average = cfr.average_policy(levels, state.cfr)
-  ranges, values, _, (_, _, mask, _) = cfr.evaluate_pass(
-      levels, average, state.root_ranges,
+  start = state.start
+  root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges,
+                                         tables.valid[start.root])
+  ranges, values, _, (_, _, mask, _) = _pass(
+      tables, levels, average, root_ranges, state,
       _evaluate_frontier(tables, apply, params, frontier, capacity))
+  values = jnp.concatenate(values)
   return SearchResult(
-      root_policy=average[0], root_values=values[0][0], average_policy=average,
+      root_policy=average[tables.inner_position[start.focus]], root_values=values[start.focus],
+      root=start.root, focus=start.focus, average_policy=average,
       policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
       in_tree=state.active, expanded=state.expanded, ranges=jnp.concatenate(ranges),
-      values=jnp.concatenate(values), queries=state.queries,
+      values=values, queries=state.queries,
       leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + 1)
 
 
-def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey,
-           root_ranges: chex.Array, config: GTCFRConfig, capacity: int,
-           k: int | None) -> SearchResult:
-  """One GT-CFR search from beta = (the tables' root, ``root_ranges``): init, run, finish."""
-  state = init(tables, apply, params, rng, root_ranges, config)
+def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
+           config: GTCFRConfig, capacity: int, k: int | None) -> SearchResult:
+  """One GT-CFR search from ``start``: init, run, finish."""
+  state = init(tables, apply, params, rng, start, config)
   state = run(tables, apply, params, state, config, capacity, k)
   return finish(tables, apply, params, state, capacity)
 
 
 class GTCFR:
-  """GT-CFR searches from the root of ``tree`` with one leaf model and config, compiled once.
+  """GT-CFR searches in ``tree`` with one leaf model and config, compiled once.
 
-  ``search(rng, root_ranges)`` runs one search; ``search_batch(rngs, root_ranges)`` runs a batch of
-  independent searches under ``vmap`` (each with its own rng and root ranges). The config is checked
-  against the game (capacity, k) here, before anything is traced.
+  ``search(rng, root_ranges)`` runs one search from the tree's root; ``search_batch(rngs,
+  root_ranges)`` a batch of independent ones under ``vmap`` (each with its own rng and root ranges).
+  ``search_from(rng, start)`` and ``search_from_batch(rngs, starts)`` run searches from any
+  :class:`Start` in the tree: the re-solving searches of :mod:`sog.search.resolving`. The config is
+  checked against the game (capacity, k) here, before anything is traced.
   """
 
   def __init__(self, game_or_tree: registry.Game | tree_lib.PublicTree,
@@ -527,7 +607,7 @@ class GTCFR:
     default_k = 1 if tables_lib.has_perfect_information(tree) else None
     self.k = default_k if config.expansion_k is None else config.expansion_k
     needed = tables_lib.frontier_capacity(tree, config.phases * config.simulations_in_phase,
-                                          self.k)
+                                          self.k, branches=True)
     if config.leaf_capacity is not None and config.leaf_capacity < needed:
       raise ValueError(f"leaf_capacity={config.leaf_capacity} is too small for s="
                        f"{config.simulations} on {tree.name}: the frontier can reach {needed} "
@@ -536,11 +616,10 @@ class GTCFR:
     self.tables = tables_lib.make_tables(tree)
     one = functools.partial(search, apply=leaf_model.apply, config=config,
                             capacity=self.capacity, k=self.k)
-    self._search = jax.jit(lambda tables, params, rng, ranges: one(tables, params=params, rng=rng,
-                                                                   root_ranges=ranges))
-    self._batch = jax.jit(jax.vmap(
-        lambda tables, params, rng, ranges: one(tables, params=params, rng=rng, root_ranges=ranges),
-        in_axes=(None, None, 0, 0)))
+    run_one = lambda tables, params, rng, start: one(tables, params=params, rng=rng, start=start)  # noqa: E731
+    self._search = jax.jit(run_one)
+    self._batch = jax.jit(jax.vmap(run_one, in_axes=(None, None, 0, 0)))
+    self._root_starts = jax.jit(jax.vmap(root_start, in_axes=(None, 0)))
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
     ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
@@ -549,13 +628,12 @@ class GTCFR:
 
   def search(self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None,
              params=None) -> SearchResult:
-    params = self.leaf_model.params if params is None else params
-    return self._search(self.tables, params, rng, self.root_ranges(root_ranges))
+    """One search from the tree's root at ``root_ranges`` (default: the tree's priors)."""
+    return self.search_from(rng, root_start(self.tables, self.root_ranges(root_ranges)), params)
 
   def search_batch(self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None,
                    params=None) -> SearchResult:
     """Searches for a batch of rngs [B] (and root ranges [B, 2, S], default the tree's priors)."""
-    params = self.leaf_model.params if params is None else params
     count = rngs.shape[0]
     if root_ranges is None:
       ranges = jnp.broadcast_to(self.root_ranges(None), (count, *self.tree.root_ranges.shape))
@@ -564,7 +642,19 @@ class GTCFR:
       if root_ranges.ndim != 3 or root_ranges.shape[0] != count:
         raise ValueError(f"batched root ranges must be [{count}, 2, S], got {root_ranges.shape}")
       ranges = jnp.stack([self.root_ranges(r) for r in root_ranges])
-    return self._batch(self.tables, params, rngs, ranges)
+    return self.search_from_batch(rngs, self._root_starts(self.tables, ranges), params)
+
+  def search_from(self, rng: chex.PRNGKey, start: Start, params=None) -> SearchResult:
+    """One search from ``start`` (a root, a branch down to the focus, ranges and a gadget)."""
+    params = self.leaf_model.params if params is None else params
+    return self._search(self.tables, params, rng, start)
+
+  def search_from_batch(self, rngs: chex.PRNGKey, starts: Start, params=None) -> SearchResult:
+    """Searches from a batch of starts (every array with a leading axis [B], as ``rngs``)."""
+    params = self.leaf_model.params if params is None else params
+    if starts.root.shape != rngs.shape[:1]:
+      raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape}")
+    return self._batch(self.tables, params, rngs, starts)
 
   def completed_policy(self, result: SearchResult, iterations: int = 1000,
                        method: str = "resolve", tremble: float = 1e-3) -> np.ndarray:

@@ -29,6 +29,9 @@ class SearchTables:
 
   levels: cfr.Levels
   kind: jnp.ndarray            # [N] int8
+  parent: jnp.ndarray          # [N] int32 (-1 at the root)
+  ancestors: jnp.ndarray       # [N, D] int32: the node's ancestor at each level (itself at its own
+                               # level, -1 below it)
   valid: jnp.ndarray           # [N, 2, S] bool
   legal: jnp.ndarray           # [N, S, A] bool
   up_child: jnp.ndarray        # [N, A, K] int32 node index (-1: empty slot)
@@ -69,6 +72,7 @@ def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
   inner_position[inner_nodes] = np.arange(inner_nodes.size, dtype=np.int32)
   return SearchTables(
       levels=cfr.device_levels(tree, dtype), kind=jnp.asarray(tree.kind),
+      parent=jnp.asarray(tree.parent, jnp.int32), ancestors=jnp.asarray(ancestors(tree)),
       valid=jnp.asarray(tree.valid), legal=jnp.asarray(tree.legal),
       up_child=jnp.asarray(tree.up_child), up_infostate=jnp.asarray(tree.up_infostate),
       up_weight=jnp.asarray(tree.up_weight, dtype), pair_weight=jnp.asarray(tree.pair_weight, dtype),
@@ -76,6 +80,18 @@ def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
       inner_nodes=jnp.asarray(inner_nodes, jnp.int32), inner_position=jnp.asarray(inner_position),
       utility_scale=jnp.asarray(utility_scale(tree), dtype),
       level_starts=tuple(int(x) for x in tree.level_starts))
+
+
+def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
+  """[N, D] int32: row n holds n's ancestor at each level d <= depth(n) (n itself at its own), -1
+  below n's level."""
+  table = np.full((tree.num_nodes, tree.num_levels), -1, np.int32)
+  for d in range(tree.num_levels):
+    lo, hi = tree.level_starts[d], tree.level_starts[d + 1]
+    if d:
+      table[lo:hi, :d] = table[tree.parent[lo:hi], :d]
+    table[lo:hi, d] = np.arange(lo, hi)
+  return table
 
 
 def utility_scale(tree: tree_lib.PublicTree) -> float:
@@ -92,10 +108,11 @@ def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
 
 
 def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
-                      actions_per_expansion: int | None) -> int:
+                      actions_per_expansion: int | None, branches: bool = False) -> int:
   """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree grown
-  from the root and its children by ``simulations`` expansions, each adding the children of at most
-  ``actions_per_expansion`` actions (None: all; chance nodes always add all their outcomes)."""
+  by ``simulations`` expansions, each adding the children of at most ``actions_per_expansion`` actions
+  (None: all; chance nodes always add all their outcomes), from the root and its children or, with
+  ``branches``, from any branch of the tree with the children of its nodes (a re-solving start)."""
   non_terminal = tree.kind != rules_lib.TERMINAL
   slots = tree.up_child.reshape(tree.num_nodes, -1)
   grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
@@ -105,5 +122,9 @@ def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
     per_action = grows.reshape(tree.up_child.shape).sum(-1)
     top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
     added = np.where(tree.kind == rules_lib.CHANCE, distinct, np.minimum(distinct, top))
-  bound = int(distinct[0]) + simulations * int(added.max(initial=0))
+  initial = distinct.astype(np.int64)
+  if branches:  # the most children along any path from the root (parents come first)
+    for n in range(1, tree.num_nodes):
+      initial[n] += initial[tree.parent[n]]
+  bound = int(initial.max() if branches else initial[0]) + simulations * int(added.max(initial=0))
   return max(1, min(bound, int(non_terminal[1:].sum())))

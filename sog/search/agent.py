@@ -1,0 +1,83 @@
+"""The SoG agent: a player that re-solves every decision of a game with GT-CFR (SoG's "sound play").
+
+The agent holds, across one game, the summary of its last search (:mod:`sog.search.resolving`). At each
+of its decisions it plans a re-solving start from that summary (the game's root beliefs at its first
+decision), runs one GT-CFR search, keeps the new summary, and plays from the re-solved average policy
+at its infostate. It searches only at its own decisions: the public states between two of them (the
+opponent's moves, chance) lie on the branch from s_prev down to the current state, where the search
+re-solves them too.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax
+import numpy as np
+
+from sog.games import registry
+from sog.games import rules as rules_lib
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import resolving
+
+
+class SoGAgent:
+  """One player of a game, playing by continual re-solving with GT-CFR.
+
+  Args:
+    game: a loaded game (the agent's searches run on its whole public tree's tables).
+    leaf_model: how the searches value frontier leaves (the exact oracle, a CVPN, zeros).
+    config: SoG(s, c) and the search's constants.
+    resolving_config: safe (gadget, alpha) or unsafe re-solving.
+  """
+
+  def __init__(self, game: registry.Game, leaf_model: leaf_models.LeafModel,
+               config: gtcfr.GTCFRConfig = gtcfr.GTCFRConfig(),
+               resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig()):
+    self.game = game
+    self.searcher = gtcfr.GTCFR(game, leaf_model, config)
+    self.resolving_config = resolving_config
+    self._plan = jax.jit(functools.partial(resolving.plan, config=resolving_config))
+    self._ancestors = np.asarray(self.searcher.tables.ancestors)
+    self.reset()
+
+  def reset(self) -> None:
+    """Forgets the game so far: the next decision solves from the game's root beliefs."""
+    tables = self.searcher.tables
+    self.summary = resolving.initial_summary(tables, self.searcher.root_ranges(None))
+    self.last_decision: int | None = None
+    self.last_result: gtcfr.SearchResult | None = None
+
+  def act(self, node: int, infostate: int, rng: chex.PRNGKey) -> tuple[int, np.ndarray]:
+    """Re-solves at public state ``node`` and samples an action for the agent's ``infostate``.
+
+    Returns the action and the policy [A] (float64, zero off the legal actions) it was drawn from.
+    Raises ``ValueError`` if ``node`` is not a decision of the game, ``infostate`` is not valid there,
+    or ``node`` does not follow the agent's last decision in this game (call :meth:`reset` first).
+    """
+    tree = self.game.tree
+    if not 0 <= node < tree.num_nodes or tree.kind[node] not in (rules_lib.PLAYER_0,
+                                                                   rules_lib.PLAYER_1):
+      raise ValueError(f"node {node} is not a decision node of {self.game.name}")
+    player = int(tree.kind[node])
+    if not (0 <= infostate < tree.max_infostates and tree.valid[node, player, infostate]):
+      valid = np.flatnonzero(tree.valid[node, player]).tolist()
+      raise ValueError(f"infostate {infostate} is not valid for player {player} at node {node}; "
+                       f"valid infostates: {valid}")
+    if self.last_decision is not None:
+      level = int(tree.depth[self.last_decision])
+      if level >= tree.depth[node] or self._ancestors[node, level] != self.last_decision:
+        raise ValueError(f"node {node} does not follow the agent's last decision (node "
+                         f"{self.last_decision}): call reset() before a new game")
+    search_rng, action_rng = jax.random.split(rng)
+    start = self._plan(self.searcher.tables, self.summary, node)
+    result = self.searcher.search_from(search_rng, start)
+    self.summary = resolving.summarise(result)
+    self.last_decision, self.last_result = node, result
+    legal = tree.legal[node, infostate]
+    policy = np.where(legal, np.asarray(result.root_policy[infostate], np.float64), 0.0)
+    policy = policy / policy.sum() if policy.sum() > 0 else legal / legal.sum()
+    action = int(jax.random.choice(action_rng, policy.shape[0], p=jax.numpy.asarray(policy)))
+    return action, policy

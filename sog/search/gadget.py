@@ -1,0 +1,109 @@
+"""The safe re-solving gadget: how a re-solving search sets the opponent's range at its root.
+
+Re-solving a subgame from a summary (the searcher's range r_p and the opponent's counterfactual values
+v_o at the subgame's root, from an earlier search) must not let the opponent gain in the subgame what
+the earlier strategy denied them. The auxiliary game of Burch et al. (2014) puts a choice before the
+subgame at each opponent infostate I: Terminate, receiving v_o(I), or Follow into the subgame. Solving
+it by CFR, the opponent's range entering the subgame is its Follow probability f(I), learned by
+regret-matching+ on the two choices from the Follow value (its counterfactual value at the root in the
+latest pass) against the Terminate value.
+
+DeepStack (Moravcik et al. 2017) and SoG ("Modified continual re-solving", alpha = 0.5) mix the
+opponent's range of the earlier search into the gadget's: r_o = alpha f + (1 - alpha) r_prev. alpha = 1
+is the gadget alone (the safety guarantee); alpha = 0 is unsafe re-solving with the earlier ranges.
+
+Everything here is a pure function of fixed-shape arrays; a search holds a :class:`Gadget` (the
+summary's side) and a :class:`GadgetState` (the regrets) and calls :func:`opponent_range` before a
+pass and :func:`update` after it.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax.numpy as jnp
+
+
+@chex.dataclass(frozen=True)
+class Gadget:
+  """The auxiliary game at a re-solving root.
+
+  Attributes:
+    enabled: scalar bool; when False the root ranges are used as given (a first search, or unsafe
+      re-solving).
+    player: scalar int32, the opponent o whose range the gadget makes.
+    terminate_values: [S] v_o(I) from the summary: what Terminate pays at each opponent infostate.
+    previous_range: [S] r_prev, the opponent's range at the root in the earlier search.
+    alpha: scalar, the weight of the gadget's range in the mix.
+  """
+
+  enabled: chex.Array
+  player: chex.Array
+  terminate_values: chex.Array
+  previous_range: chex.Array
+  alpha: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class GadgetState:
+  """Regret-matching+ regrets of (Follow, Terminate) per opponent infostate, and the linearly weighted
+  sum of the mixed ranges played (their average is the opponent's range the search reports)."""
+
+  regrets: chex.Array     # [2, S]: row 0 Follow, row 1 Terminate
+  range_sum: chex.Array   # [S]
+  weight_sum: chex.Array  # scalar
+
+
+def disabled(num_infostates: int, dtype=jnp.float32) -> Gadget:
+  """A gadget that leaves the root ranges alone."""
+  zeros = jnp.zeros(num_infostates, dtype)
+  return Gadget(enabled=jnp.bool_(False), player=jnp.int32(1), terminate_values=zeros,
+                previous_range=zeros, alpha=jnp.asarray(1.0, dtype))
+
+
+def init_state(gadget: Gadget) -> GadgetState:
+  zeros = jnp.zeros_like(gadget.terminate_values)
+  return GadgetState(regrets=jnp.stack([zeros, zeros]), range_sum=zeros,
+                     weight_sum=jnp.zeros((), zeros.dtype))
+
+
+def follow_probability(state: GadgetState) -> chex.Array:
+  """[S] f(I): regret matching on (Follow, Terminate); 1/2 where both regrets are 0."""
+  total = state.regrets.sum(0)
+  return jnp.where(total > 0, state.regrets[0] / jnp.where(total > 0, total, 1.0), 0.5)
+
+
+def opponent_range(gadget: Gadget, state: GadgetState, valid: chex.Array) -> chex.Array:
+  """[S] alpha f + (1 - alpha) r_prev over the opponent's valid infostates ``valid`` [S]."""
+  mixed = gadget.alpha * follow_probability(state) + (1.0 - gadget.alpha) * gadget.previous_range
+  return jnp.where(valid, mixed, 0.0)
+
+
+def root_ranges(gadget: Gadget, state: GadgetState, ranges: chex.Array,
+                valid: chex.Array) -> chex.Array:
+  """[2, S] the root ranges of the next pass: ``ranges`` with the opponent's row from the gadget
+  (unchanged when the gadget is disabled). ``valid`` [2, S] is the root's valid infostates."""
+  row = opponent_range(gadget, state, valid[gadget.player])
+  replace = gadget.enabled & (jnp.arange(2) == gadget.player)
+  return jnp.where(replace[:, None], row[None, :], ranges)
+
+
+def update(gadget: Gadget, state: GadgetState, follow_values: chex.Array, valid: chex.Array,
+           weight: chex.Array) -> GadgetState:
+  """One regret-matching+ step from the opponent's counterfactual values at the root [S] (the Follow
+  values of the pass just made), and the pass's range added to the average with ``weight``."""
+  f = follow_probability(state)
+  expected = f * follow_values + (1.0 - f) * gadget.terminate_values
+  gains = jnp.stack([follow_values - expected, gadget.terminate_values - expected])
+  regrets = jnp.where(valid[None, :], jnp.maximum(state.regrets + gains, 0.0), 0.0)
+  played = opponent_range(gadget, state, valid)
+  return GadgetState(regrets=jnp.where(gadget.enabled, regrets, state.regrets),
+                     range_sum=state.range_sum + weight * played,
+                     weight_sum=state.weight_sum + weight)
+
+
+def average_range(gadget: Gadget, state: GadgetState, ranges: chex.Array,
+                  valid: chex.Array) -> chex.Array:
+  """[2, S] the root ranges with the opponent's row averaged over the passes (for the final summary)."""
+  mean = state.range_sum / jnp.maximum(state.weight_sum, 1e-30)
+  replace = gadget.enabled & (state.weight_sum > 0) & (jnp.arange(2) == gadget.player)
+  return jnp.where(replace[:, None], jnp.where(valid[gadget.player], mean, 0.0)[None, :], ranges)
