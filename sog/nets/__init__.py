@@ -1,6 +1,7 @@
 """The counterfactual value-and-policy network (CVPN): model, losses, training, checkpoints, data."""
 
 from sog.nets.checkpoint import CheckpointConfig
+from sog.nets.checkpoint import restore_leaf_model
 from sog.nets.config import NetworkConfig
 from sog.nets.config import OptimizerConfig
 from sog.nets.cvpn import CVPN
@@ -18,4 +19,4 @@ from sog.nets.train import TrainState
 
 __all__ = ["Batch", "CVPN", "CheckpointConfig", "NetworkConfig", "OptimizerConfig", "PBS",
            "Prediction", "Targets", "TrainState", "Trainer", "cvpn_leaf_function", "cvpn_leaf_model",
-           "init_params", "make_network", "pbs_at"]
+           "init_params", "make_network", "pbs_at", "restore_leaf_model"]

@@ -10,7 +10,10 @@ import pathlib
 import jax
 import orbax.checkpoint as ocp
 
+from sog.games import registry
 from sog.nets import config as config_lib
+from sog.nets import cvpn
+from sog.nets import leaf
 from sog.nets import train
 
 _STATE = "state"
@@ -77,3 +80,17 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
     raise ValueError(f"checkpoint {directory} cannot be restored: its arrays do not have the "
                      "template's shapes (another game or network)")
   return state, config
+
+
+def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf.LeafModel:
+  """The CVPN of a checkpoint as a search leaf model; ``ValueError`` if it was trained for another
+  game."""
+  config = read_config(directory)
+  if registry.canonical_name(config.game) != registry.canonical_name(game_name):
+    raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")
+  game = registry.load(config.game)
+  network = cvpn.make_network(game.tree, config.network)
+  template = train.Trainer(network, config.optimizer).init(
+      cvpn.init_params(network, game.tree, jax.random.PRNGKey(0)))
+  state, _ = restore(directory, template, config)
+  return leaf.cvpn_leaf_model(network, state.params)

@@ -1,14 +1,20 @@
-"""Search: public-tree CFR+ (full games, subgames, depth-limited) and GT-CFR."""
+"""Search: public-tree CFR+ (full games, subgames, depth-limited), GT-CFR, continual re-solving with
+the safe gadget, and the SoG agent (with an OpenSpiel bot)."""
 
+from sog.search.agent import SoGAgent
+from sog.search.bot import SoGBot
 from sog.search.cfr import CFRState
 from sog.search.cfr import regret_matching
 from sog.search.gtcfr import GTCFR
 from sog.search.gtcfr import GTCFRConfig
 from sog.search.gtcfr import SearchResult
+from sog.search.gtcfr import Start
 from sog.search.leaf_models import LeafModel
 from sog.search.leaf_models import LeafOutput
 from sog.search.leaf_models import exact_leaf_model
 from sog.search.leaf_models import zero_leaf_model
+from sog.search.resolving import ResolvingConfig
+from sog.search.resolving import Summary
 from sog.search.solver import SolveResult
 from sog.search.solver import Solver
 from sog.search.solver import exact_leaf_oracle
@@ -19,7 +25,8 @@ from sog.search.solver import subgame_tree
 from sog.search.tables import SearchTables
 from sog.search.tables import make_tables
 
-__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "SearchResult",
-           "SearchTables", "SolveResult", "Solver", "exact_leaf_model", "exact_leaf_oracle",
+__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "ResolvingConfig",
+           "SearchResult", "SearchTables", "SoGAgent", "SoGBot", "SolveResult", "Solver", "Start",
+           "Summary", "exact_leaf_model", "exact_leaf_oracle",
            "make_tables", "regret_matching", "solve", "solve_subgame", "stack_levels", "subgame_tree",
            "zero_leaf_model"]

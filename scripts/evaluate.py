@@ -1,0 +1,99 @@
+"""Exploitability of the SoG agent by SoG's protocol: composed re-solving policies over N seeds.
+
+  python scripts/evaluate.py --game=leduc_poker --leaf=oracle --sims=100 --seeds=3
+  python scripts/evaluate.py --game=kuhn_poker --sims=10,100,1000 --seeds=10 --plot=out/kuhn.png
+  python scripts/evaluate.py --game=sequential_rps --sims=300 --updates=alternating --unsafe
+
+For each seed, the agent re-solves at every public state where a player acts, breadth-first, each
+search continuing from the searching player's last search above it (``sog.eval.compose``); the
+composed policy's exact exploitability is reported as min / mean / max over the seeds. The leaf model
+is the exact oracle (``--leaf=oracle``, a CFR+ solve of every frontier leaf's subgame per iteration,
+bounded by --oracle_iterations), zeros, or a CVPN checkpoint directory. Prints a table and ends with one
+JSON line (the first --sims value's keys at the top level, every value under "results").
+"""
+
+import json
+
+from absl import app
+from absl import flags
+import jax
+
+import sog.games
+from sog import plotting
+from sog.eval import composed
+from sog.nets import checkpoint
+from sog.search import cfr
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import resolving
+
+_GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
+_LEAF = flags.DEFINE_string("leaf", "oracle", "oracle | zeros | a CVPN checkpoint directory.")
+_SIMS = flags.DEFINE_list("sims", ["100"], "Values of s (simulations per search).")
+_C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
+_SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per s.", lower_bound=1)
+_SAFE = flags.DEFINE_bool("safe", True, "Safe re-solving (the gadget); --nosafe or --unsafe: unsafe.")
+_UNSAFE = flags.DEFINE_bool("unsafe", False, "Unsafe re-solving (same as --nosafe).")
+_ALPHA = flags.DEFINE_float("alpha", 0.5, "Weight of the gadget's opponent range in the mix.")
+_ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 50,
+                                          "CFR+ iterations of each exact-oracle call.", lower_bound=1)
+_UPDATES = flags.DEFINE_enum("updates", "simultaneous", cfr.UPDATES, "GT-CFR's CFR+ updates.")
+_BATCH = flags.DEFINE_integer("batch_size", 8, "Searches per vmapped batch (one breadth-first "
+                              "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
+_PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
+
+
+def _leaf_model(game: sog.games.Game) -> leaf_models.LeafModel:
+  if _LEAF.value == "oracle":
+    return leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value)
+  if _LEAF.value == "zeros":
+    return leaf_models.zero_leaf_model()
+  return checkpoint.restore_leaf_model(_LEAF.value, game.name)
+
+
+def main(argv):
+  del argv
+  if _UNSAFE.value and flags.FLAGS["safe"].present and _SAFE.value:
+    raise ValueError("--safe and --unsafe contradict each other; give one")
+  safe = _SAFE.value and not _UNSAFE.value
+  game = sog.games.load(_GAME.value)
+  leaf = _leaf_model(game)
+  resolving_config = resolving.ResolvingConfig(safe=safe, alpha=_ALPHA.value)
+  sims_values = [int(x) for x in _SIMS.value]
+  print(f"{game.name}: SoG(s, {_C.value:g}) agent, {'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'}"
+        f" re-solving, leaf={_LEAF.value}"
+        + (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call)" if _LEAF.value == "oracle" else "")
+        + f", {_UPDATES.value} updates, {_SEEDS.value} seeds")
+  print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
+  rows = []
+  for sims in sims_values:
+    config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=_C.value,
+                               updates=_UPDATES.value)
+    searcher = gtcfr.GTCFR(game, leaf, config)
+    total = [0]
+
+    def progress(done, total_searches, total=total):
+      if done * 10 // total_searches > total[0] or done == total_searches:
+        total[0] = done * 10 // total_searches
+        print(f"  s={sims}: {done}/{total_searches} searches", flush=True)
+
+    result = composed.compose(searcher, range(_SEEDS.value), resolving_config, _BATCH.value,
+                              progress)
+    stats = result.summary()
+    rows.append({"game": game.name, "sims": sims, "c": _C.value, "seeds": _SEEDS.value,
+                 "safe": safe, "exploitability": stats, "seconds": result.seconds,
+                 "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
+                 "updates": _UPDATES.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
+                 "per_seed": result.exploitability.tolist(), "device": jax.devices()[0].platform})
+    print(f"{sims:>6} {stats['min']:>10.4g} {stats['mean']:>10.4g} {stats['max']:>10.4g} "
+          f"{result.searches:>9} {result.seconds:>9.1f}")
+  if _PLOT.value:
+    series = {k: (sims_values, [r["exploitability"][k] for r in rows]) for k in ("min", "mean", "max")}
+    plotting.line_plot(_PLOT.value, series,
+                       f"{game.name}: SoG(s, {_C.value:g}) composed policy, {_SEEDS.value} seeds",
+                       "simulations s", "exploitability", logx=True)
+  print(json.dumps({**rows[0], "results": rows}))
+
+
+if __name__ == "__main__":
+  app.run(main)
