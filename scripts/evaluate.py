@@ -13,6 +13,7 @@ JSON line (the first --sims value's keys at the top level, every value under "re
 """
 
 import json
+import time
 
 from absl import app
 from absl import flags
@@ -70,12 +71,14 @@ def main(argv):
     config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=_C.value,
                                updates=_UPDATES.value)
     searcher = gtcfr.GTCFR(game, leaf, config)
-    total = [0]
+    reported, started = [0], time.perf_counter()
 
-    def progress(done, total_searches, total=total):
-      if done * 10 // total_searches > total[0] or done == total_searches:
-        total[0] = done * 10 // total_searches
-        print(f"  s={sims}: {done}/{total_searches} searches", flush=True)
+    def progress(done, total, sims=sims, reported=reported, started=started):
+      if done * 10 // total > reported[0] or done == total:  # about every tenth
+        reported[0] = done * 10 // total
+        rate = done / (time.perf_counter() - started)
+        print(f"  s={sims}: {done}/{total} searches, {rate:.2f}/s, ETA {(total - done) / rate:.0f} s",
+              flush=True)
 
     result = composed.compose(searcher, range(_SEEDS.value), resolving_config, _BATCH.value,
                               progress)

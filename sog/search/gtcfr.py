@@ -1,12 +1,15 @@
 """GT-CFR: growing-tree counterfactual regret minimisation (SoG, Algorithm 1), one jitted function.
 
 A search starts from a public belief state beta = (root public state, r0, r1) with the root and all its
-children in its tree, and then runs ``phases`` times:
+children in its tree (a re-solving search, :mod:`sog.search.resolving`, from a branch of the tree
+leading from its root down to the public state it decides at, its *focus*, with the gadget setting the
+opponent's root range; see :class:`Start`), and then runs ``phases`` times:
 
   * ceil(1/c) public-tree CFR+ updates on the current tree (simultaneous updates, regret-matching+,
     linear averaging; alternating updates as an option): ranges down, values up, frontier leaves
     valued by the leaf model in one batch, terminals exactly;
-  * ceil(c) expansion simulations. A simulation samples a world state (s0, s1) from beta, walks it down
+  * ceil(c) expansion simulations. A simulation samples a world state (s0, s1) from the beliefs at the
+    focus (the root of a plain search) in the latest pass, walks it down
     the tree, choosing the actor's action from pi_select = 1/2 pi_PUCT + 1/2 pi_CFR (the average
     policy) and chance outcomes from their probabilities given the world state, until its next
     public state is not in the tree (at a frontier leaf none is): there it adds that state and the
