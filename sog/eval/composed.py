@@ -106,7 +106,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
       root_policy = np.asarray(results.root_policy, np.float64)
       kept = jax.device_get(jax.vmap(resolving.summarise)(results)) if needed[nodes].any() else None
       for i, (k, n) in enumerate(chunk):
-        policies[k, n] = _normalised(root_policy[i], tree.legal[n])
+        policies[k, n] = policy_lib.normalised(root_policy[i], tree.legal[n])
         if needed[n]:
           summaries[(k, n)] = jax.tree.map(lambda x: x[i], kept)  # noqa: B023
       done += len(chunk)
@@ -115,10 +115,3 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   exploitability = np.array([best_response.evaluate(tree, p).exploitability for p in policies])
   return Composition(seeds=seeds, exploitability=exploitability, policies=policies,
                      searches=total, seconds=time.perf_counter() - started)
-
-
-def _normalised(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
-  policy = np.where(legal, policy, 0.0)
-  total = policy.sum(-1, keepdims=True)
-  return np.where(total > 0, policy / np.where(total > 0, total, 1.0), legal / legal.sum(-1,
-                                                                                          keepdims=True))

@@ -50,3 +50,12 @@ def check_policy(tree: tree_lib.PublicTree, policy: np.ndarray, atol: float = 1e
     raise ValueError(f"policy rows must be distributions over legal actions; row (public state {n}, "
                      f"infostate {s}) sums to {used.sum(-1)[error.argmax()]:.6g}")
   return policy
+
+
+def normalised(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
+  """``policy`` [..., A] restricted to ``legal`` and renormalised (uniform over legal where it has no
+  mass there), float64."""
+  policy = np.where(legal, np.asarray(policy, np.float64), 0.0)
+  total = policy.sum(-1, keepdims=True)
+  uniform = legal / np.maximum(legal.sum(-1, keepdims=True), 1)
+  return np.where(total > 0, policy / np.where(total > 0, total, 1.0), uniform)

@@ -16,6 +16,7 @@ import chex
 import jax
 import numpy as np
 
+from sog.eval import policy as policy_lib
 from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.search import gtcfr
@@ -76,8 +77,7 @@ class SoGAgent:
     result = self.searcher.search_from(search_rng, start)
     self.summary = resolving.summarise(result)
     self.last_decision, self.last_result = node, result
-    legal = tree.legal[node, infostate]
-    policy = np.where(legal, np.asarray(result.root_policy[infostate], np.float64), 0.0)
-    policy = policy / policy.sum() if policy.sum() > 0 else legal / legal.sum()
+    policy = policy_lib.normalised(np.asarray(result.root_policy[infostate]),
+                                   tree.legal[node, infostate])
     action = int(jax.random.choice(action_rng, policy.shape[0], p=jax.numpy.asarray(policy)))
     return action, policy

@@ -82,9 +82,13 @@ def root_ranges(gadget: Gadget, state: GadgetState, ranges: chex.Array,
                 valid: chex.Array) -> chex.Array:
   """[2, S] the root ranges of the next pass: ``ranges`` with the opponent's row from the gadget
   (unchanged when the gadget is disabled). ``valid`` [2, S] is the root's valid infostates."""
-  row = opponent_range(gadget, state, valid[gadget.player])
-  replace = gadget.enabled & (jnp.arange(2) == gadget.player)
-  return jnp.where(replace[:, None], row[None, :], ranges)
+  return _with_opponent_row(gadget, ranges, opponent_range(gadget, state, valid[gadget.player]),
+                            gadget.enabled)
+
+
+def _with_opponent_row(gadget: Gadget, ranges: chex.Array, row: chex.Array,
+                       applies: chex.Array) -> chex.Array:
+  return jnp.where((applies & (jnp.arange(2) == gadget.player))[:, None], row[None, :], ranges)
 
 
 def update(gadget: Gadget, state: GadgetState, follow_values: chex.Array, valid: chex.Array,
@@ -105,5 +109,5 @@ def average_range(gadget: Gadget, state: GadgetState, ranges: chex.Array,
                   valid: chex.Array) -> chex.Array:
   """[2, S] the root ranges with the opponent's row averaged over the passes (for the final summary)."""
   mean = state.range_sum / jnp.maximum(state.weight_sum, 1e-30)
-  replace = gadget.enabled & (state.weight_sum > 0) & (jnp.arange(2) == gadget.player)
-  return jnp.where(replace[:, None], jnp.where(valid[gadget.player], mean, 0.0)[None, :], ranges)
+  return _with_opponent_row(gadget, ranges, jnp.where(valid[gadget.player], mean, 0.0),
+                            gadget.enabled & (state.weight_sum > 0))
