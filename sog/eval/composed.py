@@ -67,11 +67,13 @@ def previous_decisions(tree: tree_lib.PublicTree) -> np.ndarray:
 
 def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
             resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-            batch_size: int = 32, progress: Callable[[int, int], None] | None = None) -> Composition:
+            batch_size: int = 32, progress: Callable[[int, int], None] | None = None,
+            params=None) -> Composition:
   """Runs the protocol with ``searcher`` (a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree)
   for each seed and evaluates each composed policy exactly (float64).
 
-  ``progress(done, total)`` is called after every batch of searches.
+  ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
+  model's parameters (a network in training is evaluated without a new compilation).
   """
   tree = searcher.tree
   if tree.game_node[0] != 0 or tree.parent[0] != -1:
@@ -102,7 +104,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
           summaries[(k, int(previous[n]))] if previous[n] >= 0 else initial for k, n in padded])
       nodes = np.array([n for _, n in padded])
       rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in padded])
-      results = searcher.search_from_batch(rngs, plan(batch, jnp.asarray(nodes, jnp.int32)))
+      results = searcher.search_from_batch(rngs, plan(batch, jnp.asarray(nodes, jnp.int32)), params)
       root_policy = np.asarray(results.root_policy, np.float64)
       kept = jax.device_get(jax.vmap(resolving.summarise)(results)) if needed[nodes].any() else None
       for i, (k, n) in enumerate(chunk):

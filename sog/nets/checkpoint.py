@@ -84,7 +84,10 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
 
 def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf.LeafModel:
   """The CVPN of a checkpoint as a search leaf model; ``ValueError`` if it was trained for another
-  game."""
+  game. ``directory`` is a checkpoint or a training work directory holding one in ``checkpoint/``."""
+  directory = pathlib.Path(directory)
+  if not (directory / _META).is_file() and (directory / "checkpoint" / _META).is_file():
+    directory = directory / "checkpoint"
   config = read_config(directory)
   if registry.canonical_name(config.game) != registry.canonical_name(game_name):
     raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")

@@ -14,11 +14,13 @@ from sog.nets import cvpn as cvpn_lib
 @chex.dataclass(frozen=True)
 class Targets:
   """values [B, 2, S] (library cfv units); policy [B, 2, S, A]; has_policy [B, 2, S] marks rows that
-  carry a policy target (the acting player's valid infostates)."""
+  carry a policy target (the acting player's valid infostates); has_value [B, 2, S] the entries that
+  carry a value target (None: every valid infostate; a self-play policy or TD(1) example has fewer)."""
 
   values: chex.Array
   policy: chex.Array
   has_policy: chex.Array
+  has_value: chex.Array | None = None
 
 
 def loss_terms(prediction: cvpn_lib.Prediction, pbs: cvpn_lib.PBS, targets: Targets,
@@ -27,7 +29,8 @@ def loss_terms(prediction: cvpn_lib.Prediction, pbs: cvpn_lib.PBS, targets: Targ
   ranges = jnp.where(pbs.valid, pbs.ranges, 0.0)
   mass = cvpn_lib.opponent_mass(ranges)
   target = targets.values / jnp.maximum(mass, 1e-12)
-  valid = pbs.valid.astype(target.dtype)
+  valid = pbs.valid if targets.has_value is None else pbs.valid & targets.has_value
+  valid = valid.astype(target.dtype)
   huber = optax.huber_loss(prediction.normalized_values, target, delta=huber_delta)
   value_loss = (huber * valid).sum() / jnp.maximum(valid.sum(), 1.0)
   log_policy = jax.nn.log_softmax(prediction.logits, axis=-1)

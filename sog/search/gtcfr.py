@@ -164,12 +164,14 @@ class Start:
   gadget: gadget_lib.Gadget
 
 
-def root_start(tables: tables_lib.SearchTables, root_ranges: chex.Array) -> Start:
-  """A plain search from the tables' root at ``root_ranges`` [2, S]."""
+def root_start(tables: tables_lib.SearchTables, root_ranges: chex.Array,
+               node: chex.Array | int = 0) -> Start:
+  """A plain search from ``node`` (default the tables' root) at ``root_ranges`` [2, S]: the search
+  of a public belief state, as the query solver runs."""
   num_infostates = tables.valid.shape[-1]
-  root = jnp.int32(0)
-  return Start(root=root, focus=root, branch=jnp.arange(tables.num_nodes) == 0,
-               ranges=root_ranges.astype(tables.levels[0].payoff.dtype),
+  root = jnp.asarray(node, jnp.int32)
+  return Start(root=root, focus=root, branch=jnp.arange(tables.num_nodes) == root,
+               ranges=root_ranges.astype(tables.levels[0].payoff.dtype) * tables.valid[root],
                gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype))
 
 
@@ -426,32 +428,6 @@ def _expand(tables, state: SearchState, node, selected, k: int | None, grow) -> 
       active=state.active.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()))
 
 
-def _step_child(tables, node, s0, s1, action, rng):
-  """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
-  sampled given the world state at chance nodes), and its infostates."""
-  kind = tables.kind[node]
-  children = tables.up_child[node]                               # [A, K]
-  safe = jnp.maximum(children, 0)
-  weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
-  # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1).
-  chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)
-  chance_slot = jax.random.categorical(rng, jnp.log(chance_weight.ravel()))
-  # A player: the slot of its action that its infostate and the opponent's world state lead to.
-  actor = jnp.clip(kind, 0, 1)
-  own = jnp.where(actor == 0, s0, s1)
-  own_next = tables.up_infostate[node, action, :, actor, own]     # [K]
-  t0 = jnp.where(actor == 0, own_next, s0)
-  t1 = jnp.where(actor == 1, own_next, s1)
-  fits = (tables.up_weight[node, action, :, actor, own] > 0) & (weight_next(t0, t1)[action] > 0)
-  player_slot = action * children.shape[1] + jnp.argmax(fits)
-  slot = jnp.where(kind == rules_lib.CHANCE, chance_slot, player_slot)
-  k = slot % children.shape[1]
-  next0 = jnp.where(actor == 0, own_next[k], s0)
-  next1 = jnp.where(actor == 1, own_next[k], s1)
-  is_chance = kind == rules_lib.CHANCE
-  return children.ravel()[slot], jnp.where(is_chance, s0, next0), jnp.where(is_chance, s1, next1)
-
-
 def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int | None, rng):
   """One expansion simulation; returns the state and the phase's pending (virtual-loss) counts.
 
@@ -481,7 +457,7 @@ def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int |
     counted = moves & is_player
     path = tuple(p.at[i].set(jnp.where(counted, x, p[i])) for p, x in
                  zip(path, (tables.inner_position[node], infostate, action, 1)))
-    child, t0, t1 = _step_child(tables, node, s0, s1, action, chance_rng)
+    child, t0, t1 = tables_lib.step_world(tables, node, s0, s1, action, chance_rng)
     return (i + 1, jnp.where(moves, child, node), jnp.where(moves, t0, s0),
             jnp.where(moves, t1, s1), ~moves, action, rng, path)
 

@@ -15,6 +15,7 @@ the CFR state's order; ``inner_position`` maps a node to its row there.
 from __future__ import annotations
 
 import flax.struct
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -128,3 +129,32 @@ def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
       initial[n] += initial[tree.parent[n]]
   bound = int(initial.max() if branches else initial[0]) + simulations * int(added.max(initial=0))
   return max(1, min(bound, int(non_terminal[1:].sum())))
+
+
+def step_world(tables: SearchTables, node, s0, s1, action, rng):
+  """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
+  sampled given the world state at chance nodes, where ``action`` is ignored), and its infostates.
+
+  Traceable: a search's simulations walk the tree with it, and self-play games advance with it.
+  """
+  kind = tables.kind[node]
+  children = tables.up_child[node]                               # [A, K]
+  safe = jnp.maximum(children, 0)
+  weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
+  # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1).
+  chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)
+  chance_slot = jax.random.categorical(rng, jnp.log(chance_weight.ravel()))
+  # A player: the slot of its action that its infostate and the opponent's world state lead to.
+  actor = jnp.clip(kind, 0, 1)
+  own = jnp.where(actor == 0, s0, s1)
+  own_next = tables.up_infostate[node, action, :, actor, own]     # [K]
+  t0 = jnp.where(actor == 0, own_next, s0)
+  t1 = jnp.where(actor == 1, own_next, s1)
+  fits = (tables.up_weight[node, action, :, actor, own] > 0) & (weight_next(t0, t1)[action] > 0)
+  player_slot = action * children.shape[1] + jnp.argmax(fits)
+  slot = jnp.where(kind == rules_lib.CHANCE, chance_slot, player_slot)
+  k = slot % children.shape[1]
+  next0 = jnp.where(actor == 0, own_next[k], s0)
+  next1 = jnp.where(actor == 1, own_next[k], s1)
+  is_chance = kind == rules_lib.CHANCE
+  return children.ravel()[slot], jnp.where(is_chance, s0, next0), jnp.where(is_chance, s1, next1)

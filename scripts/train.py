@@ -1,0 +1,52 @@
+"""Trains a CVPN by SoG's sound self-play (actors, query solver, trainer) and evaluates it.
+
+  python scripts/train.py --config=configs/leduc.py --workdir=out/leduc
+  python scripts/train.py --config=configs/kuhn.py --workdir=out/kuhn --config.max_steps=500
+  python scripts/train.py --config=configs/leduc.py --workdir=out/leduc --config.max_seconds=3600
+
+Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``). A
+run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
+counters). Prints progress (steps, games, queries solved, buffer fill, rates, ETA) and the periodic
+evaluations, writes metrics.csv, evaluation.csv and exploitability.png in the work directory, and ends
+with one JSON line: game, steps, seconds, exploitability per evaluated setting, throughput.
+"""
+
+import json
+
+from absl import app
+from absl import flags
+from absl import logging
+from ml_collections import config_flags
+
+from sog.selfplay import config as config_lib
+from sog.selfplay import run
+
+_CONFIG = config_flags.DEFINE_config_file("config", "configs/leduc.py", "Experiment config file.")
+_WORKDIR = flags.DEFINE_string("workdir", None, "Directory of checkpoints, metrics and plots.",
+                               required=True)
+_LOG_EVERY = flags.DEFINE_float("log_every", 10.0, "Seconds between progress lines.")
+
+
+def main(argv):
+  del argv
+  logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO
+  experiment = config_lib.from_config_dict(_CONFIG.value)
+  selfplay = experiment.selfplay
+  print(f"{experiment.game}: self-play with actors SoG({experiment.actor.simulations},"
+        f"{experiment.actor.simulations_per_phase:g}) x {selfplay.games} games, solver SoG("
+        f"{experiment.solver.simulations},{experiment.solver.simulations_per_phase:g}) x "
+        f"{selfplay.solver_batch} queries per round, network {experiment.network.depth} x "
+        f"{experiment.network.width}; up to {experiment.max_steps} steps"
+        + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
+  summary = run.train(experiment, _WORKDIR.value, log=lambda line: print(line, flush=True),
+                      log_every_seconds=_LOG_EVERY.value)
+  print(f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
+        f"{summary['queries_solved']} queries solved")
+  for name, stats in summary["exploitability"].items():
+    print(f"  {name}: exploitability {stats['mean']:.4g} (min {stats['min']:.4g}, "
+          f"max {stats['max']:.4g}) over {experiment.evaluation.seeds} seeds")
+  print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+  app.run(main)

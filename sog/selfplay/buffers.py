@@ -1,0 +1,194 @@
+"""The two buffers of self-play: queries waiting for the solver, and training examples.
+
+Both live on the host as fixed-size NumPy rings (a self-play round moves a few hundred rows; the
+searches and the train step are where the time goes), and both save to and restore from a dict of
+arrays, so a checkpoint holds their exact contents.
+"""
+
+from __future__ import annotations
+
+import chex
+import numpy as np
+
+
+@chex.dataclass(frozen=True)
+class Queries:
+  """Public belief states a search asked its leaf model about: nodes [B] (of the game's tree) and
+  ranges [B, 2, S]."""
+
+  nodes: np.ndarray
+  ranges: np.ndarray
+
+  @property
+  def size(self) -> int:
+    return int(self.nodes.shape[0])
+
+
+@chex.dataclass(frozen=True)
+class Examples:
+  """Training examples for the CVPN: the PBS (nodes [B], ranges [B, 2, S]) and its targets, values
+  [B, 2, S] (library cfv units) where has_value [B, 2, S], policies [B, 2, S, A] where has_policy
+  [B, 2, S]."""
+
+  nodes: np.ndarray
+  ranges: np.ndarray
+  values: np.ndarray
+  has_value: np.ndarray
+  policy: np.ndarray
+  has_policy: np.ndarray
+
+  @property
+  def size(self) -> int:
+    return int(self.nodes.shape[0])
+
+
+def _empty(cls, capacity: int, num_infostates: int, num_actions: int):
+  S, A = num_infostates, num_actions
+  shapes = {"nodes": ((), np.int32), "ranges": ((2, S), np.float32),
+            "values": ((2, S), np.float32), "has_value": ((2, S), bool),
+            "policy": ((2, S, A), np.float32), "has_policy": ((2, S), bool)}
+  fields = {name: np.zeros((capacity, *shapes[name][0]), shapes[name][1])
+            for name in cls.__dataclass_fields__}
+  return cls(**fields)
+
+
+class _Ring:
+  """Rows in a fixed array, written round-robin; ``added`` counts every row ever written."""
+
+  def __init__(self, rows, capacity: int):
+    self.rows, self.capacity, self.added = rows, capacity, 0
+
+  def __len__(self) -> int:
+    return min(self.added, self.capacity)
+
+  def _write(self, new) -> np.ndarray:
+    """Writes ``new``'s rows (the last ``capacity`` of them) over the oldest; returns their slots."""
+    count = new.size
+    skip = max(0, count - self.capacity)
+    slots = (self.added + skip + np.arange(count - skip)) % self.capacity
+    for name in self.rows.__dataclass_fields__:
+      getattr(self.rows, name)[slots] = getattr(new, name)[skip:]
+    self.added += count
+    return slots
+
+  def _check_rows(self, new) -> None:
+    for name in self.rows.__dataclass_fields__:
+      have, want = np.shape(getattr(new, name))[1:], getattr(self.rows, name).shape[1:]
+      if have != want:
+        raise ValueError(f"{name} rows must have shape {want}, got {have}")
+
+  def _state(self, prefix: str) -> dict[str, np.ndarray]:
+    state = {f"{prefix}{name}": getattr(self.rows, name) for name in self.rows.__dataclass_fields__}
+    state[f"{prefix}added"] = np.asarray(self.added)
+    return state
+
+  def _load(self, state: dict[str, np.ndarray], prefix: str) -> None:
+    for name in self.rows.__dataclass_fields__:
+      key = f"{prefix}{name}"
+      want = getattr(self.rows, name)
+      if key not in state or state[key].shape != want.shape:
+        raise ValueError(f"saved buffer field {key} is missing or has another shape than "
+                         f"{want.shape} (another game or capacity)")
+      want[...] = state[key]
+    self.added = int(state[f"{prefix}added"])
+
+
+class QueryBuffer(_Ring):
+  """A first-in first-out queue of queries for the solver; when full, new queries replace the oldest
+  waiting ones (they were asked of an older network)."""
+
+  def __init__(self, capacity: int, num_infostates: int):
+    if capacity < 1:
+      raise ValueError(f"query buffer capacity must be >= 1, got {capacity}")
+    super().__init__(_empty(Queries, capacity, num_infostates, 1), capacity)
+    self.taken = 0  # rows popped so far (the oldest waiting row is at ``taken % capacity``)
+
+  def __len__(self) -> int:
+    return self.added - self.taken
+
+  def push(self, queries: Queries) -> None:
+    self._check_rows(queries)
+    self._write(queries)
+    self.taken = max(self.taken, self.added - self.capacity)  # overwritten rows are gone
+
+  def pop(self, count: int) -> Queries:
+    """Up to ``count`` of the oldest waiting queries (fewer if fewer wait)."""
+    count = min(count, len(self))
+    slots = (self.taken + np.arange(count)) % self.capacity
+    self.taken += count
+    return Queries(nodes=self.rows.nodes[slots].copy(), ranges=self.rows.ranges[slots].copy())
+
+  def state(self) -> dict[str, np.ndarray]:
+    return {**self._state("query_"), "query_taken": np.asarray(self.taken)}
+
+  def load(self, state: dict[str, np.ndarray]) -> None:
+    self._load(state, "query_")
+    self.taken = int(state["query_taken"])
+
+
+class ReplayBuffer(_Ring):
+  """A sliding window over the newest ``capacity`` examples, each drawn for at most ``max_updates``
+  train steps (SoG table S2: "max gradient updates per example").
+
+  ``sample`` draws uniformly without replacement among the examples in the window that have been
+  used fewer than ``max_updates`` times, and counts the draw.
+  """
+
+  def __init__(self, capacity: int, num_infostates: int, num_actions: int, max_updates: int):
+    if capacity < 1 or max_updates < 1:
+      raise ValueError(f"replay capacity and max_updates must be >= 1, got {capacity}, {max_updates}")
+    super().__init__(_empty(Examples, capacity, num_infostates, num_actions), capacity)
+    self.max_updates = max_updates
+    self.uses = np.zeros(capacity, np.int32)
+
+  def add(self, examples: Examples) -> None:
+    self._check_rows(examples)
+    self.uses[self._write(examples)] = 0
+
+  def available(self) -> int:
+    """Examples that may still be drawn."""
+    return int((self.uses[:len(self)] < self.max_updates).sum())
+
+  def sample(self, batch_size: int, rng: np.random.Generator) -> Examples | None:
+    """``batch_size`` examples, or None while fewer than that may still be drawn."""
+    eligible = np.flatnonzero(self.uses[:len(self)] < self.max_updates)
+    if eligible.size < batch_size:
+      return None
+    slots = rng.choice(eligible, size=batch_size, replace=False)
+    self.uses[slots] += 1
+    return Examples(**{name: getattr(self.rows, name)[slots].copy()
+                       for name in self.rows.__dataclass_fields__})
+
+  def state(self) -> dict[str, np.ndarray]:
+    return {**self._state("replay_"), "replay_uses": self.uses}
+
+  def load(self, state: dict[str, np.ndarray]) -> None:
+    self._load(state, "replay_")
+    if state.get("replay_uses", np.zeros(0)).shape != self.uses.shape:
+      raise ValueError("saved replay buffer has no use counts of the right shape")
+    self.uses[...] = state["replay_uses"]
+
+
+def search_examples(tree, nodes: np.ndarray, ranges: np.ndarray, root_policy: np.ndarray,
+                    root_values: np.ndarray | None = None) -> Examples:
+  """Examples from searches at public states ``nodes`` [B] with root ``ranges`` [B, 2, S]: the
+  search's policy [B, S, A] as the actor's policy target (none at chance nodes) and, if given, its
+  root counterfactual values [B, 2, S] as value targets at every valid infostate."""
+  nodes = np.asarray(nodes, np.int32)
+  count, (S, A) = nodes.shape[0], root_policy.shape[1:]
+  kind = tree.kind[nodes]
+  acts = kind[:, None] == np.arange(2)[None, :]                        # [B, 2]
+  valid = tree.valid[nodes]
+  policy = np.zeros((count, 2, S, A), np.float32)
+  policy[acts] = root_policy[acts.any(-1)]
+  has_value = valid if root_values is not None else np.zeros_like(valid)
+  values = np.zeros((count, 2, S), np.float32) if root_values is None else root_values
+  return Examples(nodes=nodes, ranges=np.asarray(ranges, np.float32),
+                  values=np.where(has_value, values, 0.0).astype(np.float32), has_value=has_value,
+                  policy=policy * (acts[:, :, None] & valid)[..., None],
+                  has_policy=acts[:, :, None] & valid)
+
+
+def concatenate(parts: list[Examples]) -> Examples:
+  return Examples(**{name: np.concatenate([getattr(p, name) for p in parts])
+                     for name in Examples.__dataclass_fields__})

@@ -1,0 +1,194 @@
+"""Typed, validated configuration of a self-play experiment, built from an ``ml_collections`` config.
+
+Experiment files (``configs/*.py``) return a ``ConfigDict`` so that absl's ``config_flags`` can override
+any field on the command line (``--config.selfplay.q_search=0.5``); :func:`from_config_dict` turns it
+into the frozen dataclasses the library runs on, checking every value (and naming unknown or missing
+keys) before anything is built. Defaults follow SoG's table S2 where it gives a value; the sizes are
+scaled down for one CPU host (see ``configs/README.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import ml_collections
+
+from sog.games import registry
+from sog.nets import config as nets_config
+from sog.search import gtcfr
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlayConfig:
+  """The self-play roles (SoG, Algorithm 2) and their buffers.
+
+  Attributes:
+    games: actor games played in lockstep; every move of all of them is one vmapped batch of searches.
+    solver_batch: queries the query solver answers per round, as one vmapped batch of searches.
+    eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
+    p_td1: probability that a search of the played line also becomes a TD(1) value example (the game's
+      outcome at the visited infostates).
+    q_search: probability that each of a search's sampled leaf queries (``GTCFRConfig.query_samples``
+      of them, a uniform sample of all its queries) goes to the query buffer.
+    q_recursive: the same for the query solver's own searches.
+    query_capacity: queries held; the oldest are dropped when it is full.
+    replay_capacity: examples held (a sliding window: the newest replace the oldest).
+    max_updates: train steps one example may be drawn for.
+    batch_size: examples per train step.
+    min_replay: examples in the replay buffer before the first train step.
+    train_steps_per_round: train steps after each round of acting and solving.
+    publish_every: train steps between parameter copies to the actors and the solver (K).
+    safe, alpha: the actors' re-solving (:class:`sog.search.ResolvingConfig`).
+  """
+
+  games: int = 8
+  solver_batch: int = 8
+  eps: float = 0.0
+  p_td1: float = 0.0
+  q_search: float = 0.3
+  q_recursive: float = 0.1
+  query_capacity: int = 20_000
+  replay_capacity: int = 100_000
+  max_updates: int = 5
+  batch_size: int = 128
+  min_replay: int = 256
+  train_steps_per_round: int = 1
+  publish_every: int = 10
+  safe: bool = True
+  alpha: float = 0.5
+
+  def __post_init__(self):
+    positive = ("games", "solver_batch", "query_capacity", "replay_capacity", "max_updates",
+                "batch_size", "publish_every")
+    for name in positive:
+      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+        raise ValueError(f"selfplay.{name} must be an int >= 1, got {getattr(self, name)!r}")
+    for name in ("min_replay", "train_steps_per_round"):
+      if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+        raise ValueError(f"selfplay.{name} must be an int >= 0, got {getattr(self, name)!r}")
+    for name in ("eps", "p_td1", "q_search", "q_recursive", "alpha"):
+      if not 0.0 <= getattr(self, name) <= 1.0:
+        raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
+    if self.batch_size > self.replay_capacity:
+      raise ValueError(f"selfplay.batch_size ({self.batch_size}) exceeds replay_capacity "
+                       f"({self.replay_capacity})")
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationConfig:
+  """The periodic exploitability check (SoG's composed-policy protocol, ``sog.eval.compose``).
+
+  Attributes:
+    settings: the SoG(s, c) settings evaluated, as (s, c) pairs.
+    seeds: composed policies per setting.
+    every_steps: train steps between evaluations (0: only at the start and the end).
+    batch_size: searches per vmapped batch of the protocol.
+  """
+
+  settings: tuple[tuple[int, float], ...] = ((100, 1.0),)
+  seeds: int = 3
+  every_steps: int = 1000
+  batch_size: int = 8
+
+  def __post_init__(self):
+    if not self.settings:
+      raise ValueError("evaluation.settings must name at least one (s, c) pair")
+    for setting in self.settings:
+      if len(setting) != 2 or int(setting[0]) < 1 or float(setting[1]) <= 0:
+        raise ValueError(f"evaluation.settings: each must be (s >= 1, c > 0), got {setting!r}")
+    if self.seeds < 1 or self.every_steps < 0 or self.batch_size < 1:
+      raise ValueError("evaluation: seeds and batch_size must be >= 1, every_steps >= 0")
+
+  @property
+  def names(self) -> tuple[str, ...]:
+    return tuple(setting_name(s, c) for s, c in self.settings)
+
+
+def setting_name(simulations: int, simulations_per_phase: float) -> str:
+  """The paper's name of a search setting, e.g. ``SoG(100,1)``."""
+  return f"SoG({int(simulations)},{float(simulations_per_phase):g})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+  """Everything one training run needs.
+
+  Attributes:
+    game: registry name of the game.
+    actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior, ...).
+    network, optimizer: the CVPN and its training.
+    selfplay: the roles and buffers.
+    evaluation: the periodic exploitability check.
+    max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes first).
+    max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over
+      resumptions (0: none).
+    checkpoint_every_seconds: time between checkpoints.
+    seed: seeds the network's initialisation and every random choice of the run.
+  """
+
+  game: str
+  actor: gtcfr.GTCFRConfig
+  solver: gtcfr.GTCFRConfig
+  network: nets_config.NetworkConfig
+  optimizer: nets_config.OptimizerConfig
+  selfplay: SelfPlayConfig
+  evaluation: EvaluationConfig
+  max_steps: int = 10_000
+  max_seconds: float = 0.0
+  checkpoint_every_seconds: float = 300.0
+  seed: int = 0
+
+  def __post_init__(self):
+    registry.canonical_name(self.game)  # ValueError naming the registered games
+    if self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0:
+      raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0")
+
+  def to_dict(self) -> dict[str, Any]:
+    return dataclasses.asdict(self)
+
+
+_SECTIONS = {"actor": gtcfr.GTCFRConfig, "solver": gtcfr.GTCFRConfig,
+             "network": nets_config.NetworkConfig, "optimizer": nets_config.OptimizerConfig,
+             "selfplay": SelfPlayConfig, "evaluation": EvaluationConfig}
+
+
+def _section(name: str, cls: type, values: dict[str, Any]):
+  fields = {f.name for f in dataclasses.fields(cls)}
+  unknown = sorted(set(values) - fields)
+  if unknown:
+    raise ValueError(f"config.{name}: unknown keys {unknown}; valid keys: {sorted(fields)}")
+  if name == "evaluation" and "settings" in values:
+    values = {**values, "settings": tuple((int(s), float(c)) for s, c in values["settings"])}
+  return cls(**values)
+
+
+def from_config_dict(config: ml_collections.ConfigDict | dict[str, Any]) -> Experiment:
+  """The :class:`Experiment` of an experiment file's config; ``ValueError`` for unknown keys or bad
+  values (each message names the field and what is allowed)."""
+  values = config.to_dict() if isinstance(config, ml_collections.ConfigDict) else dict(config)
+  top = {f.name for f in dataclasses.fields(Experiment)}
+  unknown = sorted(set(values) - top)
+  if unknown:
+    raise ValueError(f"config: unknown keys {unknown}; valid keys: {sorted(top)}")
+  if "game" not in values:
+    raise ValueError("config: the game is missing (config.game)")
+  for name, cls in _SECTIONS.items():
+    values[name] = _section(name, cls, dict(values.get(name) or {}))
+  return Experiment(**values)
+
+
+def default_config_dict(game: str, simulations: int = 100, simulations_per_phase: float = 1.0,
+                        query_samples: int = 4) -> ml_collections.ConfigDict:
+  """Every field of an :class:`Experiment` for ``game`` at its default, the actors' and the solver's
+  searches SoG(simulations, simulations_per_phase) with ``query_samples`` sampled leaf queries each,
+  as a ``ConfigDict`` that experiment files start from and change (so the command line can override
+  any field)."""
+  experiment_defaults = {f.name: f.default for f in dataclasses.fields(Experiment)
+                         if f.default is not dataclasses.MISSING}
+  sections = {name: dataclasses.asdict(cls()) for name, cls in _SECTIONS.items()}
+  sections["evaluation"]["settings"] = tuple(sections["evaluation"]["settings"])
+  for role in ("actor", "solver"):
+    sections[role].update(simulations=simulations, simulations_per_phase=simulations_per_phase,
+                          query_samples=query_samples)
+  return ml_collections.ConfigDict({"game": game, **experiment_defaults, **sections})

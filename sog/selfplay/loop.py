@@ -1,0 +1,177 @@
+"""Sound self-play on one host: the roles of SoG (actors, query solver, trainer) interleaved in one
+process, round by round, with their buffers, and a checkpoint of all of it.
+
+A round is: every actor game makes one move (one vmapped batch of re-solving searches), their finished
+games' examples go to the replay buffer and their handed-on queries to the query buffer; the solver
+answers the ``solver_batch`` oldest queries once that many wait (one vmapped batch of searches),
+adding examples and recursive queries; the trainer takes ``train_steps_per_round`` steps. On 2 CPU cores the roles share
+the cores through XLA's own threads rather than fight over them as Python threads.
+
+A checkpoint (:meth:`SelfPlay.save`) is a ``sog.nets`` checkpoint directory (parameters, optimiser
+state, step; ``scripts/evaluate.py --leaf=DIR`` reads it) with, beside it, both buffers' contents, the
+counters and the random generators' states. Games in progress and queries being solved are not saved.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import time
+
+import jax
+import numpy as np
+
+from sog.eval import composed
+from sog.games import registry
+from sog.nets import checkpoint as checkpoint_lib
+from sog.nets import cvpn as cvpn_lib
+from sog.nets import leaf as leaf_lib
+from sog.search import gtcfr
+from sog.search import resolving
+from sog.selfplay import actor as actor_lib
+from sog.selfplay import buffers
+from sog.selfplay import config as config_lib
+from sog.selfplay import learner as learner_lib
+from sog.selfplay import query_solver
+
+_BUFFERS = "selfplay.npz"
+_PROGRESS = "selfplay.json"
+COUNTERS = ("rounds", "games", "moves", "queries_added", "queries_solved", "examples", "seconds")
+
+
+class SelfPlay:
+  """One self-play run of ``experiment``: its roles, buffers and counters."""
+
+  def __init__(self, experiment: config_lib.Experiment):
+    self.experiment = experiment
+    self.game = registry.load(experiment.game)
+    tree = self.game.tree
+    selfplay = experiment.selfplay
+    self.network = cvpn_lib.make_network(tree, experiment.network)
+    params = cvpn_lib.init_params(self.network, tree, jax.random.PRNGKey(experiment.seed))
+    self.leaf_model = leaf_lib.cvpn_leaf_model(self.network, params)
+    self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
+                                       selfplay.batch_size, selfplay.publish_every)
+    self.actors = actor_lib.Actors(self.game, self.leaf_model, experiment.actor, selfplay)
+    self.solver = query_solver.QuerySolver(self.game, self.leaf_model, experiment.solver, selfplay)
+    self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
+                                       tree.num_actions, selfplay.max_updates)
+    self.queries = buffers.QueryBuffer(selfplay.query_capacity, tree.max_infostates)
+    self.rng = np.random.default_rng(experiment.seed)
+    self.counters = dict.fromkeys(COUNTERS, 0)
+    self.counters["seconds"] = 0.0
+    self._evaluators: dict[str, gtcfr.GTCFR] = {}
+    self.actors.restart(self._round_key(2))
+
+  @property
+  def step(self) -> int:
+    return self.learner.step
+
+  def _round_key(self, role: int):
+    """The device randomness of a role in the current round (a function of the seed and the round, so
+    a resumed run does not replay the random streams of its first rounds)."""
+    key = jax.random.fold_in(jax.random.PRNGKey(self.experiment.seed), self.counters["rounds"])
+    return jax.random.fold_in(key, role)
+
+  def round(self) -> list[dict[str, float]]:
+    """One round of acting, solving and training; returns the train steps' metrics."""
+    started = time.perf_counter()
+    params = self.learner.published
+    examples, queries, finished = self.actors.play(params, self._round_key(0), self.rng)
+    self.counters["moves"] += self.experiment.selfplay.games
+    self.counters["games"] += finished
+    self._add(examples, queries)
+    batch = self.experiment.selfplay.solver_batch
+    if len(self.queries) >= batch:  # full batches only: a padded search costs as much as a real one
+      waiting = self.queries.pop(batch)
+      solved, recursive = self.solver.solve(params, waiting, self._round_key(1), self.rng)
+      self.counters["queries_solved"] += waiting.size
+      self._add(solved, recursive)
+    metrics = []
+    if len(self.replay) >= self.experiment.selfplay.min_replay:
+      steps = min(self.experiment.selfplay.train_steps_per_round,
+                  self.experiment.max_steps - self.step)
+      metrics = self.learner.train(self.replay, steps, self.rng)
+    self.counters["rounds"] += 1
+    self.counters["seconds"] += time.perf_counter() - started
+    return metrics
+
+  def _add(self, examples: buffers.Examples | None, queries: buffers.Queries) -> None:
+    if examples is not None:
+      self.replay.add(examples)
+      self.counters["examples"] += examples.size
+    if queries.size:
+      self.queries.push(queries)
+      self.counters["queries_added"] += queries.size
+
+  def stats(self) -> dict[str, float]:
+    """Counters, buffer fill and the train step."""
+    return {"step": self.step, **{k: self.counters[k] for k in COUNTERS},
+            "replay": len(self.replay), "replay_available": self.replay.available(),
+            "queries_waiting": len(self.queries)}
+
+  # -- evaluation ------------------------------------------------------------------------------
+
+  def evaluate(self, seeds: int | None = None) -> dict[str, dict[str, float]]:
+    """SoG's protocol (``sog.eval.compose``) with the trainer's current network, for every setting of
+    the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
+    evaluation = self.experiment.evaluation
+    seeds = evaluation.seeds if seeds is None else seeds
+    resolving_config = resolving.ResolvingConfig(safe=self.experiment.selfplay.safe,
+                                                 alpha=self.experiment.selfplay.alpha)
+    out = {}
+    for (sims, c), name in zip(evaluation.settings, evaluation.names):
+      if name not in self._evaluators:
+        config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=c,
+                                   prior_temperature=self.experiment.actor.prior_temperature)
+        self._evaluators[name] = gtcfr.GTCFR(self.game, self.leaf_model, config)
+      result = composed.compose(self._evaluators[name], range(seeds), resolving_config,
+                                evaluation.batch_size, params=self.learner.state.params)
+      out[name] = {**result.summary(), "seconds": result.seconds}
+    return out
+
+  # -- checkpoints -----------------------------------------------------------------------------
+
+  def checkpoint_config(self) -> checkpoint_lib.CheckpointConfig:
+    return checkpoint_lib.CheckpointConfig(game=self.game.name, network=self.experiment.network,
+                                           optimizer=self.experiment.optimizer)
+
+  def save(self, directory: str | pathlib.Path) -> None:
+    """Writes the checkpoint to ``directory``, atomically: a new one is written beside it and then
+    takes its place, so a run killed while saving keeps the previous checkpoint."""
+    directory = pathlib.Path(directory).absolute()
+    partial = directory.with_name(directory.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    checkpoint_lib.save(partial, self.learner.state, self.checkpoint_config())
+    state = {**self.replay.state(), **self.queries.state()}
+    np.savez(partial / _BUFFERS, **state)
+    progress = {"counters": self.counters, "rng": self.rng.bit_generator.state,
+                "experiment": self.experiment.to_dict()}
+    (partial / _PROGRESS).write_text(json.dumps(progress, indent=1, default=list))
+    previous = directory.with_name(directory.name + ".previous")
+    shutil.rmtree(previous, ignore_errors=True)
+    if directory.exists():
+      directory.rename(previous)
+    partial.rename(directory)
+    shutil.rmtree(previous, ignore_errors=True)
+
+  def restore(self, directory: str | pathlib.Path) -> None:
+    """Continues from the checkpoint in ``directory`` (``ValueError`` if it was written for another
+    game, network or optimiser, or its buffers for other sizes)."""
+    directory = pathlib.Path(directory)
+    state, _ = checkpoint_lib.restore(directory, self.learner.state, self.checkpoint_config())
+    self.learner.state = state
+    self.learner.published = state.params
+    with np.load(directory / _BUFFERS) as saved:
+      arrays = dict(saved)
+    self.replay.load(arrays)
+    self.queries.load(arrays)
+    progress = json.loads((directory / _PROGRESS).read_text())
+    self.counters.update(progress["counters"])
+    self.rng.bit_generator.state = progress["rng"]
+    self.actors.restart(self._round_key(2))
+
+
+def has_checkpoint(directory: str | pathlib.Path) -> bool:
+  return (pathlib.Path(directory) / _PROGRESS).is_file()

@@ -1,0 +1,156 @@
+"""A training run in a work directory: resume, rounds until the step or time budget, checkpoints,
+metrics, periodic evaluation and the exploitability plot.
+
+The work directory holds:
+  * ``checkpoint/``: the latest checkpoint (:meth:`SelfPlay.save`; ``scripts/evaluate.py --leaf`` takes
+    it, or the work directory itself);
+  * ``metrics.csv``: one row per logged round (step, counters, buffer fill, rates, losses);
+  * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
+  * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3).
+A run started on a work directory that has a checkpoint continues from it: the step, both buffers, the
+counters and the time already spent (``max_seconds`` counts the self-play time of the whole run,
+evaluations excluded); the CSVs are appended to.
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import time
+from collections.abc import Callable
+
+from sog import plotting
+from sog.selfplay import config as config_lib
+from sog.selfplay import loop
+
+CHECKPOINT = "checkpoint"
+METRICS = "metrics.csv"
+EVALUATION = "evaluation.csv"
+PLOT = "exploitability.png"
+_METRIC_FIELDS = ("step", *loop.COUNTERS, "replay", "replay_available", "queries_waiting",
+                  "games_per_s", "queries_per_s", "steps_per_s", "loss", "value_loss", "policy_loss")
+_EVALUATION_FIELDS = ("step", "seconds", "setting", "min", "mean", "max", "eval_seconds")
+
+
+def _append(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
+  new = not path.is_file()
+  with path.open("a", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+    if new:
+      writer.writeheader()
+    writer.writerow(row)
+
+
+def plot_evaluation(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
+  """Writes ``exploitability.png`` from ``evaluation.csv`` (mean per setting against train steps)."""
+  workdir = pathlib.Path(workdir)
+  if not (workdir / EVALUATION).is_file():
+    return None
+  series: dict[str, tuple[list, list]] = {}
+  with (workdir / EVALUATION).open() as f:
+    for row in csv.DictReader(f):
+      xs, ys = series.setdefault(row["setting"], ([], []))
+      xs.append(int(row["step"]))
+      ys.append(float(row["mean"]))
+  plotting.line_plot(workdir / PLOT, series, title, "train steps", "exploitability (mean of seeds)")
+  return workdir / PLOT
+
+
+class _Rates:
+  """Rates of the counters over the last reporting interval."""
+
+  def __init__(self, stats: dict):
+    self.last, self.time = dict(stats), time.perf_counter()
+
+  def update(self, stats: dict) -> dict[str, float]:
+    now = time.perf_counter()
+    elapsed = max(now - self.time, 1e-9)
+    rates = {"games_per_s": (stats["games"] - self.last["games"]) / elapsed,
+             "queries_per_s": (stats["queries_solved"] - self.last["queries_solved"]) / elapsed,
+             "steps_per_s": (stats["step"] - self.last["step"]) / elapsed}
+    self.last, self.time = dict(stats), now
+    return rates
+
+
+def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
+          log: Callable[[str], None] = print, log_every_seconds: float = 10.0) -> dict:
+  """Runs (or resumes) ``experiment`` in ``workdir``; returns the final summary: game, steps, seconds,
+  counters, rates and the last evaluation ({"SoG(s,c)": {"min", "mean", "max", ...}})."""
+  workdir = pathlib.Path(workdir)
+  workdir.mkdir(parents=True, exist_ok=True)
+  run = loop.SelfPlay(experiment)
+  if loop.has_checkpoint(workdir / CHECKPOINT):
+    run.restore(workdir / CHECKPOINT)
+    log(f"resumed from {workdir / CHECKPOINT}: step {run.step}, {run.counters['games']} games, "
+        f"replay {len(run.replay)}, queries waiting {len(run.queries)}")
+  evaluation = experiment.evaluation
+
+  evaluated_at = None
+
+  def evaluate() -> dict:
+    nonlocal evaluated_at
+    evaluated_at = run.step
+    results = run.evaluate()
+    for name, stats in results.items():
+      _append(workdir / EVALUATION, _EVALUATION_FIELDS,
+              {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
+               "setting": name, "eval_seconds": stats["seconds"]})
+      log(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
+          f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
+    plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds")
+    return results
+
+  last = evaluate() if run.step == 0 else {}
+  next_eval = (run.step // evaluation.every_steps + 1) * evaluation.every_steps \
+      if evaluation.every_steps else None
+  rates = _Rates(run.stats())
+  last_log = last_save = time.perf_counter()
+  metrics: list[dict] = []
+
+  def out_of_budget() -> bool:
+    return run.step >= experiment.max_steps or (
+        experiment.max_seconds > 0 and run.counters["seconds"] >= experiment.max_seconds)
+
+  while not out_of_budget():
+    metrics += run.round()
+    now = time.perf_counter()
+    if now - last_log >= log_every_seconds:
+      stats = run.stats()
+      row = {**stats, **rates.update(stats)}
+      if metrics:
+        row.update({k: sum(m[k] for m in metrics) / len(metrics) for k in metrics[0]})
+      _append(workdir / METRICS, _METRIC_FIELDS, row)
+      log(_progress_line(experiment, row))
+      metrics, last_log = [], now
+    if next_eval is not None and run.step >= next_eval:
+      last = evaluate()
+      next_eval += evaluation.every_steps
+    if now - last_save >= experiment.checkpoint_every_seconds:
+      run.save(workdir / CHECKPOINT)
+      last_save = time.perf_counter()
+  run.save(workdir / CHECKPOINT)
+  if evaluated_at != run.step:
+    last = evaluate()
+  stats = run.stats()
+  seconds = stats["seconds"]
+  return {"game": run.game.name, "steps": run.step, "seconds": seconds,
+          "exploitability": last, "games": stats["games"], "queries_solved": stats["queries_solved"],
+          "games_per_s": stats["games"] / max(seconds, 1e-9),
+          "queries_per_s": stats["queries_solved"] / max(seconds, 1e-9),
+          "steps_per_s": run.step / max(seconds, 1e-9), "workdir": str(workdir)}
+
+
+def _progress_line(experiment: config_lib.Experiment, row: dict) -> str:
+  """Steps, games, queries, buffer fill, rates and the ETA of the nearer budget."""
+  remaining = []
+  if row["steps_per_s"] > 0:
+    remaining.append((experiment.max_steps - row["step"]) / row["steps_per_s"])
+  if experiment.max_seconds:
+    remaining.append(experiment.max_seconds - row["seconds"])
+  eta = f"ETA {min(remaining):.0f} s" if remaining else "ETA -"
+  loss = f", loss {row['loss']:.4f}" if "loss" in row else ""
+  return (f"step {row['step']}/{experiment.max_steps}  games {row['games']}  "
+          f"queries solved {row['queries_solved']} (waiting {row['queries_waiting']})  "
+          f"replay {row['replay']}/{experiment.selfplay.replay_capacity}  "
+          f"{row['games_per_s']:.2f} games/s  {row['queries_per_s']:.1f} queries/s  "
+          f"{row['steps_per_s']:.2f} steps/s{loss}  {eta}")
