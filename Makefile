@@ -14,8 +14,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The SoG demo (about 7 minutes on 2 cores): the shipped Leduc CVPN evaluated by SoG's protocol
+# (table + out/demo/leduc_shipped.png), then three minutes of self-play from scratch.
 demo: $(STAMP)
-	$(BIN)/python scripts/solve.py --game=leduc_poker --iterations=1000 --eval_every=100
+	$(BIN)/python scripts/evaluate.py --game=leduc_poker --leaf=checkpoints/leduc_poker --sims=30,100 \
+	  --seeds=3 --plot=out/demo/leduc_shipped.png
+	rm -rf out/demo/leduc_from_scratch
+	$(BIN)/python scripts/train.py --config=configs/leduc.py --workdir=out/demo/leduc_from_scratch \
+	  --config.max_seconds=180 --config.evaluation.settings="((100,1.0),)" --config.evaluation.seeds=1 \
+	  --log_every=20
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2

@@ -184,6 +184,7 @@ def test_a_killed_run_resumes_with_its_buffers(tmp_path):
     time.sleep(1)
   process.send_signal(signal.SIGKILL)
   process.wait()
+  assert loop.has_checkpoint(tmp_path / run.CHECKPOINT)  # also if killed inside a save
   saved = json.loads(progress.read_text())["counters"]
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:
     saved_nodes = f["replay_nodes"].copy()

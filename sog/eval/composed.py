@@ -88,8 +88,9 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   previous = previous_decisions(tree)
   needed = np.zeros(tree.num_nodes, bool)
   needed[previous[previous >= 0]] = True
-  plan = jax.jit(jax.vmap(lambda summary, node: resolving.plan(tables, summary, node,
-                                                               resolving_config)))
+  plan = jax.jit(jax.vmap(lambda tables, summary, node: resolving.plan(tables, summary, node,
+                                                                       resolving_config),
+                          in_axes=(None, 0, 0)))  # tables as an argument: no constant folding
   initial = jax.device_get(resolving.initial_summary(tables, searcher.root_ranges(None)))
   summaries: dict[tuple[int, int], resolving.Summary] = {}
   policies = np.broadcast_to(policy_lib.uniform_policy(tree), (len(seeds), *tree.legal.shape)).copy()
@@ -104,7 +105,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
           summaries[(k, int(previous[n]))] if previous[n] >= 0 else initial for k, n in padded])
       nodes = np.array([n for _, n in padded])
       rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in padded])
-      results = searcher.search_from_batch(rngs, plan(batch, jnp.asarray(nodes, jnp.int32)), params)
+      results = searcher.search_from_batch(rngs, plan(tables, batch, jnp.asarray(nodes, jnp.int32)), params)
       root_policy = np.asarray(results.root_policy, np.float64)
       kept = jax.device_get(jax.vmap(resolving.summarise)(results)) if needed[nodes].any() else None
       for i, (k, n) in enumerate(chunk):

@@ -141,33 +141,37 @@ class Actors:
                search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig):
     self.tree, self.config = game.tree, config
     searcher = gtcfr.GTCFR(game, leaf_model, search_config)
-    tables = searcher.tables
+    self.tables = searcher.tables  # a jit argument, not a constant: big tables compile slowly
     root_ranges = searcher.root_ranges(None)
-    initial = resolving.initial_summary(tables, root_ranges)
-    search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
-                                   capacity=searcher.capacity, k=searcher.k)
-    search_one = lambda params, rng, start, f=search_one: f(params=params, rng=rng, start=start)  # noqa: E731
     resolving_config = resolving.ResolvingConfig(safe=config.safe, alpha=config.alpha)
 
-    def move_all(params, games, key):
+    def move_all(tables, params, games, key):
+      initial = resolving.initial_summary(tables, root_ranges)
+      search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
+                                     capacity=searcher.capacity, k=searcher.k)
+      search = lambda params, rng, start: search_one(params=params, rng=rng, start=start)  # noqa: E731
       keys = jax.random.split(key, config.games)
-      return jax.vmap(lambda g, k: _move_one(tables, search_one, params, initial, root_ranges, g, k,
+      return jax.vmap(lambda g, k: _move_one(tables, search, params, initial, root_ranges, g, k,
                                              config.eps, resolving_config))(games, keys)
 
+    def deal_all(tables, keys):
+      initial = resolving.initial_summary(tables, root_ranges)
+      return jax.vmap(lambda k: _new_game(tables, initial, root_ranges, k))(keys)
+
     self._move = jax.jit(move_all)
-    self._deal = jax.jit(jax.vmap(lambda k: _new_game(tables, initial, root_ranges, k)))
+    self._deal = jax.jit(deal_all)
     self.restart(jax.random.PRNGKey(0))
 
   def restart(self, key: chex.PRNGKey) -> None:
     """Abandons the games in progress and deals G new ones."""
-    self.games = self._deal(jax.random.split(key, self.config.games))
+    self.games = self._deal(self.tables, jax.random.split(key, self.config.games))
     self.lines: list[list[dict]] = [[] for _ in range(self.config.games)]
 
   def play(self, params, key: chex.PRNGKey,
            rng: np.random.Generator) -> tuple[buffers.Examples | None, buffers.Queries, int]:
     """One move of every game (one vmapped batch of searches); the examples of the games it ended
     (None if none did), the queries handed on, and the number of games it ended."""
-    self.games, moves = self._move(params, self.games, key)
+    self.games, moves = self._move(self.tables, params, self.games, key)
     moves = jax.device_get(moves)
     finished = []
     for g in range(self.config.games):
@@ -178,9 +182,7 @@ class Actors:
         self.lines[g] = []
     examples = buffers.concatenate(finished) if finished else None
     sample = moves.queries
-    handed = np.isfinite(sample.keys) & (rng.random(sample.keys.shape) < self.config.q_search)
-    queries = buffers.Queries(nodes=sample.nodes[handed].astype(np.int32),
-                              ranges=sample.ranges[handed].astype(np.float32))
+    queries = buffers.hand_on(sample.nodes, sample.ranges, sample.keys, self.config.q_search, rng)
     return examples, queries, len(finished)
 
   def _line_examples(self, line: list[dict], utility: np.ndarray,

@@ -192,3 +192,13 @@ def search_examples(tree, nodes: np.ndarray, ranges: np.ndarray, root_policy: np
 def concatenate(parts: list[Examples]) -> Examples:
   return Examples(**{name: np.concatenate([getattr(p, name) for p in parts])
                      for name in Examples.__dataclass_fields__})
+
+
+def hand_on(nodes: np.ndarray, ranges: np.ndarray, keys: np.ndarray, probability: float,
+            rng: np.random.Generator) -> Queries:
+  """The queries of searches' samples (``gtcfr.QuerySample`` fields, any leading shape) that go to the
+  query buffer: each sampled one (finite key) with ``probability``, if both players reach it (a PBS
+  where a player's range is empty has no values to learn)."""
+  reached = (ranges.sum(-1) > 0).all(-1)
+  handed = np.isfinite(keys) & reached & (rng.random(keys.shape) < probability)
+  return Queries(nodes=nodes[handed].astype(np.int32), ranges=ranges[handed].astype(np.float32))

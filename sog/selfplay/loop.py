@@ -174,4 +174,10 @@ class SelfPlay:
 
 
 def has_checkpoint(directory: str | pathlib.Path) -> bool:
-  return (pathlib.Path(directory) / _PROGRESS).is_file()
+  """Whether ``directory`` holds a checkpoint, after putting back the previous one if a run was killed
+  between the two renames of :meth:`SelfPlay.save`."""
+  directory = pathlib.Path(directory).absolute()
+  previous = directory.with_name(directory.name + ".previous")
+  if not directory.exists() and (previous / _PROGRESS).is_file():
+    previous.rename(directory)
+  return (directory / _PROGRESS).is_file()

@@ -30,11 +30,11 @@ class QuerySolver:
                search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig):
     self.tree, self.config = game.tree, config
     searcher = gtcfr.GTCFR(game, leaf_model, search_config)
-    tables = searcher.tables
-    search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
-                                   capacity=searcher.capacity, k=searcher.k)
+    self.tables = searcher.tables  # a jit argument, not a constant: big tables compile slowly
 
-    def solve_all(params, nodes, ranges, key):
+    def solve_all(tables, params, nodes, ranges, key):
+      search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
+                                     capacity=searcher.capacity, k=searcher.k)
       starts = jax.vmap(lambda n, r: gtcfr.root_start(tables, r, n))(nodes, ranges)
       rngs = jax.random.split(key, nodes.shape[0])
       results = jax.vmap(lambda rng, start: search_one(params=params, rng=rng, start=start))(
@@ -51,11 +51,9 @@ class QuerySolver:
     if not 0 < count <= batch:
       raise ValueError(f"the solver takes 1 to {batch} queries at a time, got {count}")
     pad = np.concatenate([np.arange(count), np.zeros(batch - count, int)])
-    values, policy, sample = jax.device_get(self._solve(params, queries.nodes[pad],
+    values, policy, sample = jax.device_get(self._solve(self.tables, params, queries.nodes[pad],
                                                         queries.ranges[pad], key))
     examples = buffers.search_examples(self.tree, queries.nodes, queries.ranges,
                                        np.asarray(policy[:count]), np.asarray(values[:count]))
-    keys = sample.keys[:count]
-    handed = np.isfinite(keys) & (rng.random(keys.shape) < self.config.q_recursive)
-    return examples, buffers.Queries(nodes=sample.nodes[:count][handed].astype(np.int32),
-                                     ranges=sample.ranges[:count][handed].astype(np.float32))
+    return examples, buffers.hand_on(sample.nodes[:count], sample.ranges[:count],
+                                     sample.keys[:count], self.config.q_recursive, rng)
