@@ -37,6 +37,7 @@ from sog.selfplay import query_solver
 
 _BUFFERS = "selfplay.npz"
 _PROGRESS = "selfplay.json"
+_ACTING, _SOLVING, _DEALING = range(3)  # the roles drawing device randomness in a round
 COUNTERS = ("rounds", "games", "moves", "queries_added", "queries_solved", "examples", "seconds")
 
 
@@ -62,7 +63,7 @@ class SelfPlay:
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
     self._evaluators: dict[str, gtcfr.GTCFR] = {}
-    self.actors.restart(self._round_key(2))
+    self.actors.restart(self._round_key(_DEALING))
 
   @property
   def step(self) -> int:
@@ -78,14 +79,14 @@ class SelfPlay:
     """One round of acting, solving and training; returns the train steps' metrics."""
     started = time.perf_counter()
     params = self.learner.published
-    examples, queries, finished = self.actors.play(params, self._round_key(0), self.rng)
+    examples, queries, finished = self.actors.play(params, self._round_key(_ACTING), self.rng)
     self.counters["moves"] += self.experiment.selfplay.games
     self.counters["games"] += finished
     self._add(examples, queries)
     batch = self.experiment.selfplay.solver_batch
     if len(self.queries) >= batch:  # full batches only: a padded search costs as much as a real one
       waiting = self.queries.pop(batch)
-      solved, recursive = self.solver.solve(params, waiting, self._round_key(1), self.rng)
+      solved, recursive = self.solver.solve(params, waiting, self._round_key(_SOLVING), self.rng)
       self.counters["queries_solved"] += waiting.size
       self._add(solved, recursive)
     metrics = []
@@ -170,7 +171,7 @@ class SelfPlay:
     progress = json.loads((directory / _PROGRESS).read_text())
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]
-    self.actors.restart(self._round_key(2))
+    self.actors.restart(self._round_key(_DEALING))
 
 
 def has_checkpoint(directory: str | pathlib.Path) -> bool:
