@@ -436,11 +436,7 @@ def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int |
   """
   world_rng, walk_rng = jax.random.split(rng)
   focus = state.start.focus
-  beliefs = state.ranges[focus]
-  joint = beliefs[0][:, None] * beliefs[1][None, :] * tables.pair_weight[focus]
-  joint = jnp.where(joint.sum() > 0, joint, tables.pair_weight[focus])  # unreached: any world state
-  num_infostates = joint.shape[0]
-  world = jax.random.categorical(world_rng, jnp.log(joint.ravel()))
+  s0, s1 = tables_lib.sample_world(tables, focus, state.ranges[focus], world_rng)
   depth = len(tables.level_starts) - 1
   empty_path = jnp.zeros(depth, jnp.int32)
 
@@ -461,8 +457,7 @@ def _simulate(tables, state: SearchState, pending, config: GTCFRConfig, k: int |
     return (i + 1, jnp.where(moves, child, node), jnp.where(moves, t0, s0),
             jnp.where(moves, t1, s1), ~moves, action, rng, path)
 
-  start = (jnp.int32(0), focus.astype(jnp.int32), (world // num_infostates).astype(jnp.int32),
-           (world % num_infostates).astype(jnp.int32), jnp.bool_(False), jnp.int32(0), walk_rng,
+  start = (jnp.int32(0), focus.astype(jnp.int32), s0, s1, jnp.bool_(False), jnp.int32(0), walk_rng,
            (empty_path,) * 4)
   _, node, _, _, _, action, _, (rows, infostates, actions, counted) = jax.lax.while_loop(
       lambda c: ~c[4], step, start)

@@ -158,3 +158,13 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   next1 = jnp.where(actor == 1, own_next[k], s1)
   is_chance = kind == rules_lib.CHANCE
   return children.ravel()[slot], jnp.where(is_chance, s0, next0), jnp.where(is_chance, s1, next1)
+
+
+def sample_world(tables: SearchTables, node, ranges, rng):
+  """A world state (s0, s1) at ``node`` drawn from both players' ``ranges`` [2, S] and the node's
+  pair weights W (any possible world state if the ranges do not reach the node). Traceable."""
+  joint = ranges[0][:, None] * ranges[1][None, :] * tables.pair_weight[node]
+  joint = jnp.where(joint.sum() > 0, joint, tables.pair_weight[node])
+  world = jax.random.categorical(rng, jnp.log(joint.ravel()))
+  num_infostates = joint.shape[0]
+  return (world // num_infostates).astype(jnp.int32), (world % num_infostates).astype(jnp.int32)

@@ -49,12 +49,11 @@ class Games:
 
 @chex.dataclass(frozen=True)
 class Moves:
-  """One move of every game: the public state searched [G], its actor [G], the infostates [G, 2],
+  """One move of every game: the public state searched [G], the infostates [G, 2],
   the beliefs there under the search's average policy [G, 2, S], the search's policy [G, S, A], its
   query sample, and where the move led: end_node [G] (terminal when ``finished``), end_world [G, 2]."""
 
   node: chex.Array
-  player: chex.Array
   world: chex.Array
   ranges: chex.Array
   policy: chex.Array
@@ -82,11 +81,8 @@ def deal(tables: tables_lib.SearchTables, root_ranges: chex.Array, rng: chex.PRN
   """A new game: a world state drawn from the root's beliefs (the deal), then chance to the first
   decision. Returns (node, s0, s1)."""
   world_rng, chance_rng = jax.random.split(rng)
-  joint = root_ranges[0][:, None] * root_ranges[1][None, :] * tables.pair_weight[0]
-  world = jax.random.categorical(world_rng, jnp.log(joint.ravel()))
-  S = joint.shape[0]
-  return _through_chance(tables, jnp.int32(0), (world // S).astype(jnp.int32),
-                         (world % S).astype(jnp.int32), chance_rng)
+  s0, s1 = tables_lib.sample_world(tables, 0, root_ranges, world_rng)
+  return _through_chance(tables, jnp.int32(0), s0, s1, chance_rng)
 
 
 def _new_game(tables, initial: resolving.Summary, root_ranges, rng):
@@ -117,7 +113,7 @@ def _move_one(tables, search_one, params, initial, root_ranges, game: Games, rng
                            resolving.summarise(result))
   continued = Games(node=end_node, world=jnp.stack([s0, s1]), summaries=summaries)
   fresh = _new_game(tables, initial, root_ranges, deal_rng)
-  moves = Moves(node=node, player=player, world=game.world, ranges=result.ranges[node],
+  moves = Moves(node=node, world=game.world, ranges=result.ranges[node],
                 policy=result.root_policy, queries=result.queries, end_node=end_node,
                 end_world=continued.world, finished=finished)
   return jax.tree.map(lambda f, c: jnp.where(finished, f, c), fresh, continued), moves
@@ -175,7 +171,7 @@ class Actors:
     moves = jax.device_get(moves)
     finished = []
     for g in range(self.config.games):
-      self.lines[g].append({k: moves[k][g] for k in ("node", "player", "world", "ranges", "policy")})
+      self.lines[g].append({k: moves[k][g] for k in ("node", "world", "ranges", "policy")})
       if moves.finished[g]:
         finished.append(self._line_examples(self.lines[g], outcome(self.tree, moves.end_node[g],
                                                                     moves.end_world[g]), rng))
