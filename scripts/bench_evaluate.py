@@ -6,7 +6,8 @@ the same way.
 Runs ``sog.eval.compose`` (every decision public state, breadth-first, re-solving from the searching
 player's last search) for --seeds seeds with an untrained CVPN of the default size (timing does not
 depend on its weights; --checkpoint loads a trained one), once per vmapped batch size, compilation
-excluded, and extrapolates to the paper's 50 seeds (the protocol's cost is linear in the seeds). The
+excluded (the first seed's time with compilation is printed too: one compilation per depth of the
+re-solving roots, see ``sog.search.subgames``), and extrapolates to the paper's 50 seeds (the protocol's cost is linear in the seeds). The
 peer is OpenSpiel's C++ IS-MCTS bot (random rollouts, the same number of simulations) asked once at
 every decision infostate, the composed policy of SoG's IS-MCTS baseline: its wall time, exploitability
 and the time ratio. Ends with one JSON line.
@@ -77,15 +78,17 @@ def main(argv):
         f"({_CHECKPOINT.value or 'untrained'}), {_SEEDS.value} seeds timed")
   rows = []
   for batch in (int(b) for b in _BATCHES.value):
-    composed.compose(searcher, [0], batch_size=batch)  # compiles (and warms) this batch size
+    warm_up = composed.compose(searcher, [0], batch_size=batch)  # compiles this batch size
     result = composed.compose(searcher, seeds, batch_size=batch)
     per_seed = result.seconds / _SEEDS.value
     rows.append({"batch_size": batch, "seconds": result.seconds, "seconds_per_seed": per_seed,
+                 "first_seed_seconds_with_compilation": warm_up.seconds,
                  "seconds_per_search": result.seconds / result.searches,
                  "seconds_50_seeds": per_seed * _PAPER_SEEDS,
                  "exploitability_mean": float(result.exploitability.mean())})
     print(f"  batch {batch:>3}: {result.seconds:.1f} s for {result.searches} searches "
-          f"({result.seconds / result.searches * 1000:.1f} ms each); 50 seeds: "
+          f"({result.seconds / result.searches * 1000:.1f} ms each; the first seed with compilation "
+          f"took {warm_up.seconds:.0f} s); 50 seeds: "
           f"{per_seed * _PAPER_SEEDS / 60:.1f} min; exploitability {result.exploitability.mean():.4g}")
   peer_seconds, peer_exploitability, infostates = _ismcts_composed(game, _SIMS.value)
   best = min(rows, key=lambda r: r["seconds_per_seed"])

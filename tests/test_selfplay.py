@@ -1,5 +1,6 @@
 """Sound self-play: buffers, actors, the query solver, configs, training end to end, kill and resume."""
 
+import dataclasses
 import json
 import pathlib
 import runpy
@@ -14,9 +15,13 @@ import pytest
 
 import sog.games
 from sog.nets import checkpoint as checkpoint_lib
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import loop
+from sog.selfplay import query_solver
 from sog.selfplay import run
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -142,6 +147,36 @@ def test_config_files_load_and_bad_values_are_named():
     config_lib.from_config_dict({"game": "kuhn_pokr"})
 
 
+def test_query_solver_answers_as_whole_game_searches_do():
+  """The solver searches each query in its subgame's compact tables (grouped by depth, chunks of 2);
+  its value and policy targets equal those of the same searches in the whole game's tables."""
+  game = sog.games.load("leduc_poker")
+  tree = game.tree
+  search_config = gtcfr.GTCFRConfig(simulations=10, query_samples=4)
+  config = config_lib.SelfPlayConfig(solver_batch=5, q_recursive=1.0)
+  solver = query_solver.QuerySolver(game, leaf_models.zero_leaf_model(), search_config, config,
+                                    chunk=2)
+  inner = np.flatnonzero(tree.kind < 3)
+  nodes = np.array([inner[0], *[inner[tree.depth[inner] == d][0] for d in (3, 3, 5, 6)]], np.int32)
+  ranges = (tree.root_ranges * tree.valid[nodes]).astype(np.float32)
+  examples, recursive = solver.solve(None, buffers.Queries(nodes=nodes, ranges=ranges),
+                                     jax.random.PRNGKey(0), np.random.default_rng(0))
+  whole = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), search_config)
+  keys = jax.random.split(jax.random.PRNGKey(0), nodes.size)
+  for i, node in enumerate(nodes):
+    result = whole.search_from(keys[i], gtcfr.root_start(whole.tables, ranges[i], node))
+    expected = buffers.search_examples(tree, nodes[i:i + 1], ranges[i:i + 1],
+                                       np.asarray(result.root_policy)[None],
+                                       np.asarray(result.root_values)[None])
+    np.testing.assert_allclose(examples.values[i], expected.values[0], atol=1e-6)
+    np.testing.assert_allclose(examples.policy[i], expected.policy[0], atol=1e-6)
+  # Recursive queries are game nodes strictly below their query (all handed on: q_recursive = 1).
+  assert recursive.size > 0
+  ancestors = tables_lib.ancestors(tree)
+  assert all(np.isin(ancestors[n, :tree.depth[n]], nodes).any() for n in recursive.nodes)
+  assert (tree.kind[recursive.nodes] != 3).all()
+
+
 def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   """End to end on Kuhn: self-play lowers the composed exploitability of SoG(4,1) with the trained
   CVPN clearly below the untrained one (same seeds); a second call continues from the checkpoint."""
@@ -161,10 +196,20 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert resumed.step == 250 and resumed.counters["games"] == summary["games"]
   for name, value in {**resumed.replay.state(), **resumed.queries.state()}.items():
     np.testing.assert_array_equal(saved[name], value)
-  more = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 260})
+  # Resumed without evaluation, with network snapshots for evaluating offline.
+  more = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 260, "snapshot_every_steps": 5,
+                                  "evaluation": dataclasses.replace(experiment.evaluation,
+                                                                    settings=())})
   summary = run.train(more, tmp_path, log=lines.append)
   assert summary["steps"] == 260 and any(line.startswith("resumed from") for line in lines)
-  # The checkpoint is a sog.nets checkpoint: evaluate.py --leaf takes it, or the work directory.
+  assert summary["exploitability"] == {}
+  snapshots = sorted((tmp_path / run.SNAPSHOTS).iterdir())
+  steps = sorted(int(p.name.removeprefix("step_")) for p in snapshots)  # each at the first round
+  assert len(steps) == 2 and 255 <= steps[0] < 260 and steps[1] == 260  # past a multiple of 5
+  snapshots = [tmp_path / run.SNAPSHOTS / f"step_{step}" for step in steps]
+  # Checkpoints and snapshots are sog.nets checkpoints: evaluate.py --leaf takes them (or the work
+  # directory).
+  checkpoint_lib.restore_leaf_model(snapshots[-1], "kuhn_poker")
   checkpoint_lib.restore_leaf_model(tmp_path, "kuhn_poker")
   with pytest.raises(ValueError, match="trained for kuhn_poker"):
     checkpoint_lib.restore_leaf_model(tmp_path / run.CHECKPOINT, "leduc_poker")

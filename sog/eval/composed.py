@@ -8,12 +8,14 @@ the searches give at their public states into one policy over the whole public t
 exploitability. Over N seeds, report min / mean / max (the paper used 50).
 
 Searches at one breadth-first depth are independent given the depths above, so they run as vmapped
-batches of a fixed size (every seed's searches at every public state of the depth; one compilation).
+batches of a fixed size. Each runs on the compact tables of the subgame below its re-solving root
+s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame costs, not the game.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -27,6 +29,7 @@ from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import gtcfr
 from sog.search import resolving
+from sog.search import subgames as subgames_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +75,8 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   """Runs the protocol with ``searcher`` (a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree)
   for each seed and evaluates each composed policy exactly (float64).
 
+  Each search runs on the compact tables of its re-solving root's subgame (``searcher.subgames``):
+  searches at one depth are batched by the depth of that root (one compilation per such depth).
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   """
@@ -84,37 +89,49 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   if not seeds:
     raise ValueError("give at least one seed")
   started = time.perf_counter()
-  tables = searcher.tables
   previous = previous_decisions(tree)
   needed = np.zeros(tree.num_nodes, bool)
   needed[previous[previous >= 0]] = True
-  plan = jax.jit(jax.vmap(lambda tables, summary, node: resolving.plan(tables, summary, node,
-                                                                       resolving_config),
-                          in_axes=(None, 0, 0)))  # tables as an argument: no constant folding
-  initial = jax.device_get(resolving.initial_summary(tables, searcher.root_ranges(None)))
-  summaries: dict[tuple[int, int], resolving.Summary] = {}
+  plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
+  subgames = searcher.subgames
+  initial = subgames.initial_summary(searcher.root_ranges(None))
+  kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
   policies = np.broadcast_to(policy_lib.uniform_policy(tree), (len(seeds), *tree.legal.shape)).copy()
   decisions = np.flatnonzero(tree.kind < rules_lib.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   for depth in range(tree.num_levels):
-    jobs = [(k, int(n)) for n in decisions[tree.depth[decisions] == depth] for k in range(len(seeds))]
-    for lo in range(0, len(jobs), batch_size):
-      chunk = jobs[lo:lo + batch_size]
-      padded = chunk + [chunk[-1]] * (batch_size - len(chunk))
-      batch = jax.tree.map(lambda *xs: np.stack(xs), *[
-          summaries[(k, int(previous[n]))] if previous[n] >= 0 else initial for k, n in padded])
-      nodes = np.array([n for _, n in padded])
-      rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in padded])
-      results = searcher.search_from_batch(rngs, plan(tables, batch, jnp.asarray(nodes, jnp.int32)), params)
+    jobs = []  # (seed index, node, its subgame, the summary there)
+    for n in decisions[tree.depth[decisions] == depth]:
+      for k in range(len(seeds)):
+        earlier = kept[(k, int(previous[n]))] if previous[n] >= 0 else initial
+        jobs.append((k, int(n), *subgames.resolving_subgame(earlier, int(n))))
+    if not jobs:
+      continue
+    local = np.array([subgame.local[n] for (_, n, subgame, _) in jobs], np.int32)
+
+    def starts(tables, chunk):
+      summaries = _stack([jobs[j][3] for j in chunk])
+      return plan(tables, summaries, jnp.asarray(local[chunk]))  # noqa: B023
+
+    rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n, _, _ in jobs])
+    for chunk, results in searcher.search_grouped([job[2] for job in jobs], starts, rngs,
+                                                  batch_size, params):
       root_policy = np.asarray(results.root_policy, np.float64)
-      kept = jax.device_get(jax.vmap(resolving.summarise)(results)) if needed[nodes].any() else None
-      for i, (k, n) in enumerate(chunk):
-        policies[k, n] = policy_lib.normalised(root_policy[i], tree.legal[n])
+      summaries = (jax.device_get(jax.vmap(resolving.summarise)(results))
+                   if any(needed[jobs[j][1]] for j in chunk) else None)
+      for row, j in enumerate(chunk):
+        k, n, subgame, _ = jobs[j]
+        policies[k, n] = policy_lib.normalised(root_policy[row], tree.legal[n])
         if needed[n]:
-          summaries[(k, n)] = jax.tree.map(lambda x: x[i], kept)  # noqa: B023
+          kept[(k, n)] = subgames_lib.PlacedSummary(jax.tree.map(lambda x: x[row], summaries),  # noqa: B023
+                                                    subgame.game_nodes)
       done += len(chunk)
       if progress is not None:
         progress(done, total)
   exploitability = np.array([best_response.evaluate(tree, p).exploitability for p in policies])
   return Composition(seeds=seeds, exploitability=exploitability, policies=policies,
                      searches=total, seconds=time.perf_counter() - started)
+
+
+def _stack(pytrees):
+  return jax.tree.map(lambda *xs: np.stack(xs), *pytrees)

@@ -180,6 +180,58 @@ class PublicTree:
         sub, is_leaf=leaves, up_child=np.where(leaves[:, None, None], -1, sub.up_child),
         up_weight=np.where(leaves[:, None, None, None, None], 0.0, sub.up_weight))
 
+  def padded(self, inner: tuple[int, ...], terminal: tuple[int, ...],
+             dummy_kinds: tuple[int, ...]) -> PublicTree:
+    """This tree with dummy public states added so that depth d holds ``inner[d]`` non-terminal nodes
+    (the last ones dummies of kind ``dummy_kinds[d]``) then ``terminal[d]`` terminal ones (the last
+    ones dummies): shapes that many subtrees share, so that one compiled search serves them all.
+
+    A dummy has no valid infostate, no parent (-1: it is never added to a search's tree), no
+    children, zero payoff and weights, and action 0 legal (so uniform policies stay finite); no range
+    or value ever reaches it. ``game_node`` is -1 there.
+    """
+    levels = len(inner)
+    if len(terminal) != levels or len(dummy_kinds) != levels or levels < self.num_levels:
+      raise ValueError(f"padding needs one size per depth for all {self.num_levels} depths, got "
+                       f"{len(inner)} inner, {len(terminal)} terminal, {len(dummy_kinds)} kinds")
+    starts = np.concatenate([self.level_starts, np.full(levels - self.num_levels, self.num_nodes)])
+    terminal_node = self.kind == rules_lib.TERMINAL
+    order, kinds, depth = [], [], []
+    for d in range(levels):
+      nodes = np.arange(starts[d], starts[d + 1])
+      blocks = ((nodes[~terminal_node[nodes]], inner[d], dummy_kinds[d]),
+                (nodes[terminal_node[nodes]], terminal[d], rules_lib.TERMINAL))
+      for real, size, kind in blocks:
+        if real.size > size:
+          raise ValueError(f"depth {d} has {real.size} nodes of a kind padded to {size}")
+        order.append(np.concatenate([real, np.full(size - real.size, -1)]))
+        kinds.append(np.concatenate([self.kind[real], np.full(size - real.size, kind)]))
+      depth.append(np.full(inner[d] + terminal[d], d))
+    order = np.concatenate(order).astype(np.int64)
+    if (order[:1] != 0).any():
+      raise ValueError("the root's depth cannot be padded")
+    real = order >= 0
+    position = np.full(self.num_nodes + 1, -1, np.int32)  # slot -1 (no node) maps to -1
+    position[order[real]] = np.flatnonzero(real)
+    depth = np.concatenate(depth).astype(np.int32)
+    fields = {}
+    for f in dataclasses.fields(self):
+      value = getattr(self, f.name)
+      if isinstance(value, np.ndarray) and f.name != "root_ranges":
+        rows = np.zeros((order.size, *value.shape[1:]), value.dtype)
+        rows[real] = value[order[real]]
+        fields[f.name] = rows
+    dummy = ~real
+    fields["kind"] = np.concatenate(kinds).astype(self.kind.dtype)
+    fields["depth"] = depth
+    fields["parent"] = np.where(real, position[self.parent[np.maximum(order, 0)]], -1).astype(np.int32)
+    fields["up_child"] = np.where(real[:, None, None], position[fields["up_child"]], -1)
+    fields["legal"][dummy, :, 0] = True
+    fields["chance_probability"][dummy] = 1.0
+    fields["game_node"][dummy] = -1
+    paths = tuple(self.paths[i] if i >= 0 else ("padding", int(j)) for j, i in enumerate(order))
+    return dataclasses.replace(self, **fields, paths=paths)
+
   def select(self, nodes: np.ndarray) -> PublicTree:
     """The tree of ``nodes`` in the given order; links to nodes left out become -1.
 
@@ -203,7 +255,8 @@ def _make_level(tree: PublicTree, d: int) -> Level:
     down_weight = np.zeros_like(tree.src_weight[lo:hi])
   else:
     prev_lo = int(tree.level_starts[d - 1])
-    parent_local = (tree.parent[lo:hi] - prev_lo)[:, None, None, None]
+    # Padding nodes (no parent, zero weights) read the level above's first row.
+    parent_local = (np.maximum(tree.parent[lo:hi], prev_lo) - prev_lo)[:, None, None, None]
     player = np.arange(2)[None, :, None, None]
     down_index = (((parent_local * 2 + player) * S + tree.src_infostate[lo:hi]) * A
                   + tree.src_action[lo:hi])

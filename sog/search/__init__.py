@@ -22,11 +22,13 @@ from sog.search.solver import solve
 from sog.search.solver import solve_subgame
 from sog.search.solver import stack_levels
 from sog.search.solver import subgame_tree
+from sog.search.subgames import Subgame
+from sog.search.subgames import Subgames
 from sog.search.tables import SearchTables
 from sog.search.tables import make_tables
 
 __all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "ResolvingConfig",
            "SearchResult", "SearchTables", "SoGAgent", "SoGBot", "SolveResult", "Solver", "Start",
-           "Summary", "exact_leaf_model", "exact_leaf_oracle",
+           "Subgame", "Subgames", "Summary", "exact_leaf_model", "exact_leaf_oracle",
            "make_tables", "regret_matching", "solve", "solve_subgame", "stack_levels", "subgame_tree",
            "zero_leaf_model"]

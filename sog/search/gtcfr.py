@@ -31,6 +31,8 @@ until then it stays a frontier leaf. The leaf model sees at most ``capacity`` fr
 a bound derived from (s, c, k) and the game. Nodes outside the tree are carried along (their regrets
 never change and their values are overwritten at the frontier), so a pass costs a pass over the whole
 subgame whatever the tree's size: the price of fixed shapes, measured by ``scripts/bench_search.py``.
+Searches rooted deep in a game therefore run on the compact tables of their root's subgame
+(:mod:`sog.search.subgames`, :meth:`GTCFR.search_in_subgames`), not on the whole game's.
 
 Soundness (SoG's Theorem 1) is about the average, over iterations, of the strategy each iteration
 played on the whole subgame: the search's policy in the tree and the leaf solver's below the frontier.
@@ -43,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable, Iterator, Sequence
 
 import chex
 import jax
@@ -57,6 +60,7 @@ from sog.games import tree as tree_lib
 from sog.search import cfr
 from sog.search import gadget as gadget_lib
 from sog.search import leaf_models
+from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
 
 
@@ -264,17 +268,46 @@ def _available(tables: tables_lib.SearchTables, state: SearchState) -> chex.Arra
   return legal & (added[:, None, :] | ~restricted[:, None, None])
 
 
-def _evaluate_frontier(tables, apply, params, frontier, capacity: int):
-  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call."""
+def leaf_batch_sizes(capacity: int | tuple[int, ...]) -> tuple[int, ...]:
+  """The leaf-model batch sizes an unbatched search chooses from (ascending, the last the capacity):
+  the capacity bound is loose (it covers any tree s simulations could grow), so a pass evaluates the
+  smallest batch that holds its frontier; about 1/16 and 1/4 of the bound, and the bound."""
+  sizes = {max(8, -(-capacity // 16)), max(8, -(-capacity // 4)), capacity}
+  return tuple(sorted(size for size in sizes if size <= capacity))
+
+
+def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int, ...]):
+  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call.
+
+  ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
+  which the pass takes the smallest that holds the frontier (a ``lax.switch``: only worth it
+  outside ``vmap``, where it would run every branch). Outputs are padded to the largest size.
+  """
+  sizes = capacity if isinstance(capacity, tuple) else (capacity,)
+  full = sizes[-1]
 
   def leaf_values(ranges):
     flat = jnp.concatenate(ranges)
-    nodes = jnp.nonzero(frontier, size=capacity, fill_value=0)[0].astype(jnp.int32)
-    mask = jnp.arange(capacity) < frontier.sum()
-    batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
-    out = apply(params, tables, nodes, batch, mask)
-    placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
-    return tables.split(placed), (nodes, batch, mask, out)
+    count = frontier.sum()
+
+    def at(size):
+      def evaluate(_):
+        nodes = jnp.nonzero(frontier, size=size, fill_value=0)[0].astype(jnp.int32)
+        mask = jnp.arange(size) < count
+        batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
+        out = apply(params, tables, nodes, batch, mask)
+        placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
+        pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
+        out = out._replace(values=pad(out.values), logits=pad(out.logits))
+        return placed, (pad(nodes), pad(batch), pad(mask), out)
+      return evaluate
+
+    if len(sizes) == 1:
+      placed, extra = at(full)(None)
+    else:
+      tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
+      placed, extra = jax.lax.switch(tier, [at(size) for size in sizes], None)
+    return tables.split(placed), extra
 
   return leaf_values
 
@@ -319,7 +352,7 @@ def _sample_queries(sample: QuerySample, rng, nodes, ranges, mask) -> QuerySampl
 
 
 def _cfr_update(tables, apply, params, state: SearchState, config: GTCFRConfig,
-                capacity: int) -> SearchState:
+                capacity: int | tuple[int, ...]) -> SearchState:
   """One CFR+ update of the current tree (both players from one pass, or player 0 then player 1)."""
   groups = ((0, 1),) if config.updates == "simultaneous" else ((0,), (1,))
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
@@ -349,7 +382,7 @@ def _update_gadget(tables, state: SearchState, values, players, weight) -> gadge
   return jax.tree.map(lambda new, old: jnp.where(applies, new, old), updated, state.gadget)
 
 
-def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig, capacity: int,
+def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig, capacity: int | tuple[int, ...],
                     players: tuple[int, ...], weight: chex.Array) -> SearchState:
   """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
   regrets and average policies (and the gadget's, for the opponent), and the statistics PUCT reads
@@ -519,7 +552,7 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
 
 
 def run(tables: tables_lib.SearchTables, apply, params, state: SearchState, config: GTCFRConfig,
-        capacity: int, k: int | None) -> SearchState:
+        capacity: int | tuple[int, ...], k: int | None) -> SearchState:
   """The config's phases of CFR+ updates then expansion simulations, in one loop."""
 
   def phase(_, state):
@@ -532,7 +565,7 @@ def run(tables: tables_lib.SearchTables, apply, params, state: SearchState, conf
 
 
 def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
-           capacity: int) -> SearchResult:
+           capacity: int | tuple[int, ...]) -> SearchResult:
   """The search's answer: the average policy and its values and ranges (the opponent's root range
   the gadget's average, when it is on), the policy and values at the focus."""
   frontier = _frontier(tables, state)
@@ -555,7 +588,7 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
 
 
 def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
-           config: GTCFRConfig, capacity: int, k: int | None) -> SearchResult:
+           config: GTCFRConfig, capacity: int | tuple[int, ...], k: int | None) -> SearchResult:
   """One GT-CFR search from ``start``: init, run, finish."""
   state = init(tables, apply, params, rng, start, config)
   state = run(tables, apply, params, state, config, capacity, k)
@@ -588,12 +621,15 @@ class GTCFR:
                        "leaves; use a larger capacity or None")
     self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
     self.tables = tables_lib.make_tables(tree)
-    one = functools.partial(search, apply=leaf_model.apply, config=config,
-                            capacity=self.capacity, k=self.k)
-    run_one = lambda tables, params, rng, start: one(tables, params=params, rng=rng, start=start)  # noqa: E731
-    self._search = jax.jit(run_one)
-    self._batch = jax.jit(jax.vmap(run_one, in_axes=(None, None, 0, 0)))
+    self._search = jax.jit(self._search_fn(leaf_batch_sizes(self.capacity)))
+    self._batch = jax.jit(jax.vmap(self._search_fn(self.capacity), in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(root_start, in_axes=(None, 0)))
+    self._in_subgames = {}  # capacity (batched) or batch sizes (unbatched) -> compiled search
+
+  @functools.cached_property
+  def subgames(self) -> subgames_lib.Subgames:
+    """Compact tables for searches rooted below the tree's root (:mod:`sog.search.subgames`)."""
+    return subgames_lib.Subgames(self.tree, self.capacity)
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
     ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
@@ -629,6 +665,57 @@ class GTCFR:
     if starts.root.shape != rngs.shape[:1]:
       raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape}")
     return self._batch(self.tables, params, rngs, starts)
+
+  def search_in_subgames(self, tables: tables_lib.SearchTables, capacity: int, rngs: chex.PRNGKey,
+                         starts: Start, params=None) -> SearchResult:
+    """Searches from a batch of starts, each in its own tables: ``tables`` are subgame tables of one
+    shape (:attr:`subgames` of one depth) stacked on a leading axis [B], ``capacity`` their frontier
+    bound, ``starts`` in their nodes. One compilation per shape."""
+    params = self.leaf_model.params if params is None else params
+    if starts.root.shape != rngs.shape[:1] or tables.kind.shape[0] != rngs.shape[0]:
+      raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape} "
+                       f"and tables of batch shape {tables.kind.shape[:1]}")
+    if rngs.shape[0] == 1:  # unbatched: each pass evaluates the smallest leaf batch that fits
+      key = leaf_batch_sizes(capacity)
+      if key not in self._in_subgames:
+        self._in_subgames[key] = jax.jit(self._search_fn(key))
+      first = lambda x: x[0]  # noqa: E731
+      result = self._in_subgames[key](jax.tree.map(first, tables), params, rngs[0],
+                                      jax.tree.map(first, starts))
+      return jax.tree.map(lambda x: x[None], result)
+    if capacity not in self._in_subgames:
+      self._in_subgames[capacity] = jax.jit(jax.vmap(self._search_fn(capacity),
+                                                     in_axes=(0, None, 0, 0)))
+    return self._in_subgames[capacity](tables, params, rngs, starts)
+
+  def search_grouped(self, subgames: Sequence[subgames_lib.Subgame],
+                     make_starts: Callable[[tables_lib.SearchTables, list[int]], Start],
+                     rngs: chex.PRNGKey, chunk: int,
+                     params=None) -> Iterator[tuple[list[int], SearchResult]]:
+    """Searches for jobs 0..J-1, job j in ``subgames[j]``: grouped by subgame depth (one shape each)
+    and run as vmapped chunks of ``chunk`` searches (padded by repeating the chunk's last job).
+
+    ``make_starts(tables, jobs)`` gives the starts of a chunk (the jobs' tables stacked, [chunk, ...]);
+    ``rngs`` [J] are the jobs' keys. Yields each chunk's jobs and its results ([chunk, ...], the
+    padding rows last).
+    """
+    if chunk < 1:
+      raise ValueError(f"chunk must be >= 1, got {chunk}")
+    for depth in sorted({subgame.depth for subgame in subgames}):
+      group = [j for j, subgame in enumerate(subgames) if subgame.depth == depth]
+      for lo in range(0, len(group), chunk):
+        jobs = group[lo:lo + chunk]
+        padded = jobs + [jobs[-1]] * (chunk - len(jobs))
+        tables = jax.tree.map(lambda *xs: np.stack(xs), *[subgames[j].tables for j in padded])
+        starts = make_starts(tables, padded)
+        yield jobs, self.search_in_subgames(tables, subgames[jobs[0]].capacity,
+                                            rngs[np.asarray(padded)], starts, params)
+
+  def _search_fn(self, capacity: int | tuple[int, ...]):
+    """search(tables, params, rng, start) with this searcher's leaf model, config and k."""
+    one = functools.partial(search, apply=self.leaf_model.apply, config=self.config,
+                            capacity=capacity, k=self.k)
+    return lambda tables, params, rng, start: one(tables, params=params, rng=rng, start=start)
 
   def completed_policy(self, result: SearchResult, iterations: int = 1000,
                        method: str = "resolve", tremble: float = 1e-3) -> np.ndarray:

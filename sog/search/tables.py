@@ -89,8 +89,9 @@ def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
   table = np.full((tree.num_nodes, tree.num_levels), -1, np.int32)
   for d in range(tree.num_levels):
     lo, hi = tree.level_starts[d], tree.level_starts[d + 1]
-    if d:
-      table[lo:hi, :d] = table[tree.parent[lo:hi], :d]
+    if d:  # a padding node (no parent) has no ancestors
+      parent = tree.parent[lo:hi]
+      table[lo:hi, :d] = np.where((parent >= 0)[:, None], table[parent, :d], -1)
     table[lo:hi, d] = np.arange(lo, hi)
   return table
 

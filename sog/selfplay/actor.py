@@ -1,12 +1,13 @@
 """Actors: self-play games of the SoG agent (SoG, Algorithm 2, "actor").
 
-A batch of G games is played in lockstep. At every move each game's acting player re-solves from the
-summary of its own last search (continual re-solving, :mod:`sog.search.resolving`; the game's root
-beliefs at its first decision), exactly as :class:`sog.search.SoGAgent` does, and samples its action
-from (1 - eps) * search policy + eps * uniform; chance then acts by its distribution given the world
-state. Planning, the G searches, the action, the world's step and the reset of finished games are one
-jitted function of fixed-shape arrays (the searches under ``vmap``); the host only turns the results
-into examples and queries.
+G games are played side by side. At every move each game's acting player re-solves from the summary of
+its own last search (continual re-solving, :mod:`sog.search.resolving`; the game's root beliefs at its
+first decision), exactly as :class:`sog.search.SoGAgent` does, and samples its action from
+(1 - eps) * search policy + eps * uniform; chance then acts by its distribution given the world state.
+Each search runs in the compact tables of its re-solving root's subgame (:mod:`sog.search.subgames`),
+so a move deep in a game costs what that subgame costs: the moves of the G games are grouped by the
+depth of that root and run as vmapped chunks of ``chunk`` searches (one compilation per depth). The
+world's step (chance, given the world state) is a jitted function of the game's tables.
 
 What the actors hand on, per search of the played line:
   * a policy example: the PBS at the searched public state (both ranges under the search's average
@@ -20,6 +21,7 @@ Games in progress are not checkpointed: a resumed run starts new games.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import chex
@@ -32,35 +34,21 @@ from sog.games import rules as rules_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolving
+from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
 
-@chex.dataclass(frozen=True)
-class Games:
-  """G games in progress: the public state to move at [G] (a decision), both players' infostates
-  [G, 2], and each player's summary of its last search (arrays [G, 2, ...])."""
+@dataclasses.dataclass
+class Game:
+  """A game in progress: the public state to move at (a decision of the game's tree), both players'
+  infostates (the world state), each player's summary of its last search, and the moves so far."""
 
-  node: chex.Array
-  world: chex.Array
-  summaries: resolving.Summary
-
-
-@chex.dataclass(frozen=True)
-class Moves:
-  """One move of every game: the public state searched [G], the infostates [G, 2],
-  the beliefs there under the search's average policy [G, 2, S], the search's policy [G, S, A], its
-  query sample, and where the move led: end_node [G] (terminal when ``finished``), end_world [G, 2]."""
-
-  node: chex.Array
-  world: chex.Array
-  ranges: chex.Array
-  policy: chex.Array
-  queries: gtcfr.QuerySample
-  end_node: chex.Array
-  end_world: chex.Array
-  finished: chex.Array
+  node: int
+  world: np.ndarray
+  summaries: list[subgames_lib.PlacedSummary]
+  line: list[dict] = dataclasses.field(default_factory=list)
 
 
 def _through_chance(tables: tables_lib.SearchTables, node, s0, s1, rng):
@@ -85,38 +73,12 @@ def deal(tables: tables_lib.SearchTables, root_ranges: chex.Array, rng: chex.PRN
   return _through_chance(tables, jnp.int32(0), s0, s1, chance_rng)
 
 
-def _new_game(tables, initial: resolving.Summary, root_ranges, rng):
-  node, s0, s1 = deal(tables, root_ranges, rng)
-  both = jax.tree.map(lambda x: jnp.stack([x, x]), initial)
-  return Games(node=node, world=jnp.stack([s0, s1]), summaries=both)
-
-
-def _move_one(tables, search_one, params, initial, root_ranges, game: Games, rng, eps: float,
-              resolving_config: resolving.ResolvingConfig) -> tuple[Games, Moves]:
-  """One move of one game (the function the actors vmap)."""
-  search_rng, action_rng, step_rng, chance_rng, deal_rng = jax.random.split(rng, 5)
-  node = game.node
-  player = jnp.clip(tables.kind[node], 0, 1)
-  mine = jax.tree.map(lambda x: x[player], game.summaries)
-  start = resolving.plan(tables, mine, node, resolving_config)
-  result = search_one(params, search_rng, start)
-  infostate = game.world[player]
-  legal = tables.legal[node, infostate]
-  uniform = legal / legal.sum()
-  played = jnp.where(legal, result.root_policy[infostate], 0.0)
-  played = jnp.where(played.sum() > 0, played / played.sum(), uniform)
-  action = jax.random.choice(action_rng, legal.shape[0], p=(1.0 - eps) * played + eps * uniform)
-  child, s0, s1 = tables_lib.step_world(tables, node, game.world[0], game.world[1], action, step_rng)
-  end_node, s0, s1 = _through_chance(tables, child, s0, s1, chance_rng)
-  finished = tables.kind[end_node] == rules_lib.TERMINAL
-  summaries = jax.tree.map(lambda all_, new: all_.at[player].set(new), game.summaries,
-                           resolving.summarise(result))
-  continued = Games(node=end_node, world=jnp.stack([s0, s1]), summaries=summaries)
-  fresh = _new_game(tables, initial, root_ranges, deal_rng)
-  moves = Moves(node=node, world=game.world, ranges=result.ranges[node],
-                policy=result.root_policy, queries=result.queries, end_node=end_node,
-                end_world=continued.world, finished=finished)
-  return jax.tree.map(lambda f, c: jnp.where(finished, f, c), fresh, continued), moves
+def advance(tables: tables_lib.SearchTables, node, s0, s1, action, rng):
+  """The world after ``action`` at decision ``node``, chance acting until the next decision or the
+  end. Returns (node, s0, s1)."""
+  step_rng, chance_rng = jax.random.split(rng)
+  child, s0, s1 = tables_lib.step_world(tables, node, s0, s1, action, step_rng)
+  return _through_chance(tables, child, s0, s1, chance_rng)
 
 
 def outcome(tree, node: int, world: np.ndarray) -> np.ndarray:
@@ -134,52 +96,82 @@ class Actors:
   """
 
   def __init__(self, game: registry.Game, leaf_model: leaf_models.LeafModel,
-               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig):
-    self.tree, self.config = game.tree, config
-    searcher = gtcfr.GTCFR(game, leaf_model, search_config)
-    self.tables = searcher.tables  # a jit argument, not a constant: big tables compile slowly
-    root_ranges = searcher.root_ranges(None)
+               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig, chunk: int = 1):
+    self.tree, self.config, self.chunk = game.tree, config, chunk
+    self.searcher = gtcfr.GTCFR(game, leaf_model, search_config)
+    self.tables = self.searcher.tables  # the game's: the world steps in them
+    self.root_ranges = self.searcher.root_ranges(None)
+    self._initial = self.searcher.subgames.initial_summary(self.root_ranges)
     resolving_config = resolving.ResolvingConfig(safe=config.safe, alpha=config.alpha)
-
-    def move_all(tables, params, games, key):
-      initial = resolving.initial_summary(tables, root_ranges)
-      search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
-                                     capacity=searcher.capacity, k=searcher.k)
-      search = lambda params, rng, start: search_one(params=params, rng=rng, start=start)  # noqa: E731
-      keys = jax.random.split(key, config.games)
-      return jax.vmap(lambda g, k: _move_one(tables, search, params, initial, root_ranges, g, k,
-                                             config.eps, resolving_config))(games, keys)
-
-    def deal_all(tables, keys):
-      initial = resolving.initial_summary(tables, root_ranges)
-      return jax.vmap(lambda k: _new_game(tables, initial, root_ranges, k))(keys)
-
-    self._move = jax.jit(move_all)
-    self._deal = jax.jit(deal_all)
+    self._plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
+    self._deal = jax.jit(deal)
+    self._advance = jax.jit(advance)
     self.restart(jax.random.PRNGKey(0))
 
   def restart(self, key: chex.PRNGKey) -> None:
     """Abandons the games in progress and deals G new ones."""
-    self.games = self._deal(self.tables, jax.random.split(key, self.config.games))
-    self.lines: list[list[dict]] = [[] for _ in range(self.config.games)]
+    self.games = [self._new_game(k) for k in jax.random.split(key, self.config.games)]
+
+  def _new_game(self, key: chex.PRNGKey) -> Game:
+    node, s0, s1 = jax.device_get(self._deal(self.tables, self.root_ranges, key))
+    return Game(node=int(node), world=np.array([s0, s1]), summaries=[self._initial] * 2)
 
   def play(self, params, key: chex.PRNGKey,
            rng: np.random.Generator) -> tuple[buffers.Examples | None, buffers.Queries, int]:
-    """One move of every game (one vmapped batch of searches); the examples of the games it ended
-    (None if none did), the queries handed on, and the number of games it ended."""
-    self.games, moves = self._move(self.tables, params, self.games, key)
-    moves = jax.device_get(moves)
-    finished = []
-    for g in range(self.config.games):
-      self.lines[g].append({k: moves[k][g] for k in ("node", "world", "ranges", "policy")})
-      if moves.finished[g]:
-        finished.append(self._line_examples(self.lines[g], outcome(self.tree, moves.end_node[g],
-                                                                    moves.end_world[g]), rng))
-        self.lines[g] = []
+    """One move of every game; the examples of the games it ended (None if none did), the queries
+    handed on, and the number of games it ended."""
+    search_key, step_key, deal_key = jax.random.split(key, 3)
+    moves = self._search(params, search_key)
+    finished, queries = [], []
+    for g, (game, (ranges, policy, sample, summary)) in enumerate(zip(self.games, moves)):
+      player = int(self.tree.kind[game.node])
+      legal = self.tree.legal[game.node, game.world[player]]
+      uniform = legal / legal.sum()
+      played = np.where(legal, policy[game.world[player]], 0.0).astype(np.float64)
+      played = played / played.sum() if played.sum() > 0 else uniform
+      action = rng.choice(legal.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform)
+      game.line.append({"node": game.node, "world": game.world.copy(), "ranges": ranges,
+                        "policy": policy})
+      game.summaries[player] = summary
+      queries.append(sample)
+      node, s0, s1 = jax.device_get(self._advance(self.tables, game.node, *game.world, action,
+                                                  jax.random.fold_in(step_key, g)))
+      game.node, game.world = int(node), np.array([s0, s1])
+      if self.tree.kind[game.node] == rules_lib.TERMINAL:
+        finished.append(self._line_examples(game.line, outcome(self.tree, game.node, game.world),
+                                            rng))
+        self.games[g] = self._new_game(jax.random.fold_in(deal_key, g))
     examples = buffers.concatenate(finished) if finished else None
-    sample = moves.queries
-    queries = buffers.hand_on(sample.nodes, sample.ranges, sample.keys, self.config.q_search, rng)
-    return examples, queries, len(finished)
+    nodes, ranges, keys = (np.concatenate([q[i] for q in queries]) for i in range(3))
+    return examples, buffers.hand_on(nodes, ranges, keys, self.config.q_search, rng), len(finished)
+
+  def _search(self, params, key: chex.PRNGKey) -> list[tuple]:
+    """Every game's re-solving search, grouped by the depth of its subgame: per game, the beliefs at
+    the searched state [2, S], the policy [S, A], the query sample (game nodes, ranges, keys) and
+    the new summary."""
+    where = [self.searcher.subgames.resolving_subgame(game.summaries[int(self.tree.kind[game.node])],
+                                                      game.node) for game in self.games]
+    local = np.array([subgame.local[game.node] for (subgame, _), game in zip(where, self.games)],
+                     np.int32)
+
+    def starts(tables, jobs):
+      summaries = jax.tree.map(lambda *xs: np.stack(xs), *[where[g][1] for g in jobs])
+      return self._plan(tables, summaries, jnp.asarray(local[jobs]))
+
+    rngs = jnp.stack([jax.random.fold_in(key, g) for g in range(len(self.games))])
+    out: list[tuple | None] = [None] * len(self.games)
+    for jobs, results in self.searcher.search_grouped([subgame for subgame, _ in where], starts,
+                                                      rngs, self.chunk, params):
+      summaries = jax.device_get(jax.vmap(resolving.summarise)(results))
+      results = jax.device_get(results)
+      sample = results.queries
+      for row, g in enumerate(jobs):
+        game_nodes = where[g][0].game_nodes
+        out[g] = (results.ranges[row, local[g]], results.root_policy[row],
+                  (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
+                  subgames_lib.PlacedSummary(jax.tree.map(lambda x: x[row], summaries),  # noqa: B023
+                                             game_nodes))
+    return out
 
   def _line_examples(self, line: list[dict], utility: np.ndarray,
                      rng: np.random.Generator) -> buffers.Examples:

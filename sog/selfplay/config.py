@@ -24,8 +24,11 @@ class SelfPlayConfig:
   """The self-play roles (SoG, Algorithm 2) and their buffers.
 
   Attributes:
-    games: actor games played in lockstep; every move of all of them is one vmapped batch of searches.
-    solver_batch: queries the query solver answers per round, as one vmapped batch of searches.
+    games: actor games played side by side (each round makes one move in every one of them).
+    solver_batch: queries the query solver answers per round.
+    search_chunk: searches per vmapped batch, for the actors' moves and the solver's queries alike
+      (a batch is taken within one depth, whose subgames share a shape; on a CPU 1 is fastest, on an
+      accelerator more use its width).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
     p_td1: probability that a search of the played line also becomes a TD(1) value example (the game's
       outcome at the visited infostates).
@@ -44,6 +47,7 @@ class SelfPlayConfig:
 
   games: int = 8
   solver_batch: int = 8
+  search_chunk: int = 1
   eps: float = 0.0
   p_td1: float = 0.0
   q_search: float = 0.3
@@ -59,8 +63,8 @@ class SelfPlayConfig:
   alpha: float = 0.5
 
   def __post_init__(self):
-    positive = ("games", "solver_batch", "query_capacity", "replay_capacity", "max_updates",
-                "batch_size", "publish_every")
+    positive = ("games", "solver_batch", "search_chunk", "query_capacity", "replay_capacity",
+                "max_updates", "batch_size", "publish_every")
     for name in positive:
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
         raise ValueError(f"selfplay.{name} must be an int >= 1, got {getattr(self, name)!r}")
@@ -80,7 +84,9 @@ class EvaluationConfig:
   """The periodic exploitability check (SoG's composed-policy protocol, ``sog.eval.compose``).
 
   Attributes:
-    settings: the SoG(s, c) settings evaluated, as (s, c) pairs.
+    settings: the SoG(s, c) settings evaluated, as (s, c) pairs; empty: no evaluation during the run
+      (evaluate its snapshots afterwards with ``scripts/evaluate.py --leaf``, see
+      ``Experiment.snapshot_every_steps``).
     seeds: composed policies per setting.
     every_steps: train steps between evaluations (0: only at the start and the end).
     batch_size: searches per vmapped batch of the protocol.
@@ -92,8 +98,6 @@ class EvaluationConfig:
   batch_size: int = 8
 
   def __post_init__(self):
-    if not self.settings:
-      raise ValueError("evaluation.settings must name at least one (s, c) pair")
     for setting in self.settings:
       if len(setting) != 2 or int(setting[0]) < 1 or float(setting[1]) <= 0:
         raise ValueError(f"evaluation.settings: each must be (s >= 1, c > 0), got {setting!r}")
@@ -124,6 +128,8 @@ class Experiment:
     max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over
       resumptions (0: none).
     checkpoint_every_seconds: time between checkpoints.
+    snapshot_every_steps: train steps between snapshots of the network (``snapshots/step_N/`` in the
+      work directory, each a checkpoint ``scripts/evaluate.py --leaf`` takes); 0: none.
     seed: seeds the network's initialisation and every random choice of the run.
   """
 
@@ -137,12 +143,16 @@ class Experiment:
   max_steps: int = 10_000
   max_seconds: float = 0.0
   checkpoint_every_seconds: float = 300.0
+  snapshot_every_steps: int = 0
   seed: int = 0
 
   def __post_init__(self):
     registry.canonical_name(self.game)  # ValueError naming the registered games
-    if self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0:
-      raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0")
+    if (self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0
+        or self.snapshot_every_steps < 0):
+      raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0, "
+                       f"snapshot_every_steps >= 0; got {self.max_steps}, {self.max_seconds}, "
+                       f"{self.checkpoint_every_seconds}, {self.snapshot_every_steps}")
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)

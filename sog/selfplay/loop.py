@@ -54,8 +54,10 @@ class SelfPlay:
     self.leaf_model = leaf_lib.cvpn_leaf_model(self.network, params)
     self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
                                        selfplay.batch_size, selfplay.publish_every)
-    self.actors = actor_lib.Actors(self.game, self.leaf_model, experiment.actor, selfplay)
-    self.solver = query_solver.QuerySolver(self.game, self.leaf_model, experiment.solver, selfplay)
+    self.actors = actor_lib.Actors(self.game, self.leaf_model, experiment.actor, selfplay,
+                                   selfplay.search_chunk)
+    self.solver = query_solver.QuerySolver(self.game, self.leaf_model, experiment.solver, selfplay,
+                                           selfplay.search_chunk)
     self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
                                        tree.num_actions, selfplay.max_updates)
     self.queries = buffers.QueryBuffer(selfplay.query_capacity, tree.max_infostates)
@@ -137,6 +139,10 @@ class SelfPlay:
   def checkpoint_config(self) -> checkpoint_lib.CheckpointConfig:
     return checkpoint_lib.CheckpointConfig(game=self.game.name, network=self.experiment.network,
                                            optimizer=self.experiment.optimizer)
+
+  def save_network(self, directory: str | pathlib.Path) -> None:
+    """Writes the trainer's network alone (a ``sog.nets`` checkpoint, no buffers) to ``directory``."""
+    checkpoint_lib.save(directory, self.learner.state, self.checkpoint_config())
 
   def save(self, directory: str | pathlib.Path) -> None:
     """Writes the checkpoint to ``directory``, atomically: a new one is written beside it and then

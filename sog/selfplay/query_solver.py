@@ -1,8 +1,8 @@
 """The query solver (SoG, Algorithm 2): it turns leaf queries into value and policy targets.
 
 It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a GT-CFR
-search from each with the current network (one vmapped batch, each search a plain one rooted at its
-query), and makes one example per query: its root counterfactual values for both players (value
+search from each with the current network (a plain search rooted at the query, in the compact tables
+of the query's subgame), and makes one example per query: its root counterfactual values for both players (value
 targets at every valid infostate) and its root policy for the actor (policy target). Each of the
 searches' own sampled leaf queries goes back to the query buffer with probability q_recursive, so
 values are bootstrapped through ever deeper searches (SoG's recursive queries).
@@ -14,6 +14,7 @@ import functools
 
 import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from sog.games import registry
@@ -24,36 +25,40 @@ from sog.selfplay import config as config_lib
 
 
 class QuerySolver:
-  """Answers batches of up to ``config.solver_batch`` queries."""
+  """Answers batches of up to ``config.solver_batch`` queries.
+
+  Each search runs on the compact tables of its query's subgame (:mod:`sog.search.subgames`): the
+  queries of a batch are grouped by their depth (one tables shape and one compilation per depth) and
+  each group runs as vmapped chunks of ``chunk`` searches (padded by repeating a query).
+  """
 
   def __init__(self, game: registry.Game, leaf_model: leaf_models.LeafModel,
-               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig):
-    self.tree, self.config = game.tree, config
-    searcher = gtcfr.GTCFR(game, leaf_model, search_config)
-    self.tables = searcher.tables  # a jit argument, not a constant: big tables compile slowly
-
-    def solve_all(tables, params, nodes, ranges, key):
-      search_one = functools.partial(gtcfr.search, tables, leaf_model.apply, config=search_config,
-                                     capacity=searcher.capacity, k=searcher.k)
-      starts = jax.vmap(lambda n, r: gtcfr.root_start(tables, r, n))(nodes, ranges)
-      rngs = jax.random.split(key, nodes.shape[0])
-      results = jax.vmap(lambda rng, start: search_one(params=params, rng=rng, start=start))(
-          rngs, starts)
-      return results.root_values, results.root_policy, results.queries
-
-    self._solve = jax.jit(solve_all)
+               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig, chunk: int = 1):
+    self.tree, self.config, self.chunk = game.tree, config, chunk
+    self.searcher = gtcfr.GTCFR(game, leaf_model, search_config)
+    self._starts = jax.jit(jax.vmap(functools.partial(gtcfr.root_start, node=0)))
 
   def solve(self, params, queries: buffers.Queries, key: chex.PRNGKey,
             rng: np.random.Generator) -> tuple[buffers.Examples, buffers.Queries]:
-    """Examples for ``queries`` (at most ``solver_batch`` of them; the batch is padded to that size
-    so that one compilation serves every call) and the recursive queries to queue."""
-    count, batch = queries.size, self.config.solver_batch
-    if not 0 < count <= batch:
-      raise ValueError(f"the solver takes 1 to {batch} queries at a time, got {count}")
-    pad = np.concatenate([np.arange(count), np.zeros(batch - count, int)])
-    values, policy, sample = jax.device_get(self._solve(self.tables, params, queries.nodes[pad],
-                                                        queries.ranges[pad], key))
-    examples = buffers.search_examples(self.tree, queries.nodes, queries.ranges,
-                                       np.asarray(policy[:count]), np.asarray(values[:count]))
-    return examples, buffers.hand_on(sample.nodes[:count], sample.ranges[:count],
-                                     sample.keys[:count], self.config.q_recursive, rng)
+    """Examples for ``queries`` (1 to ``solver_batch`` of them) and the recursive queries to queue."""
+    count = queries.size
+    if not 0 < count <= self.config.solver_batch:
+      raise ValueError(f"the solver takes 1 to {self.config.solver_batch} queries at a time, "
+                       f"got {count}")
+    subgames = [self.searcher.subgames(n) for n in queries.nodes]
+    values = np.zeros(queries.ranges.shape, np.float32)
+    policy = np.zeros((count, *self.tree.legal.shape[1:]), np.float32)
+    sample = []
+    starts = lambda tables, jobs: self._starts(tables, jnp.asarray(queries.ranges[jobs]))  # noqa: E731
+    for jobs, results in self.searcher.search_grouped(subgames, starts, jax.random.split(key, count),
+                                                      self.chunk, params):
+      results = jax.device_get(results)
+      asked = results.queries
+      for row, i in enumerate(jobs):
+        values[i], policy[i] = results.root_values[row], results.root_policy[row]
+        sample.append((i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row],
+                       asked.keys[row]))
+    sample.sort(key=lambda row: row[0])
+    examples = buffers.search_examples(self.tree, queries.nodes, queries.ranges, policy, values)
+    nodes, ranges, sample_keys = (np.stack([row[k] for row in sample]) for k in (1, 2, 3))
+    return examples, buffers.hand_on(nodes, ranges, sample_keys, self.config.q_recursive, rng)

@@ -6,7 +6,9 @@ The work directory holds:
     it, or the work directory itself);
   * ``metrics.csv``: one row per logged round (step, counters, buffer fill, rates, losses);
   * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
-  * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3).
+  * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3);
+  * ``snapshots/step_N/``: the network at step N, if the experiment asks for snapshots (for evaluating a
+    run offline, e.g. one whose protocol is too costly to run during training).
 A run started on a work directory that has a checkpoint continues from it: the step, both buffers, the
 counters and the time already spent (``max_seconds`` counts the self-play time of the whole run,
 evaluations excluded); the CSVs are appended to.
@@ -24,6 +26,7 @@ from sog.selfplay import config as config_lib
 from sog.selfplay import loop
 
 CHECKPOINT = "checkpoint"
+SNAPSHOTS = "snapshots"
 METRICS = "metrics.csv"
 EVALUATION = "evaluation.csv"
 PLOT = "exploitability.png"
@@ -90,6 +93,8 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
   def evaluate() -> dict:
     nonlocal evaluated_at
     evaluated_at = run.step
+    if not evaluation.settings:
+      return {}
     results = run.evaluate()
     for name, stats in results.items():
       _append(workdir / EVALUATION, _EVALUATION_FIELDS,
@@ -103,6 +108,8 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
   last = evaluate() if run.step == 0 else {}
   next_eval = (run.step // evaluation.every_steps + 1) * evaluation.every_steps \
       if evaluation.every_steps else None
+  snapshots = experiment.snapshot_every_steps
+  next_snapshot = (run.step // snapshots + 1) * snapshots if snapshots else None
   rates = _Rates(run.stats())
   last_log = last_save = time.perf_counter()
   metrics: list[dict] = []
@@ -122,6 +129,9 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       _append(workdir / METRICS, _METRIC_FIELDS, row)
       log(_progress_line(experiment, row))
       metrics, last_log = [], now
+    if next_snapshot is not None and run.step >= next_snapshot:
+      run.save_network(workdir / SNAPSHOTS / f"step_{run.step}")
+      next_snapshot += snapshots
     if next_eval is not None and run.step >= next_eval:
       last = evaluate()
       next_eval += evaluation.every_steps

@@ -1,0 +1,191 @@
+"""Compact search tables: a search rooted at a public state runs on that state's subgame alone.
+
+A GT-CFR pass costs a pass over its tables, whatever the size of the tree grown in them, so a re-solve
+deep in a game should not run on the whole game's tables. :class:`Subgames` gives, for any public state
+n of a game, the tables of n's subgame padded to a shape shared by every subgame rooted at n's depth
+(per depth below the root: the most inner nodes and the most terminals any of them has, filled with
+dummy nodes, :meth:`sog.games.tree.PublicTree.padded`). One compiled search then serves every root at
+one depth, and searches rooted at one depth run as one vmapped batch with a leading axis on the tables.
+
+The padded levels share their static fields too (the actors present, whether infostates change), set to
+what holds for all subgames of the depth, and the utility scale PUCT divides by is the whole game's, so
+a search in a subgame makes the choices the same search makes in the game's tables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+from sog.search import resolving
+from sog.search import tables as tables_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class Subgame:
+  """The padded tables of the subgame below a public state of a game.
+
+  Attributes:
+    root: the game's node at the tables' root (local node 0).
+    depth: the root's depth in the game: subgames of one depth share shapes (``key``).
+    tables: the search tables.
+    local: [N_game] int32, the tables' node of each game node (-1 outside the subgame).
+    capacity: a bound on the frontier leaves of a search in these tables.
+  """
+
+  root: int
+  depth: int
+  tables: tables_lib.SearchTables
+  local: np.ndarray
+  capacity: int
+
+  @property
+  def game_nodes(self) -> np.ndarray:
+    """[N] the game's node of each of the tables' nodes (-1 at padding)."""
+    return np.asarray(self.tables.game_node)
+
+  def to_local(self, per_game_node: np.ndarray, from_nodes: np.ndarray) -> np.ndarray:
+    """Rows of an array over ``from_nodes`` (the game nodes of its rows, -1 at padding) moved onto
+    this subgame's nodes; zero (False) where this subgame's node is not among them."""
+    where = np.full(self.local.shape[0] + 1, -1, np.int64)  # slot -1: padding maps nowhere
+    rows = np.flatnonzero(from_nodes >= 0)
+    where[from_nodes[rows]] = rows
+    source = where[self.game_nodes]
+    out = np.zeros((source.size, *per_game_node.shape[1:]), per_game_node.dtype)
+    out[source >= 0] = per_game_node[source[source >= 0]]
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PlacedSummary:
+  """A re-solving summary (:class:`sog.search.resolving.Summary`) over the nodes of the tables it was
+  made in, with the game node of each of those nodes (-1 at padding): what a player keeps between
+  searches that run in different subgames' tables."""
+
+  summary: resolving.Summary
+  game_nodes: np.ndarray
+
+  def closest_known(self, tree: tree_lib.PublicTree, node: int) -> int:
+    """s_prev for game node ``node``: its deepest ancestor (itself included) in the summary's tree
+    (:func:`sog.search.resolving.closest_known` on the host, in game nodes; -1 if none)."""
+    known = np.zeros(tree.num_nodes + 1, bool)  # slot -1: padding
+    known[self.game_nodes[np.asarray(self.summary.in_tree)]] = True
+    while node >= 0 and not known[node]:
+      node = int(tree.parent[node])
+    return node
+
+  def on(self, subgame: Subgame) -> resolving.Summary:
+    """The summary moved onto ``subgame``'s nodes (nothing known outside the summary's tables)."""
+    return self.summary.replace(**{name: subgame.to_local(np.asarray(getattr(self.summary, name)),
+                                                          self.game_nodes)
+                                   for name in ("in_tree", "ranges", "values")})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Template:
+  """The shared shape of the subgames rooted at one depth (per depth below their roots)."""
+
+  inner: tuple[int, ...]
+  terminal: tuple[int, ...]
+  dummy_kinds: tuple[int, ...]
+  actors: tuple[tuple[int, ...], ...]
+  same_infostates: tuple[bool, ...]
+
+
+class Subgames:
+  """The subgame tables of every non-terminal public state of ``tree`` (built on first use, kept).
+
+  Args:
+    tree: a game's whole public tree.
+    frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a search
+      there); a subgame's capacity is this bound or its number of non-terminal nodes, if smaller.
+  """
+
+  def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int):
+    self.tree = tree
+    self.frontier_bound = frontier_bound
+    self._utility_scale = tables_lib.utility_scale(tree)
+    self._templates = _templates(tree)
+    self._built: dict[int, Subgame] = {}
+
+  def initial_summary(self, root_ranges) -> PlacedSummary:
+    """The summary before a game's first search (its root and ``root_ranges`` [2, S])."""
+    whole = self(0)
+    return PlacedSummary(jax.device_get(resolving.initial_summary(whole.tables, root_ranges)),
+                         whole.game_nodes)
+
+  def resolving_subgame(self, placed: PlacedSummary, node: int) -> tuple[Subgame, resolving.Summary]:
+    """Where the re-solve at game node ``node`` from ``placed`` runs: the subgame of its s_prev, and
+    the summary moved there (:func:`sog.search.resolving.plan` takes both, with ``local[node]``)."""
+    s_prev = placed.closest_known(self.tree, node)
+    if s_prev < 0:
+      raise ValueError(f"node {node} is not below any public state of the summary's tree")
+    subgame = self(s_prev)
+    return subgame, placed.on(subgame)
+
+  def __call__(self, node: int) -> Subgame:
+    """The subgame below game node ``node``."""
+    node = int(node)
+    if not 0 <= node < self.tree.num_nodes or self.tree.kind[node] == rules_lib.TERMINAL:
+      raise ValueError(f"a subgame's root must be a non-terminal node of {self.tree.name}, got {node}")
+    if node not in self._built:
+      self._built[node] = self._build(node)
+    return self._built[node]
+
+  def _build(self, node: int) -> Subgame:
+    depth = int(self.tree.depth[node])
+    template = self._templates[depth]
+    sub = self.tree.subtree(node).padded(template.inner, template.terminal, template.dummy_kinds)
+    tables = tables_lib.make_tables(sub)
+    levels = tuple(level.replace(actors=actors, same_infostates=same, inner_terminals=False)
+                   for level, actors, same in zip(tables.levels, template.actors,
+                                                  template.same_infostates))
+    tables = tables.replace(levels=levels, utility_scale=jnp.asarray(
+        self._utility_scale, tables.utility_scale.dtype))
+    local = np.full(self.tree.num_nodes, -1, np.int32)
+    real = sub.game_node >= 0
+    local[sub.game_node[real]] = np.flatnonzero(real)
+    capacity = max(1, min(self.frontier_bound, sum(template.inner) - 1))
+    return Subgame(root=node, depth=depth, tables=tables, local=local, capacity=capacity)
+
+
+def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:
+  """Per depth of ``tree``, the shared shape of the subgames rooted at its non-terminal nodes."""
+  depths = tree.num_levels
+  ancestors = tables_lib.ancestors(tree)
+  terminal = tree.kind == rules_lib.TERMINAL
+  S = tree.max_infostates
+  same = ((tree.up_infostate == np.arange(S)) | (tree.up_weight == 0)).reshape(
+      tree.num_nodes, -1).all(-1)
+  # Per (subgame root, depth below it): inner and terminal nodes, kinds present, any changing infostate.
+  counts = np.zeros((tree.num_nodes, depths, 2), np.int64)
+  kinds = np.zeros((tree.num_nodes, depths, 4), bool)
+  changes = np.zeros((tree.num_nodes, depths), bool)
+  for d in range(depths):
+    below = np.flatnonzero(ancestors[:, d] >= 0)
+    roots, relative = ancestors[below, d], tree.depth[below] - d
+    np.add.at(counts, (roots, relative, terminal[below].astype(np.int64)), 1)
+    kinds[roots, relative, tree.kind[below]] = True
+    changes[roots[~same[below]], relative[~same[below]]] = True
+  templates = {}
+  for d in range(depths):
+    at_depth = np.flatnonzero((tree.depth == d) & ~terminal)
+    if not at_depth.size:
+      continue
+    size = counts[at_depth].max(0)                    # [depths, 2]
+    levels = int(np.flatnonzero(size.sum(-1))[-1]) + 1
+    present = kinds[at_depth].any(0)[:levels]          # [levels, 4]
+    dummy = [next((k for k in (0, 1, rules_lib.CHANCE) if row[k]), rules_lib.CHANCE)
+             for row in present]
+    templates[d] = _Template(
+        inner=tuple(int(x) for x in size[:levels, 0]),
+        terminal=tuple(int(x) for x in size[:levels, 1]),
+        dummy_kinds=tuple(dummy),
+        actors=tuple(tuple(p for p in (0, 1) if row[p]) for row in present),
+        same_infostates=tuple(bool(x) for x in ~changes[at_depth].any(0)[:levels]))
+  return templates
