@@ -154,8 +154,8 @@ def test_query_solver_answers_as_whole_game_searches_do():
   tree = game.tree
   search_config = gtcfr.GTCFRConfig(simulations=10, query_samples=4)
   config = config_lib.SelfPlayConfig(solver_batch=5, q_recursive=1.0)
-  solver = query_solver.QuerySolver(game, leaf_models.zero_leaf_model(), search_config, config,
-                                    chunk=2)
+  solver = query_solver.QuerySolver(gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), search_config),
+                                    config, chunk=2)
   inner = np.flatnonzero(tree.kind < 3)
   nodes = np.array([inner[0], *[inner[tree.depth[inner] == d][0] for d in (3, 3, 5, 6)]], np.int32)
   ranges = (tree.root_ranges * tree.valid[nodes]).astype(np.float32)

@@ -29,10 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.search import gtcfr
-from sog.search import leaf_models
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
@@ -89,16 +87,16 @@ def outcome(tree, node: int, world: np.ndarray) -> np.ndarray:
 
 
 class Actors:
-  """G self-play games of the SoG agent with a CVPN (or any leaf model taking the same params).
+  """G self-play games of the SoG agent, searching with ``searcher`` (its leaf model a CVPN, or any
+  leaf model taking the same params).
 
   ``play(params, key, rng)`` makes one move in every game and returns the examples of the games that
   ended and the queries handed to the solver.
   """
 
-  def __init__(self, game: registry.Game, leaf_model: leaf_models.LeafModel,
-               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig, chunk: int = 1):
-    self.tree, self.config, self.chunk = game.tree, config, chunk
-    self.searcher = gtcfr.GTCFR(game, leaf_model, search_config)
+  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1):
+    self.tree, self.config, self.chunk = searcher.tree, config, chunk
+    self.searcher = searcher
     self.tables = self.searcher.tables  # the game's: the world steps in them
     self.root_ranges = self.searcher.root_ranges(None)
     self._initial = self.searcher.subgames.initial_summary(self.root_ranges)

@@ -14,6 +14,7 @@ counters and the random generators' states. Games in progress and queries being 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import shutil
@@ -54,9 +55,10 @@ class SelfPlay:
     self.leaf_model = leaf_lib.cvpn_leaf_model(self.network, params)
     self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
                                        selfplay.batch_size, selfplay.publish_every)
-    self.actors = actor_lib.Actors(self.game, self.leaf_model, experiment.actor, selfplay,
+    self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
+    self.actors = actor_lib.Actors(self._searcher(experiment.actor), selfplay,
                                    selfplay.search_chunk)
-    self.solver = query_solver.QuerySolver(self.game, self.leaf_model, experiment.solver, selfplay,
+    self.solver = query_solver.QuerySolver(self._searcher(experiment.solver), selfplay,
                                            selfplay.search_chunk)
     self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
                                        tree.num_actions, selfplay.max_updates)
@@ -64,7 +66,6 @@ class SelfPlay:
     self.rng = np.random.default_rng(experiment.seed)
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
-    self._evaluators: dict[str, gtcfr.GTCFR] = {}
     self.actors.restart(self._round_key(_DEALING))
 
   @property
@@ -108,6 +109,12 @@ class SelfPlay:
       self.queries.push(queries)
       self.counters["queries_added"] += queries.size
 
+  def _searcher(self, config: gtcfr.GTCFRConfig) -> gtcfr.GTCFR:
+    """One searcher (and so one set of compiled searches) per search config, shared by the roles."""
+    if config not in self._searchers:
+      self._searchers[config] = gtcfr.GTCFR(self.game, self.leaf_model, config)
+    return self._searchers[config]
+
   def stats(self) -> dict[str, float]:
     """Counters, buffer fill and the train step."""
     return {"step": self.step, **{k: self.counters[k] for k in COUNTERS},
@@ -125,11 +132,9 @@ class SelfPlay:
                                                  alpha=self.experiment.selfplay.alpha)
     out = {}
     for (sims, c), name in zip(evaluation.settings, evaluation.names):
-      if name not in self._evaluators:
-        config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=c,
-                                   prior_temperature=self.experiment.actor.prior_temperature)
-        self._evaluators[name] = gtcfr.GTCFR(self.game, self.leaf_model, config)
-      result = composed.compose(self._evaluators[name], range(seeds), resolving_config,
+      config = dataclasses.replace(self.experiment.actor, simulations=sims,
+                                   simulations_per_phase=c)  # the actors' compiled search if s, c match
+      result = composed.compose(self._searcher(config), range(seeds), resolving_config,
                                 evaluation.batch_size, params=self.learner.state.params)
       out[name] = {**result.summary(), "seconds": result.seconds}
     return out

@@ -17,25 +17,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import registry
 from sog.search import gtcfr
-from sog.search import leaf_models
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
 
 class QuerySolver:
-  """Answers batches of up to ``config.solver_batch`` queries.
+  """Answers batches of up to ``config.solver_batch`` queries with ``searcher``'s searches.
 
   Each search runs on the compact tables of its query's subgame (:mod:`sog.search.subgames`): the
   queries of a batch are grouped by their depth (one tables shape and one compilation per depth) and
   each group runs as vmapped chunks of ``chunk`` searches (padded by repeating a query).
   """
 
-  def __init__(self, game: registry.Game, leaf_model: leaf_models.LeafModel,
-               search_config: gtcfr.GTCFRConfig, config: config_lib.SelfPlayConfig, chunk: int = 1):
-    self.tree, self.config, self.chunk = game.tree, config, chunk
-    self.searcher = gtcfr.GTCFR(game, leaf_model, search_config)
+  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1):
+    self.tree, self.config, self.chunk = searcher.tree, config, chunk
+    self.searcher = searcher
     self._starts = jax.jit(jax.vmap(functools.partial(gtcfr.root_start, node=0)))
 
   def solve(self, params, queries: buffers.Queries, key: chex.PRNGKey,
