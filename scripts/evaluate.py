@@ -39,7 +39,7 @@ _ALPHA = flags.DEFINE_float("alpha", 0.5, "Weight of the gadget's opponent range
 _ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 50,
                                           "CFR+ iterations of each exact-oracle call.", lower_bound=1)
 _UPDATES = flags.DEFINE_enum("updates", "simultaneous", cfr.UPDATES, "GT-CFR's CFR+ updates.")
-_BATCH = flags.DEFINE_integer("batch_size", 8, "Searches per vmapped batch (one breadth-first "
+_BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
 

@@ -2,8 +2,9 @@
 
 The agent holds, across one game, the summary of its last search (:mod:`sog.search.resolving`). At each
 of its decisions it plans a re-solving start from that summary (the game's root beliefs at its first
-decision), runs one GT-CFR search, keeps the new summary, and plays from the re-solved average policy
-at its infostate. It searches only at its own decisions: the public states between two of them (the
+decision), runs one GT-CFR search in the compact tables of s_prev's subgame
+(:class:`sog.search.Subgames`), keeps the new summary, and plays from the re-solved average policy at
+its infostate. It searches only at its own decisions: the public states between two of them (the
 opponent's moves, chance) lie on the branch from s_prev down to the current state, where the search
 re-solves them too.
 """
@@ -14,6 +15,7 @@ import functools
 
 import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from sog.eval import policy as policy_lib
@@ -22,13 +24,15 @@ from sog.games import rules as rules_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolving
+from sog.search import subgames as subgames_lib
+from sog.search import tables as tables_lib
 
 
 class SoGAgent:
   """One player of a game, playing by continual re-solving with GT-CFR.
 
   Args:
-    game: a loaded game (the agent's searches run on its whole public tree's tables).
+    game: a loaded game (each search runs on the tables of its re-solving root's subgame).
     leaf_model: how the searches value frontier leaves (the exact oracle, a CVPN, zeros).
     config: SoG(s, c) and the search's constants.
     resolving_config: safe (gadget, alpha) or unsafe re-solving.
@@ -40,16 +44,15 @@ class SoGAgent:
     self.game = game
     self.searcher = gtcfr.GTCFR(game, leaf_model, config)
     self.resolving_config = resolving_config
-    self._plan = jax.jit(functools.partial(resolving.plan, config=resolving_config))
-    self._ancestors = np.asarray(self.searcher.tables.ancestors)
+    self._plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
+    self._ancestors = tables_lib.ancestors(game.tree)
+    self._initial = self.searcher.subgames.initial_summary(self.searcher.root_ranges(None))
     self.reset()
 
   def reset(self) -> None:
     """Forgets the game so far: the next decision solves from the game's root beliefs."""
-    tables = self.searcher.tables
-    self.summary = resolving.initial_summary(tables, self.searcher.root_ranges(None))
+    self.summary: subgames_lib.PlacedSummary = self._initial
     self.last_decision: int | None = None
-    self.last_result: gtcfr.SearchResult | None = None
 
   def act(self, node: int, infostate: int, rng: chex.PRNGKey) -> tuple[int, np.ndarray]:
     """Re-solves at public state ``node`` and samples an action for the agent's ``infostate``.
@@ -73,11 +76,19 @@ class SoGAgent:
         raise ValueError(f"node {node} does not follow the agent's last decision (node "
                          f"{self.last_decision}): call reset() before a new game")
     search_rng, action_rng = jax.random.split(rng)
-    start = self._plan(self.searcher.tables, self.summary, node)
-    result = self.searcher.search_from(search_rng, start)
-    self.summary = resolving.summarise(result)
-    self.last_decision, self.last_result = node, result
-    policy = policy_lib.normalised(np.asarray(result.root_policy[infostate]),
+    subgame, summary = self.searcher.subgames.resolving_subgame(self.summary, node)
+    batched = jax.tree.map(lambda x: np.asarray(x)[None], summary)
+
+    def starts(tables, jobs):
+      del jobs  # the one job
+      return self._plan(tables, batched, jnp.array([subgame.local[node]]))
+
+    [(_, results)] = self.searcher.search_grouped([subgame], starts, search_rng[None], chunk=1)
+    result = jax.device_get(jax.tree.map(lambda x: x[0], results))
+    self.summary = subgames_lib.PlacedSummary(jax.device_get(resolving.summarise(result)),
+                                              subgame.game_nodes)
+    self.last_decision = node
+    policy = policy_lib.normalised(np.asarray(result.root_policy[infostate], np.float64),
                                    tree.legal[node, infostate])
     action = int(jax.random.choice(action_rng, policy.shape[0], p=jax.numpy.asarray(policy)))
     return action, policy
