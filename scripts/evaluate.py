@@ -17,6 +17,7 @@ import time
 
 from absl import app
 from absl import flags
+from absl import logging
 import jax
 
 import sog.games
@@ -54,6 +55,7 @@ def _leaf_model(game: sog.games.Game) -> leaf_models.LeafModel:
 
 def main(argv):
   del argv
+  logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   if _UNSAFE.value and flags.FLAGS["safe"].present and _SAFE.value:
     raise ValueError("--safe and --unsafe contradict each other; give one")
   safe = _SAFE.value and not _UNSAFE.value
