@@ -382,8 +382,9 @@ def _update_gadget(tables, state: SearchState, values, players, weight) -> gadge
   return jax.tree.map(lambda new, old: jnp.where(applies, new, old), updated, state.gadget)
 
 
-def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig, capacity: int | tuple[int, ...],
-                    players: tuple[int, ...], weight: chex.Array) -> SearchState:
+def _update_players(tables, apply, params, state: SearchState, config: GTCFRConfig,
+                    capacity: int | tuple[int, ...], players: tuple[int, ...],
+                    weight: chex.Array) -> SearchState:
   """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
   regrets and average policies (and the gadget's, for the opponent), and the statistics PUCT reads
   from it."""

@@ -4,8 +4,9 @@ process, round by round, with their buffers, and a checkpoint of all of it.
 A round is: every actor game makes one move (one vmapped batch of re-solving searches), their finished
 games' examples go to the replay buffer and their handed-on queries to the query buffer; the solver
 answers the ``solver_batch`` oldest queries once that many wait (one vmapped batch of searches),
-adding examples and recursive queries; the trainer takes ``train_steps_per_round`` steps. On 2 CPU cores the roles share
-the cores through XLA's own threads rather than fight over them as Python threads.
+adding examples and recursive queries; the trainer takes ``train_steps_per_round`` steps. On 2 CPU
+cores the roles share the cores through XLA's own threads rather than fight over them as Python
+threads.
 
 A checkpoint (:meth:`SelfPlay.save`) is a ``sog.nets`` checkpoint directory (parameters, optimiser
 state, step; ``scripts/evaluate.py --leaf=DIR`` reads it) with, beside it, both buffers' contents, the
