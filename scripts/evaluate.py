@@ -3,13 +3,16 @@
   python scripts/evaluate.py --game=leduc_poker --leaf=oracle --sims=100 --seeds=3
   python scripts/evaluate.py --game=kuhn_poker --sims=10,100,1000 --seeds=10 --plot=out/kuhn.png
   python scripts/evaluate.py --game=sequential_rps --sims=300 --updates=alternating --unsafe
+  python scripts/evaluate.py --game="scotland_yard(map=glasses)" --oracle_iterations=2 \
+      --oracle_warm_start --sims=100,1000
 
 For each seed, the agent re-solves at every public state where a player acts, breadth-first, each
 search continuing from the searching player's last search above it (``sog.eval.compose``); the
 composed policy's exact exploitability is reported as min / mean / max over the seeds. The leaf model
 is the exact oracle (``--leaf=oracle``, a CFR+ solve of every frontier leaf's subgame per iteration,
-bounded by --oracle_iterations), zeros, or a CVPN checkpoint directory. Prints a table and ends with one
-JSON line (the first --sims value's keys at the top level, every value under "results").
+bounded by --oracle_iterations; with --oracle_warm_start each call continues the previous one's solve),
+zeros, or a CVPN checkpoint directory. Prints a table and ends with one JSON line (the first --sims
+value's keys at the top level, every value under "results").
 """
 
 import json
@@ -34,11 +37,16 @@ _LEAF = flags.DEFINE_string("leaf", "oracle", "oracle | zeros | a CVPN checkpoin
 _SIMS = flags.DEFINE_list("sims", ["100"], "Values of s (simulations per search).")
 _C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per s.", lower_bound=1)
+_FIRST_SEED = flags.DEFINE_integer("first_seed", 0, "Seeds run are first_seed, first_seed + 1, ... "
+                                   "(to split a long evaluation over runs).", lower_bound=0)
 _SAFE = flags.DEFINE_bool("safe", True, "Safe re-solving (the gadget); --nosafe or --unsafe: unsafe.")
 _UNSAFE = flags.DEFINE_bool("unsafe", False, "Unsafe re-solving (same as --nosafe).")
 _ALPHA = flags.DEFINE_float("alpha", 0.5, "Weight of the gadget's opponent range in the mix.")
 _ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 50,
                                           "CFR+ iterations of each exact-oracle call.", lower_bound=1)
+_ORACLE_WARM_START = flags.DEFINE_bool(
+    "oracle_warm_start", False, "Each exact-oracle call continues the search's previous call's "
+    "CFR+ run (so t calls have solved below the frontier for t * oracle_iterations iterations).")
 _UPDATES = flags.DEFINE_enum("updates", "simultaneous", cfr.UPDATES, "GT-CFR's CFR+ updates.")
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
@@ -47,7 +55,8 @@ _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a P
 
 def _leaf_model(game: sog.games.Game) -> leaf_models.LeafModel:
   if _LEAF.value == "oracle":
-    return leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value)
+    return leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value,
+                                        warm_start=_ORACLE_WARM_START.value)
   if _LEAF.value == "zeros":
     return leaf_models.zero_leaf_model()
   return checkpoint.restore_leaf_model(_LEAF.value, game.name)
@@ -65,7 +74,8 @@ def main(argv):
   sims_values = [int(x) for x in _SIMS.value]
   print(f"{game.name}: SoG(s, {_C.value:g}) agent, {'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'}"
         f" re-solving, leaf={_LEAF.value}"
-        + (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call)" if _LEAF.value == "oracle" else "")
+        + (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call"
+           f"{', warm-started' if _ORACLE_WARM_START.value else ''})" if _LEAF.value == "oracle" else "")
         + f", {_UPDATES.value} updates, {_SEEDS.value} seeds")
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
   rows = []
@@ -82,14 +92,16 @@ def main(argv):
         print(f"  s={sims}: {done}/{total} searches, {rate:.2f}/s, ETA {(total - done) / rate:.0f} s",
               flush=True)
 
-    result = composed.compose(searcher, range(_SEEDS.value), resolving_config, _BATCH.value,
-                              progress)
+    seeds = range(_FIRST_SEED.value, _FIRST_SEED.value + _SEEDS.value)
+    result = composed.compose(searcher, seeds, resolving_config, _BATCH.value, progress)
     stats = result.summary()
     rows.append({"game": game.name, "sims": sims, "c": _C.value, "seeds": _SEEDS.value,
                  "safe": safe, "exploitability": stats, "seconds": result.seconds,
                  "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
                  "updates": _UPDATES.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
-                 "per_seed": result.exploitability.tolist(), "device": jax.devices()[0].platform})
+                 "oracle_warm_start": _ORACLE_WARM_START.value,
+                 "first_seed": _FIRST_SEED.value, "per_seed": result.exploitability.tolist(),
+                 "device": jax.devices()[0].platform})
     print(f"{sims:>6} {stats['min']:>10.4g} {stats['mean']:>10.4g} {stats['max']:>10.4g} "
           f"{result.searches:>9} {result.seconds:>9.1f}")
   if _PLOT.value:

@@ -25,7 +25,7 @@ def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
   game = load("leduc_poker")
   config = gtcfr.GTCFRConfig(simulations=40)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply = searcher.leaf_model.apply
+  apply = leaf_models.stateful_apply(searcher.leaf_model)
 
   @jax.jit
   def grown_search(tables, ranges):
@@ -54,22 +54,47 @@ def _mean_exploitability(searcher: gtcfr.GTCFR, seeds: int, ranges, method: str)
   return float(np.mean(values))
 
 
-def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng):
+@pytest.mark.parametrize("oracle", [leaf_models.exact_leaf_model(100),
+                                    leaf_models.exact_leaf_model(2, warm_start=True)],
+                         ids=["cold_100", "warm_2"])
+def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng, oracle):
   """Theorem 1 on a subgame with a chance node (the scripts run it from the game's root): with an
   exact oracle, exploitability falls as s grows, by both completions, to CFR+'s level once the tree
-  holds the whole subgame."""
+  holds the whole subgame. The same holds for the warm-started oracle at 2 iterations a call."""
   game = load("leduc_poker")
   subtree = game.tree.subtree(game.tree.node_of_path((1, 1)))  # check, check: the board card next
   ranges = game.tree.root_ranges * rng.uniform(0.3, 1.0, game.tree.root_ranges.shape)
   curves = {"resolve": [], "average": []}
   for simulations in (10, 100, 1000):
-    searcher = gtcfr.GTCFR(subtree, leaf_models.exact_leaf_model(100),
-                           gtcfr.GTCFRConfig(simulations=simulations))
+    searcher = gtcfr.GTCFR(subtree, oracle, gtcfr.GTCFRConfig(simulations=simulations))
     for method, curve in curves.items():
       curve.append(_mean_exploitability(searcher, 2, ranges, method))
   for curve in curves.values():
     assert curve[0] > curve[1] > curve[2], curves
     assert curve[2] < 5e-3, curves
+
+
+def test_warm_oracle_calls_continue_one_solve(rng):
+  """Four warm-started oracle calls of 5 iterations at fixed ranges are one cold 20-iteration solve:
+  the same values and realisation weights, and a state that counts the 20 iterations."""
+  game = load("leduc_poker")
+  tables = gtcfr.GTCFR(game, leaf_models.zero_leaf_model()).tables
+  tree = game.tree
+  nodes = jnp.asarray(np.flatnonzero(tree.parent == tree.node_of_path((1, 1)))[:3], jnp.int32)
+  ranges = jnp.asarray(tree.root_ranges * rng.uniform(0.3, 1.0, (3, *tree.root_ranges.shape)),
+                       jnp.float32)
+  mask = jnp.array([True, True, False])
+  warm = leaf_models.exact_leaf_model(5, warm_start=True)
+  state = warm.init_state(tables)
+  for _ in range(4):
+    out = warm.apply(None, tables, nodes, ranges, mask, state)
+    state = out.state
+  cold = leaf_models.exact_leaf_model(20).apply(None, tables, nodes, ranges, mask)
+  assert int(state.iteration) == 20
+  assert cold.state == ()
+  np.testing.assert_allclose(np.asarray(out.values)[:2], np.asarray(cold.values)[:2], atol=1e-6)
+  np.testing.assert_allclose(np.asarray(out.policy_sums), np.asarray(cold.policy_sums), atol=1e-6)
+  assert np.abs(np.asarray(cold.values)[:2]).max() > 0.1  # a real solve, not zeros
 
 
 def test_batched_searches_equal_separate_searches():
@@ -186,7 +211,7 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   game = load("scotland_yard(map=glasses_short)")
   config = gtcfr.GTCFRConfig(simulations=40, expansion_k=1)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply, tables = searcher.leaf_model.apply, searcher.tables
+  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
 
   @jax.jit
   def grow(tables, ranges):

@@ -46,6 +46,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import chex
 import jax
@@ -195,6 +196,7 @@ class SearchState:
   action_values: chex.Array   # [M, S, A]: PUCT's Q, the actor's normalised action values
   ranges: chex.Array          # [N, 2, S]: of the latest CFR pass
   leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
+  leaf_state: Any               # a stateful leaf model's state (() for the others)
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
   leaf_calls: chex.Array        # batched leaf-model calls
@@ -276,8 +278,10 @@ def leaf_batch_sizes(capacity: int | tuple[int, ...]) -> tuple[int, ...]:
   return tuple(sorted(size for size in sizes if size <= capacity))
 
 
-def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int, ...]):
-  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call.
+def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int, ...],
+                       leaf_state: Any):
+  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call
+  (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``).
 
   ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
   which the pass takes the smallest that holds the frontier (a ``lax.switch``: only worth it
@@ -295,7 +299,7 @@ def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[in
         nodes = jnp.nonzero(frontier, size=size, fill_value=0)[0].astype(jnp.int32)
         mask = jnp.arange(size) < count
         batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
-        out = apply(params, tables, nodes, batch, mask)
+        out = apply(params, tables, nodes, batch, mask, leaf_state)
         placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
         pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
         out = out._replace(values=pad(out.values), logits=pad(out.logits))
@@ -396,7 +400,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
                                        tables.valid[state.start.root])
   ranges, values, q_values, (nodes, batch, mask, out) = _pass(
       tables, levels, policy, root_ranges, state,
-      _evaluate_frontier(tables, apply, params, frontier, capacity))
+      _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
   solver_state = state.cfr
@@ -416,7 +420,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
           jnp.where(mask[:, None, None], prior, state.prior[positions])),
       action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
                               state.action_values),
-      ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums,
+      ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums, leaf_state=out.state,
       queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
       leaf_evaluations=state.leaf_evaluations + mask.sum(),
       leaf_calls=state.leaf_calls + 1, rng=rng)
@@ -518,9 +522,12 @@ def _grow(tables, state: SearchState, config: GTCFRConfig, k: int | None) -> Sea
 
 
 def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
-         config: GTCFRConfig) -> SearchState:
+         config: GTCFRConfig, leaf_state: Any = ()) -> SearchState:
   """The initial tree (the start's branch, expanded, and all its nodes' children) and the focus's
-  prior (one leaf-model call at its ranges under the uniform policy)."""
+  prior (one leaf-model call at its ranges under the uniform policy, from ``leaf_state``).
+
+  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form
+  (:func:`sog.search.leaf_models.stateful_apply`)."""
   n, num_actions = tables.legal.shape[0], tables.legal.shape[-1]
   legal_inner = tables.to_inner(tables.legal)
   levels = tables.levels
@@ -533,7 +540,7 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
   focus = start.focus[None].astype(jnp.int32)
   first = cfr.evaluate_pass(levels, uniform, jnp.zeros_like(root_ranges), None,
                             _root_entry(tables, start.root, root_ranges))[0]
-  out = apply(params, tables, focus, jnp.concatenate(first)[focus], jnp.ones(1, bool))
+  out = apply(params, tables, focus, jnp.concatenate(first)[focus], jnp.ones(1, bool), leaf_state)
   branch = start.branch
   has_parent = tables.parent >= 0
   return SearchState(
@@ -545,7 +552,7 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
           _prior(tables, focus, out.logits, config.prior_temperature)),
       action_values=jnp.zeros(legal_inner.shape, uniform.dtype),
       ranges=jnp.zeros((n, 2, S), uniform.dtype),
-      leaf_policy_sums=jnp.zeros(legal_inner.shape, uniform.dtype),
+      leaf_policy_sums=jnp.zeros(legal_inner.shape, uniform.dtype), leaf_state=out.state,
       queries=QuerySample(nodes=jnp.zeros(config.query_samples, jnp.int32),
                           ranges=jnp.zeros((config.query_samples, 2, S), uniform.dtype),
                           keys=jnp.full(config.query_samples, jnp.inf, uniform.dtype)),
@@ -577,7 +584,7 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
                                          tables.valid[start.root])
   ranges, values, _, (_, _, mask, _) = _pass(
       tables, levels, average, root_ranges, state,
-      _evaluate_frontier(tables, apply, params, frontier, capacity))
+      _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
   values = jnp.concatenate(values)
   return SearchResult(
       root_policy=average[tables.inner_position[start.focus]], root_values=values[start.focus],
@@ -589,9 +596,10 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
 
 
 def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
-           config: GTCFRConfig, capacity: int | tuple[int, ...], k: int | None) -> SearchResult:
+           config: GTCFRConfig, capacity: int | tuple[int, ...], k: int | None,
+           leaf_state: Any = ()) -> SearchResult:
   """One GT-CFR search from ``start``: init, run, finish."""
-  state = init(tables, apply, params, rng, start, config)
+  state = init(tables, apply, params, rng, start, config, leaf_state)
   state = run(tables, apply, params, state, config, capacity, k)
   return finish(tables, apply, params, state, capacity)
 
@@ -714,9 +722,12 @@ class GTCFR:
 
   def _search_fn(self, capacity: int | tuple[int, ...]):
     """search(tables, params, rng, start) with this searcher's leaf model, config and k."""
-    one = functools.partial(search, apply=self.leaf_model.apply, config=self.config,
+    model = self.leaf_model
+    one = functools.partial(search, apply=leaf_models.stateful_apply(model), config=self.config,
                             capacity=capacity, k=self.k)
-    return lambda tables, params, rng, start: one(tables, params=params, rng=rng, start=start)
+    return lambda tables, params, rng, start: one(
+        tables, params=params, rng=rng, start=start,
+        leaf_state=leaf_models.initial_state(model, tables))
 
   def completed_policy(self, result: SearchResult, iterations: int = 1000,
                        method: str = "resolve", tremble: float = 1e-3) -> np.ndarray:
