@@ -15,7 +15,6 @@ s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame c
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Callable, Sequence
 
@@ -28,6 +27,7 @@ from sog.eval import policy as policy_lib
 from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import gtcfr
+from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 
@@ -92,46 +92,32 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   previous = previous_decisions(tree)
   needed = np.zeros(tree.num_nodes, bool)
   needed[previous[previous >= 0]] = True
-  plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
-  subgames = searcher.subgames
-  initial = subgames.initial_summary(searcher.root_ranges(None))
+  resolver = resolver_lib.Resolver(searcher, resolving_config)
+  initial = resolver.initial_summary()
   kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
   policies = np.broadcast_to(policy_lib.uniform_policy(tree), (len(seeds), *tree.legal.shape)).copy()
   decisions = np.flatnonzero(tree.kind < rules_lib.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   for depth in range(tree.num_levels):
-    jobs = []  # (seed index, node, its subgame, the summary there)
-    for n in decisions[tree.depth[decisions] == depth]:
-      for k in range(len(seeds)):
-        earlier = kept[(k, int(previous[n]))] if previous[n] >= 0 else initial
-        jobs.append((k, int(n), *subgames.resolving_subgame(earlier, int(n))))
+    jobs = [(k, int(n)) for n in decisions[tree.depth[decisions] == depth]
+            for k in range(len(seeds))]  # (seed index, node)
     if not jobs:
       continue
-    local = np.array([subgame.local[n] for (_, n, subgame, _) in jobs], np.int32)
-
-    def starts(tables, chunk):
-      summaries = _stack([jobs[j][3] for j in chunk])
-      return plan(tables, summaries, jnp.asarray(local[chunk]))  # noqa: B023
-
-    rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n, _, _ in jobs])
-    for chunk, results in searcher.search_grouped([job[2] for job in jobs], starts, rngs,
-                                                  batch_size, params):
-      root_policy = np.asarray(results.root_policy, np.float64)
-      summaries = (jax.device_get(jax.vmap(resolving.summarise)(results))
-                   if any(needed[jobs[j][1]] for j in chunk) else None)
-      for row, j in enumerate(chunk):
-        k, n, subgame, _ = jobs[j]
+    requests = [(kept[(k, int(previous[n]))] if previous[n] >= 0 else initial, n) for k, n in jobs]
+    rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in jobs])
+    for resolved in resolver.resolve(requests, rngs, batch_size, params):
+      root_policy = np.asarray(resolved.results.root_policy, np.float64)
+      summaries = (resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs)
+                   else None)
+      for row, j in enumerate(resolved.jobs):
+        k, n = jobs[j]
         policies[k, n] = policy_lib.normalised(root_policy[row], tree.legal[n])
         if needed[n]:
-          kept[(k, n)] = subgames_lib.PlacedSummary(jax.tree.map(lambda x: x[row], summaries),  # noqa: B023
-                                                    subgame.game_nodes)
-      done += len(chunk)
+          kept[(k, n)] = summaries[row]
+      done += len(resolved.jobs)
       if progress is not None:
         progress(done, total)
   exploitability = np.array([best_response.evaluate(tree, p).exploitability for p in policies])
   return Composition(seeds=seeds, exploitability=exploitability, policies=policies,
                      searches=total, seconds=time.perf_counter() - started)
 
-
-def _stack(pytrees):
-  return jax.tree.map(lambda *xs: np.stack(xs), *pytrees)

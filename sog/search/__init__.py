@@ -13,6 +13,8 @@ from sog.search.leaf_models import LeafModel
 from sog.search.leaf_models import LeafOutput
 from sog.search.leaf_models import exact_leaf_model
 from sog.search.leaf_models import zero_leaf_model
+from sog.search.resolver import Resolved
+from sog.search.resolver import Resolver
 from sog.search.resolving import ResolvingConfig
 from sog.search.resolving import Summary
 from sog.search.solver import SolveResult
@@ -22,13 +24,14 @@ from sog.search.solver import solve
 from sog.search.solver import solve_subgame
 from sog.search.solver import stack_levels
 from sog.search.solver import subgame_tree
+from sog.search.subgames import PlacedSummary
 from sog.search.subgames import Subgame
 from sog.search.subgames import Subgames
 from sog.search.tables import SearchTables
 from sog.search.tables import make_tables
 
-__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "ResolvingConfig",
-           "SearchResult", "SearchTables", "SoGAgent", "SoGBot", "SolveResult", "Solver", "Start",
-           "Subgame", "Subgames", "Summary", "exact_leaf_model", "exact_leaf_oracle",
-           "make_tables", "regret_matching", "solve", "solve_subgame", "stack_levels", "subgame_tree",
-           "zero_leaf_model"]
+__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "PlacedSummary",
+           "Resolved", "Resolver", "ResolvingConfig", "SearchResult", "SearchTables", "SoGAgent",
+           "SoGBot", "SolveResult", "Solver", "Start", "Subgame", "Subgames", "Summary",
+           "exact_leaf_model", "exact_leaf_oracle", "make_tables", "regret_matching", "solve",
+           "solve_subgame", "stack_levels", "subgame_tree", "zero_leaf_model"]

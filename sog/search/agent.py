@@ -11,11 +11,8 @@ re-solves them too.
 
 from __future__ import annotations
 
-import functools
-
 import chex
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from sog.eval import policy as policy_lib
@@ -23,6 +20,7 @@ from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
@@ -44,9 +42,9 @@ class SoGAgent:
     self.game = game
     self.searcher = gtcfr.GTCFR(game, leaf_model, config)
     self.resolving_config = resolving_config
-    self._plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
+    self._resolver = resolver_lib.Resolver(self.searcher, resolving_config)
     self._ancestors = tables_lib.ancestors(game.tree)
-    self._initial = self.searcher.subgames.initial_summary(self.searcher.root_ranges(None))
+    self._initial = self._resolver.initial_summary()
     self.reset()
 
   def reset(self) -> None:
@@ -76,17 +74,9 @@ class SoGAgent:
         raise ValueError(f"node {node} does not follow the agent's last decision (node "
                          f"{self.last_decision}): call reset() before a new game")
     search_rng, action_rng = jax.random.split(rng)
-    subgame, summary = self.searcher.subgames.resolving_subgame(self.summary, node)
-    batched = jax.tree.map(lambda x: np.asarray(x)[None], summary)
-
-    def starts(tables, jobs):
-      del jobs  # the one job
-      return self._plan(tables, batched, jnp.array([subgame.local[node]]))
-
-    [(_, results)] = self.searcher.search_grouped([subgame], starts, search_rng[None], chunk=1)
-    result = jax.device_get(jax.tree.map(lambda x: x[0], results))
-    self.summary = subgames_lib.PlacedSummary(jax.device_get(resolving.summarise(result)),
-                                              subgame.game_nodes)
+    [resolved] = self._resolver.resolve([(self.summary, node)], search_rng[None])
+    result = jax.device_get(jax.tree.map(lambda x: x[0], resolved.results))
+    [self.summary] = resolved.summaries()
     self.last_decision = node
     policy = policy_lib.normalised(np.asarray(result.root_policy[infostate], np.float64),
                                    tree.legal[node, infostate])

@@ -22,7 +22,6 @@ Games in progress are not checkpointed: a resumed run starts new games.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import chex
 import jax
@@ -31,6 +30,7 @@ import numpy as np
 
 from sog.games import rules as rules_lib
 from sog.search import gtcfr
+from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
@@ -99,9 +99,9 @@ class Actors:
     self.searcher = searcher
     self.tables = self.searcher.tables  # the game's: the world steps in them
     self.root_ranges = self.searcher.root_ranges(None)
-    self._initial = self.searcher.subgames.initial_summary(self.root_ranges)
-    resolving_config = resolving.ResolvingConfig(safe=config.safe, alpha=config.alpha)
-    self._plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=resolving_config)))
+    self._resolver = resolver_lib.Resolver(
+        searcher, resolving.ResolvingConfig(safe=config.safe, alpha=config.alpha))
+    self._initial = self._resolver.initial_summary()
     self._deal = jax.jit(deal)
     self._advance = jax.jit(advance)
     self.restart(jax.random.PRNGKey(0))
@@ -147,28 +147,18 @@ class Actors:
     """Every game's re-solving search, grouped by the depth of its subgame: per game, the beliefs at
     the searched state [2, S], the policy [S, A], the query sample (game nodes, ranges, keys) and
     the new summary."""
-    where = [self.searcher.subgames.resolving_subgame(game.summaries[int(self.tree.kind[game.node])],
-                                                      game.node) for game in self.games]
-    local = np.array([subgame.local[game.node] for (subgame, _), game in zip(where, self.games)],
-                     np.int32)
-
-    def starts(tables, jobs):
-      summaries = jax.tree.map(lambda *xs: np.stack(xs), *[where[g][1] for g in jobs])
-      return self._plan(tables, summaries, jnp.asarray(local[jobs]))
-
+    requests = [(game.summaries[int(self.tree.kind[game.node])], game.node) for game in self.games]
     rngs = jnp.stack([jax.random.fold_in(key, g) for g in range(len(self.games))])
     out: list[tuple | None] = [None] * len(self.games)
-    for jobs, results in self.searcher.search_grouped([subgame for subgame, _ in where], starts,
-                                                      rngs, self.chunk, params):
-      summaries = jax.device_get(jax.vmap(resolving.summarise)(results))
-      results = jax.device_get(results)
+    for resolved in self._resolver.resolve(requests, rngs, self.chunk, params):
+      summaries = resolved.summaries()
+      results = jax.device_get(resolved.results)
       sample = results.queries
-      for row, g in enumerate(jobs):
-        game_nodes = where[g][0].game_nodes
-        out[g] = (results.ranges[row, local[g]], results.root_policy[row],
+      for row, (g, subgame) in enumerate(zip(resolved.jobs, resolved.subgames)):
+        game_nodes = subgame.game_nodes
+        out[g] = (results.ranges[row, resolved.focus[row]], results.root_policy[row],
                   (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
-                  subgames_lib.PlacedSummary(jax.tree.map(lambda x: x[row], summaries),  # noqa: B023
-                                             game_nodes))
+                  summaries[row])
     return out
 
   def _line_examples(self, line: list[dict], utility: np.ndarray,
