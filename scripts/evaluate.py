@@ -72,11 +72,12 @@ def main(argv):
   leaf = _leaf_model(game)
   resolving_config = resolving.ResolvingConfig(safe=safe, alpha=_ALPHA.value)
   sims_values = [int(x) for x in _SIMS.value]
-  print(f"{game.name}: SoG(s, {_C.value:g}) agent, {'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'}"
-        f" re-solving, leaf={_LEAF.value}"
-        + (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call"
-           f"{', warm-started' if _ORACLE_WARM_START.value else ''})" if _LEAF.value == "oracle" else "")
-        + f", {_UPDATES.value} updates, {_SEEDS.value} seeds")
+  oracle = (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call"
+            f"{', warm-started' if _ORACLE_WARM_START.value else ''})")
+  print(f"{game.name}: SoG(s, {_C.value:g}) agent, "
+        f"{'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'} re-solving, leaf={_LEAF.value}"
+        f"{oracle if _LEAF.value == 'oracle' else ''}, {_UPDATES.value} updates, "
+        f"seeds {_FIRST_SEED.value}-{_FIRST_SEED.value + _SEEDS.value - 1}")
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
   rows = []
   for sims in sims_values:

@@ -30,6 +30,8 @@ _C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Searches per s (one vmapped batch).", lower_bound=1)
 _ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 100,
                                           "CFR+ iterations of each exact-oracle solve.", lower_bound=1)
+_ORACLE_WARM_START = flags.DEFINE_bool("oracle_warm_start", False,
+                                       "Each oracle call continues the search's previous call's solve.")
 _EVAL_ITERATIONS = flags.DEFINE_integer("eval_iterations", 1000,
                                         "CFR+ iterations of the re-solves below the frontier.",
                                         lower_bound=1)
@@ -42,9 +44,11 @@ _METHODS = ("resolve", "average")
 def main(argv):
   del argv
   game = sog.games.load(_GAME.value)
-  oracle = leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value)
+  oracle = leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value,
+                                        warm_start=_ORACLE_WARM_START.value)
   print(f"{game.name}: GT-CFR SoG(s, {_C.value:g}), {_UPDATES.value} updates, exact oracle "
-        f"({_ORACLE_ITERATIONS.value} CFR+ iterations per solve), {_SEEDS.value} seeds")
+        f"({_ORACLE_ITERATIONS.value} CFR+ iterations per solve"
+        f"{', warm-started' if _ORACLE_WARM_START.value else ''}), {_SEEDS.value} seeds")
   print(f"{'s':>6} {'nodes':>7} " + " ".join(f"{m + ' min/mean/max':>34}" for m in _METHODS)
         + f" {'s/search':>9}")
   rows = []
@@ -76,6 +80,7 @@ def main(argv):
                        "exploitability of the completed policy", logx=True)
   print(json.dumps({"game": game.name, "c": _C.value, "updates": _UPDATES.value,
                     "seeds": _SEEDS.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
+                    "oracle_warm_start": _ORACLE_WARM_START.value,
                     "results": rows}))
 
 

@@ -3,8 +3,8 @@ and the self-play actors all do at a decision.
 
 A request is a player's :class:`~sog.search.subgames.PlacedSummary` (of its last search) and the game
 node it now decides at. :class:`Resolver` finds each request's s_prev and subgame
-(:meth:`sog.search.Subgames.resolving_subgame`), plans its start there (:func:`sog.search.resolving.plan`,
-vmapped over a chunk) and runs the searches grouped by subgame depth
+(:meth:`sog.search.Subgames.resolving_subgame`), plans its start there
+(:func:`sog.search.resolving.plan`, vmapped over a chunk) and runs the searches grouped by subgame depth
 (:meth:`sog.search.GTCFR.search_grouped`), yielding one :class:`Resolved` chunk at a time.
 """
 

@@ -3,9 +3,9 @@
 It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a GT-CFR
 search from each with the current network (a plain search rooted at the query, in the compact tables
 of the query's subgame), and makes one example per query: its root counterfactual values for both
-players (value targets at every valid infostate) and its root policy for the actor (policy target). Each of the
-searches' own sampled leaf queries goes back to the query buffer with probability q_recursive, so
-values are bootstrapped through ever deeper searches (SoG's recursive queries).
+players (value targets at every valid infostate) and its root policy for the actor (policy target).
+Each of the searches' own sampled leaf queries goes back to the query buffer with probability
+q_recursive, so values are bootstrapped through ever deeper searches (SoG's recursive queries).
 """
 
 from __future__ import annotations
