@@ -118,6 +118,40 @@ def test_batched_searches_equal_separate_searches():
         np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
 
 
+def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete():
+  """A search in a small subgame grows all of it in a few simulations. Its unbatched passes then make
+  no leaf-model call, and it returns what the same search under vmap (a call every pass) returns."""
+  game = load("leduc_poker")
+  network = cvpn_lib.make_network(game.tree)
+  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
+  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params),
+                         gtcfr.GTCFRConfig(simulations=40))
+  tree = game.tree
+  node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < rules.CHANCE))[0])  # 8 nodes below
+  subgame = searcher.subgames(node)
+  start = gtcfr.root_start(subgame.tables, jnp.asarray(tree.root_ranges, jnp.float32))
+  twice = lambda x: np.stack([np.asarray(x)] * 2)  # noqa: E731
+  tables, starts = jax.tree.map(twice, subgame.tables), jax.tree.map(twice, start)
+  rngs = jnp.stack([jax.random.PRNGKey(4)] * 2)
+  one = searcher.search_in_subgames(jax.tree.map(lambda x: x[:1], tables), subgame.capacity,
+                                    rngs[:1], jax.tree.map(lambda x: x[:1], starts))
+  batched = searcher.search_in_subgames(tables, subgame.capacity, rngs, starts)
+  config = searcher.config
+  assert int(batched.leaf_calls[0]) == 2 + config.phases * config.updates_per_phase
+  assert int(one.leaf_calls[0]) < int(batched.leaf_calls[0]) // 2
+  assert int(one.leaf_evaluations[0]) == int(batched.leaf_evaluations[0])
+  for (path, expected), (_, got) in zip(jax.tree_util.tree_flatten_with_path(batched)[0],
+                                        jax.tree_util.tree_flatten_with_path(one)[0]):
+    if jax.tree_util.keystr(path) == ".leaf_calls":
+      continue
+    got, expected = np.asarray(got)[0], np.asarray(expected)[0]
+    if np.issubdtype(expected.dtype, np.floating):  # batched matmuls round differently
+      np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5,
+                                 err_msg=jax.tree_util.keystr(path))
+    else:
+      np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
+
+
 def test_search_result_is_consistent():
   game = load("scotland_yard(map=glasses_short)")
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),

@@ -199,7 +199,7 @@ class SearchState:
   leaf_state: Any               # a stateful leaf model's state (() for the others)
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
-  leaf_calls: chex.Array        # batched leaf-model calls
+  leaf_calls: chex.Array        # leaf-model calls made (none by an unbatched pass with no leaves)
   rng: chex.Array
 
 
@@ -220,7 +220,7 @@ class SearchResult:
       are terminals or frontier leaves).
     ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving keeps).
     queries: a uniform sample of the leaf PBSs queried across the search.
-    leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and batched calls made.
+    leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
   """
 
   root_policy: chex.Array
@@ -284,8 +284,11 @@ def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[in
   (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``).
 
   ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
-  which the pass takes the smallest that holds the frontier (a ``lax.switch``: only worth it
-  outside ``vmap``, where it would run every branch). Outputs are padded to the largest size.
+  which the pass takes the smallest that holds the frontier, and makes no call at all while the
+  frontier is empty (a ``lax.switch``: only worth it outside ``vmap``, where it would run every
+  branch). A deep re-solve grows its whole small subgame in a few simulations, and then its
+  remaining passes would ask the leaf model about nothing. Outputs are padded to the largest size;
+  the hook's extra output is (nodes, ranges, mask, output, whether the model was called).
   """
   sizes = capacity if isinstance(capacity, tuple) else (capacity,)
   full = sizes[-1]
@@ -303,14 +306,20 @@ def _evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[in
         placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
         pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
         out = out._replace(values=pad(out.values), logits=pad(out.logits))
-        return placed, (pad(nodes), pad(batch), pad(mask), out)
+        return placed, (pad(nodes), pad(batch), pad(mask), out, jnp.bool_(True))
       return evaluate
 
-    if len(sizes) == 1:
+    def skip(_):  # what a call with every row masked gives, without the call
+      placed, (nodes, batch, mask, out, _) = jax.tree.map(
+          lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
+      return placed, (nodes, batch, mask, out._replace(state=leaf_state), jnp.bool_(False))
+
+    if not isinstance(capacity, tuple):
       placed, extra = at(full)(None)
     else:
       tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
-      placed, extra = jax.lax.switch(tier, [at(size) for size in sizes], None)
+      placed, extra = jax.lax.switch(jnp.where(count > 0, tier + 1, 0),
+                                     [skip] + [at(size) for size in sizes], None)
     return tables.split(placed), extra
 
   return leaf_values
@@ -398,7 +407,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
   policy = cfr.regret_matching(state.cfr.regrets, available)
   root_ranges = gadget_lib.root_ranges(state.start.gadget, state.gadget, state.start.ranges,
                                        tables.valid[state.start.root])
-  ranges, values, q_values, (nodes, batch, mask, out) = _pass(
+  ranges, values, q_values, (nodes, batch, mask, out, called) = _pass(
       tables, levels, policy, root_ranges, state,
       _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
   interior = tables.to_inner(state.expanded)[:, None, None]
@@ -423,7 +432,7 @@ def _update_players(tables, apply, params, state: SearchState, config: GTCFRConf
       ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums, leaf_state=out.state,
       queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
       leaf_evaluations=state.leaf_evaluations + mask.sum(),
-      leaf_calls=state.leaf_calls + 1, rng=rng)
+      leaf_calls=state.leaf_calls + called, rng=rng)
 
 
 def _select_action(tables, state: SearchState, pending, node, infostate, config, rng):
@@ -582,7 +591,7 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
   start = state.start
   root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges,
                                          tables.valid[start.root])
-  ranges, values, _, (_, _, mask, _) = _pass(
+  ranges, values, _, (_, _, mask, _, called) = _pass(
       tables, levels, average, root_ranges, state,
       _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
   values = jnp.concatenate(values)
@@ -592,7 +601,7 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
       policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
       in_tree=state.active, expanded=state.expanded, ranges=jnp.concatenate(ranges),
       values=values, queries=state.queries,
-      leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + 1)
+      leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + called)
 
 
 def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: Start,
