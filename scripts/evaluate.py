@@ -47,7 +47,8 @@ _ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 50,
 _ORACLE_WARM_START = flags.DEFINE_bool(
     "oracle_warm_start", False, "Each exact-oracle call continues the search's previous call's "
     "CFR+ run (so t calls have solved below the frontier for t * oracle_iterations iterations).")
-_UPDATES = flags.DEFINE_enum("updates", "simultaneous", cfr.UPDATES, "GT-CFR's CFR+ updates.")
+_UPDATES = flags.DEFINE_enum("updates", gtcfr.GTCFRConfig.updates, cfr.UPDATES,
+                              "GT-CFR's CFR+ updates (default: the library's).")
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")

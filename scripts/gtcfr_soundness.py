@@ -35,7 +35,8 @@ _ORACLE_WARM_START = flags.DEFINE_bool("oracle_warm_start", False,
 _EVAL_ITERATIONS = flags.DEFINE_integer("eval_iterations", 1000,
                                         "CFR+ iterations of the re-solves below the frontier.",
                                         lower_bound=1)
-_UPDATES = flags.DEFINE_enum("updates", "simultaneous", cfr.UPDATES, "GT-CFR's CFR+ updates.")
+_UPDATES = flags.DEFINE_enum("updates", gtcfr.GTCFRConfig.updates, cfr.UPDATES,
+                              "GT-CFR's CFR+ updates (default: the library's).")
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
 
 _METHODS = ("resolve", "average")

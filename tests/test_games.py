@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import sog.games
+from sog.eval import policy as policy_lib
 from sog.games import propagation
 from sog.games import rules as rules_lib
 from tests.conftest import ALL_GAMES
@@ -69,6 +70,19 @@ class TestConformance:
     assert game.tree.encoding.shape == (game.tree.num_nodes, game.rules.encoding_size())
     assert np.isfinite(game.tree.encoding).all()
     assert len({row.tobytes() for row in game.tree.encoding}) > 1
+
+  def test_prior_weights_bound_every_range(self, name, rng):
+    """p_i(s) is the chance part of a range: every policy's range is at most p, playing every action
+    (weight 1 each) reaches at least p, and p > 0 exactly where the infostate is possible."""
+    tree = load(name).tree
+    reach = lambda policy: np.concatenate(propagation.reach_down(  # noqa: E731
+        tree.levels, propagation.split_levels(tree, policy), tree.root_ranges, np))
+    random = policy_lib.random_policy(tree, rng)
+    assert (reach(random) <= tree.prior_weight * (1 + 1e-9)).all()
+    assert (reach(np.ones_like(random)) >= tree.prior_weight * (1 - 1e-9)).all()
+    np.testing.assert_array_equal(tree.prior_weight > 0, tree.valid)
+    if all(level.same_infostates for level in tree.levels):  # poker, dice: the deal's marginals
+      np.testing.assert_allclose(tree.prior_weight, tree.root_ranges[None] * tree.valid)
 
   def test_root_ranges_are_prior_marginals(self, name):
     tree = load(name).tree

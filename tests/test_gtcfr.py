@@ -21,9 +21,10 @@ def _grown_everywhere(state: gtcfr.SearchState) -> gtcfr.SearchState:
                        added=jnp.ones_like(state.added))
 
 
-def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
+@pytest.mark.parametrize("updates", ["simultaneous", "alternating"])
+def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   game = load("leduc_poker")
-  config = gtcfr.GTCFRConfig(simulations=40)
+  config = gtcfr.GTCFRConfig(simulations=40, updates=updates)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
   apply = leaf_models.stateful_apply(searcher.leaf_model)
 
@@ -37,7 +38,7 @@ def test_search_on_a_fully_grown_tree_is_simultaneous_cfr_plus():
 
   result = grown_search(searcher.tables, searcher.root_ranges(None))
 
-  reference = solver.Solver(game.tree, "simultaneous")
+  reference = solver.Solver(game.tree, updates)
   ranges = reference.root_ranges(None)
   cfr_state, _ = reference.run(reference.init(), ranges, config.simulations)
   np.testing.assert_array_equal(np.asarray(result.average_policy),

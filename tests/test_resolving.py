@@ -14,11 +14,12 @@ from sog.search import leaf_models
 from sog.search import resolving
 
 
-def _gadget(terminate_values, previous_range, alpha=1.0):
+def _gadget(terminate_values, previous_range, alpha=1.0, prior=None):
+  prior = np.ones(len(previous_range)) if prior is None else prior
   return gadget_lib.Gadget(enabled=jnp.bool_(True), player=jnp.int32(1),
                            terminate_values=jnp.asarray(terminate_values, jnp.float32),
                            previous_range=jnp.asarray(previous_range, jnp.float32),
-                           alpha=jnp.float32(alpha))
+                           prior=jnp.asarray(prior, jnp.float32), alpha=jnp.float32(alpha))
 
 
 def test_gadget_follows_where_the_subgame_pays_more_and_terminates_where_it_pays_less():
@@ -72,6 +73,67 @@ def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to
   np.testing.assert_allclose(first.ranges, tree.root_ranges * tree.valid[0], rtol=1e-6)
   with pytest.raises(ValueError, match="alpha"):
     resolving.ResolvingConfig(alpha=1.5)
+
+
+def _leduc_summary_after_the_board(rng):
+  """A Leduc searcher, a player-1 decision node in the second round (after the board card), and a
+  summary whose tree holds the node's parent chain up to the chance node above it."""
+  game = load("leduc_poker")
+  tree = game.tree
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(20))
+  chance = np.flatnonzero(tree.kind == 2)
+  below_board = np.isin(tree.parent, chance) & (tree.kind == 0)
+  node = int(np.flatnonzero((tree.kind == 1) & np.isin(tree.parent, np.flatnonzero(below_board)))[0])
+  s_prev = int(tree.parent[node])
+  in_tree = np.zeros(tree.num_nodes, bool)
+  in_tree[tree.descendants(0, int(tree.depth[s_prev]))] = True
+  ranges = rng.random((tree.num_nodes, 2, tree.max_infostates)) * tree.prior_weight
+  values = rng.normal(size=ranges.shape)
+  summary = resolving.Summary(in_tree=jnp.asarray(in_tree), ranges=jnp.asarray(ranges, jnp.float32),
+                              values=jnp.asarray(values, jnp.float32), resolvable=jnp.bool_(True))
+  return searcher, node, s_prev, summary
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
+  """r_o = alpha f p_o + (1 - alpha) r_prev, p_o the chance weight (1/6 per possible card): alpha = 0
+  is the summary's range, alpha = 1 the pure gadget f p_o, whatever the Follow probabilities."""
+  searcher, node, s_prev, summary = _leduc_summary_after_the_board(rng)
+  tree = searcher.tree
+  start = resolving.plan(searcher.tables, summary, node, resolving.ResolvingConfig(alpha=alpha))
+  assert int(start.root) == s_prev and int(start.gadget.player) == 0
+  valid = tree.valid[s_prev, 0]
+  np.testing.assert_allclose(start.gadget.prior, np.where(valid, 1 / 6, 0.0), rtol=1e-6)
+  assert 0 < valid.sum() < tree.max_infostates  # the board card is out of the players' hands
+  state = gadget_lib.init_state(start.gadget)
+  regrets = rng.random((2, tree.max_infostates)) * rng.integers(0, 2, (2, tree.max_infostates))
+  state = state.replace(regrets=jnp.asarray(regrets, jnp.float32))
+  total = regrets.sum(0)
+  f = np.where(total > 0, regrets[0] / np.where(total > 0, total, 1), 0.5)
+  r_prev = np.asarray(summary.ranges)[s_prev, 0]
+  expected = np.where(valid, alpha * f / 6 + (1 - alpha) * r_prev, 0.0)
+  ranges = gadget_lib.root_ranges(start.gadget, state, start.ranges, searcher.tables.valid[s_prev])
+  np.testing.assert_allclose(ranges[0], expected, rtol=1e-5, atol=1e-7)
+  np.testing.assert_allclose(ranges[1], np.asarray(summary.ranges)[s_prev, 1], rtol=1e-6)
+  if alpha == 0.0:
+    np.testing.assert_array_equal(ranges, np.asarray(summary.ranges)[s_prev] * tree.valid[s_prev])
+
+
+def test_safe_resolving_with_alpha_zero_is_unsafe_resolving(rng):
+  """With alpha = 0 the gadget's regrets move but never the ranges: the search is the unsafe one (its
+  final pass at the averaged range, sum_t t r_prev / sum_t t, equal to r_prev up to rounding)."""
+  searcher, node, _, summary = _leduc_summary_after_the_board(rng)
+  results = [searcher.search_from(jax.random.PRNGKey(3), resolving.plan(searcher.tables, summary,
+                                                                        node, config))
+             for config in (resolving.ResolvingConfig(alpha=0.0),
+                            resolving.ResolvingConfig(safe=False))]
+  for field in ("root_policy", "average_policy", "in_tree", "expanded"):
+    np.testing.assert_array_equal(np.asarray(getattr(results[0], field)),
+                                  np.asarray(getattr(results[1], field)), err_msg=field)
+  for field in ("root_values", "ranges", "values"):
+    np.testing.assert_allclose(np.asarray(getattr(results[0], field)),
+                               np.asarray(getattr(results[1], field)), rtol=1e-5, atol=1e-7,
+                               err_msg=field)
 
 
 def test_a_resolving_search_grows_only_below_its_decision():

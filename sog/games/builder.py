@@ -223,7 +223,8 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
       encoding=encoding, root_ranges=priors, paths=tuple(n.path for n in nodes),
       src_infostate=src_infostate, src_action=src_action, src_weight=src_weight,
       up_child=up_child, up_infostate=up_infostate, up_weight=up_weight,
-      game_node=np.arange(N, dtype=np.int32))
+      game_node=np.arange(N, dtype=np.int32), prior_weight=np.zeros((N, 2, S)))
   # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
   order = np.lexsort((kind == rules_lib.TERMINAL, tree.depth))
-  return dataclasses.replace(tree.select(order), game_node=np.arange(N, dtype=np.int32))
+  tree = dataclasses.replace(tree.select(order), game_node=np.arange(N, dtype=np.int32))
+  return dataclasses.replace(tree, prior_weight=tree_lib.prior_weights(tree))

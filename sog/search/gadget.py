@@ -9,8 +9,15 @@ regret-matching+ on the two choices from the Follow value (its counterfactual va
 latest pass) against the Terminate value.
 
 DeepStack (Moravcik et al. 2017) and SoG ("Modified continual re-solving", alpha = 0.5) mix the
-opponent's range of the earlier search into the gadget's: r_o = alpha f + (1 - alpha) r_prev. alpha = 1
-is the gadget alone (the safety guarantee); alpha = 0 is unsafe re-solving with the earlier ranges.
+opponent's range of the earlier search into the gadget's. Both must be ranges in the library's units
+(own reach times the chance weight p_o(I) of the infostate, :func:`sog.games.tree.prior_weights`): f is
+an own-reach probability, so the gadget's range is f(I) p_o(I), and
+
+  r_o(I) = alpha f(I) p_o(I) + (1 - alpha) r_prev(I).
+
+alpha = 1 is the gadget alone (the safety guarantee); alpha = 0 is unsafe re-solving with the earlier
+ranges. (Mixing f itself with r_prev, whose scale is p_o <= 1/6 per card in Leduc, would weigh the
+gadget far above alpha.)
 
 Everything here is a pure function of fixed-shape arrays; a search holds a :class:`Gadget` (the
 summary's side) and a :class:`GadgetState` (the regrets) and calls :func:`opponent_range` before a
@@ -33,6 +40,8 @@ class Gadget:
     player: scalar int32, the opponent o whose range the gadget makes.
     terminate_values: [S] v_o(I) from the summary: what Terminate pays at each opponent infostate.
     previous_range: [S] r_prev, the opponent's range at the root in the earlier search.
+    prior: [S] p_o(I), the chance weight of each opponent infostate at the root: the gadget's range is
+      f(I) p_o(I).
     alpha: scalar, the weight of the gadget's range in the mix.
   """
 
@@ -40,6 +49,7 @@ class Gadget:
   player: chex.Array
   terminate_values: chex.Array
   previous_range: chex.Array
+  prior: chex.Array
   alpha: chex.Array
 
 
@@ -57,7 +67,7 @@ def disabled(num_infostates: int, dtype=jnp.float32) -> Gadget:
   """A gadget that leaves the root ranges alone."""
   zeros = jnp.zeros(num_infostates, dtype)
   return Gadget(enabled=jnp.bool_(False), player=jnp.int32(1), terminate_values=zeros,
-                previous_range=zeros, alpha=jnp.asarray(1.0, dtype))
+                previous_range=zeros, prior=zeros, alpha=jnp.asarray(1.0, dtype))
 
 
 def init_state(gadget: Gadget) -> GadgetState:
@@ -73,8 +83,9 @@ def follow_probability(state: GadgetState) -> chex.Array:
 
 
 def opponent_range(gadget: Gadget, state: GadgetState, valid: chex.Array) -> chex.Array:
-  """[S] alpha f + (1 - alpha) r_prev over the opponent's valid infostates ``valid`` [S]."""
-  mixed = gadget.alpha * follow_probability(state) + (1.0 - gadget.alpha) * gadget.previous_range
+  """[S] alpha f p_o + (1 - alpha) r_prev over the opponent's valid infostates ``valid`` [S]."""
+  gadget_range = follow_probability(state) * gadget.prior
+  mixed = gadget.alpha * gadget_range + (1.0 - gadget.alpha) * gadget.previous_range
   return jnp.where(valid, mixed, 0.0)
 
 

@@ -5,8 +5,8 @@ children in its tree (a re-solving search, :mod:`sog.search.resolving`, from a b
 leading from its root down to the public state it decides at, its *focus*, with the gadget setting the
 opponent's root range; see :class:`Start`), and then runs ``phases`` times:
 
-  * ceil(1/c) public-tree CFR+ updates on the current tree (simultaneous updates, regret-matching+,
-    linear averaging; alternating updates as an option): ranges down, values up, frontier leaves
+  * ceil(1/c) public-tree CFR+ updates on the current tree (regret-matching+, linear averaging;
+    alternating updates by default, SoG's simultaneous ones as an option): ranges down, values up, frontier leaves
     valued by the leaf model in one batch, terminals exactly;
   * ceil(c) expansion simulations. A simulation samples a world state (s0, s1) from the beliefs at the
     focus (the root of a plain search) in the latest pass, walks it down
@@ -81,9 +81,11 @@ class GTCFRConfig:
       only acts when ceil(c) > 1.
     leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
     query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search.
-    updates: "simultaneous" (SoG's GT-CFR) or "alternating" (player 0, then player 1 against player
-      0's new policy, as OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far
-      faster convergence per update; see the README's soundness numbers).
+    updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
+      OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
+      per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
+      protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 120
+      simultaneous (README, "Update schedule").
   """
 
   simulations: int = 100
@@ -94,7 +96,7 @@ class GTCFRConfig:
   virtual_loss: float = 1.0
   leaf_capacity: int | None = None
   query_samples: int = 16
-  updates: str = "simultaneous"
+  updates: str = "alternating"
 
   def __post_init__(self):
     checks = [

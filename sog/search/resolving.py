@@ -12,7 +12,8 @@ public state s_pub, :func:`plan` makes the next search's :class:`~sog.search.gtc
   * the root ranges are the summary's at s_prev. Safe re-solving keeps the player's own range and puts
     the gadget (:mod:`sog.search.gadget`) on the opponent's: at each opponent infostate, Terminate
     pays the summary's counterfactual value there, Follow enters the subgame, and the opponent's range
-    is alpha * (Follow probability) + (1 - alpha) * (its range in the summary). Unsafe re-solving keeps
+    is alpha * (Follow probability) * p_o + (1 - alpha) * (its range in the summary), p_o the chance
+    weight of the infostate at s_prev (so both terms are ranges in the same units). Unsafe re-solving keeps
     both ranges of the summary and no gadget.
 
 The first decision of a game starts from :func:`initial_summary` (the game's root and its prior
@@ -115,5 +116,6 @@ def plan(tables: tables_lib.SearchTables, summary: Summary, node: chex.Array,
   gadget = gadget_lib.Gadget(
       enabled=summary.resolvable & config.safe, player=opponent,
       terminate_values=summary.values[root, opponent], previous_range=ranges[opponent],
+      prior=tables.prior_weight[root, opponent].astype(ranges.dtype),
       alpha=jnp.asarray(config.alpha, ranges.dtype))
   return gtcfr.Start(root=root, focus=node, branch=branch, ranges=ranges, gadget=gadget)

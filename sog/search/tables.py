@@ -34,6 +34,7 @@ class SearchTables:
   ancestors: jnp.ndarray       # [N, D] int32: the node's ancestor at each level (itself at its own
                                # level, -1 below it)
   valid: jnp.ndarray           # [N, 2, S] bool
+  prior_weight: jnp.ndarray    # [N, 2, S]: p_i(s), the chance part of a range (tree.prior_weights)
   legal: jnp.ndarray           # [N, S, A] bool
   up_child: jnp.ndarray        # [N, A, K] int32 node index (-1: empty slot)
   up_infostate: jnp.ndarray    # [N, A, K, 2, S] int32
@@ -74,7 +75,8 @@ def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
   return SearchTables(
       levels=cfr.device_levels(tree, dtype), kind=jnp.asarray(tree.kind),
       parent=jnp.asarray(tree.parent, jnp.int32), ancestors=jnp.asarray(ancestors(tree)),
-      valid=jnp.asarray(tree.valid), legal=jnp.asarray(tree.legal),
+      valid=jnp.asarray(tree.valid), prior_weight=jnp.asarray(tree.prior_weight, dtype),
+      legal=jnp.asarray(tree.legal),
       up_child=jnp.asarray(tree.up_child), up_infostate=jnp.asarray(tree.up_infostate),
       up_weight=jnp.asarray(tree.up_weight, dtype), pair_weight=jnp.asarray(tree.pair_weight, dtype),
       encoding=jnp.asarray(tree.encoding), game_node=jnp.asarray(tree.game_node),

@@ -131,6 +131,9 @@ class Experiment:
     checkpoint_every_seconds: time between checkpoints.
     snapshot_every_steps: train steps between snapshots of the network (``snapshots/step_N/`` in the
       work directory, each a checkpoint ``scripts/evaluate.py --leaf`` takes); 0: none.
+    diagnostics_every_steps: train steps between measurements of the value errors against exact
+      solves (:mod:`sog.selfplay.diagnostics`: the solver's targets and the network, written to
+      ``diagnostics.csv``); 0: none. Only for games whose whole tree CFR+ solves in seconds.
     seed: seeds the network's initialisation and every random choice of the run.
   """
 
@@ -145,15 +148,17 @@ class Experiment:
   max_seconds: float = 0.0
   checkpoint_every_seconds: float = 300.0
   snapshot_every_steps: int = 0
+  diagnostics_every_steps: int = 0
   seed: int = 0
 
   def __post_init__(self):
     registry.canonical_name(self.game)  # ValueError naming the registered games
     if (self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0
-        or self.snapshot_every_steps < 0):
+        or self.snapshot_every_steps < 0 or self.diagnostics_every_steps < 0):
       raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0, "
-                       f"snapshot_every_steps >= 0; got {self.max_steps}, {self.max_seconds}, "
-                       f"{self.checkpoint_every_seconds}, {self.snapshot_every_steps}")
+                       "snapshot_every_steps and diagnostics_every_steps >= 0; got "
+                       f"{self.max_steps}, {self.max_seconds}, {self.checkpoint_every_seconds}, "
+                       f"{self.snapshot_every_steps}, {self.diagnostics_every_steps}")
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)

@@ -67,6 +67,7 @@ class SelfPlay:
     self.rng = np.random.default_rng(experiment.seed)
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
+    self.last_solved: buffers.Examples | None = None  # the solver's latest answers (diagnostics)
     self.actors.restart(self._round_key(_DEALING))
 
   @property
@@ -92,6 +93,7 @@ class SelfPlay:
       waiting = self.queries.pop(batch)
       solved, recursive = self.solver.solve(params, waiting, self._round_key(_SOLVING), self.rng)
       self.counters["queries_solved"] += waiting.size
+      self.last_solved = solved
       self._add(solved, recursive)
     metrics = []
     if len(self.replay) >= self.experiment.selfplay.min_replay:

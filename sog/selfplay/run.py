@@ -8,7 +8,9 @@ The work directory holds:
   * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
   * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3);
   * ``snapshots/step_N/``: the network at step N, if the experiment asks for snapshots (for evaluating a
-    run offline, e.g. one whose protocol is too costly to run during training).
+    run offline, e.g. one whose protocol is too costly to run during training);
+  * ``diagnostics.csv`` and ``value_errors.png``: if the experiment asks for them, the solver's target
+    error and the network's errors against exact solves (:mod:`sog.selfplay.diagnostics`) by step.
 A run started on a work directory that has a checkpoint continues from it: the step, both buffers, the
 counters and the time already spent (``max_seconds`` counts the self-play time of the whole run,
 evaluations excluded); the CSVs are appended to.
@@ -23,6 +25,7 @@ from collections.abc import Callable
 
 from sog import plotting
 from sog.selfplay import config as config_lib
+from sog.selfplay import diagnostics as diagnostics_lib
 from sog.selfplay import loop
 
 CHECKPOINT = "checkpoint"
@@ -30,9 +33,12 @@ SNAPSHOTS = "snapshots"
 METRICS = "metrics.csv"
 EVALUATION = "evaluation.csv"
 PLOT = "exploitability.png"
+DIAGNOSTICS = "diagnostics.csv"
+DIAGNOSTICS_PLOT = "value_errors.png"
 _METRIC_FIELDS = ("step", *loop.COUNTERS, "replay", "replay_available", "queries_waiting",
                   "games_per_s", "queries_per_s", "steps_per_s", "loss", "value_loss", "policy_loss")
 _EVALUATION_FIELDS = ("step", "seconds", "setting", "min", "mean", "max", "eval_seconds")
+_DIAGNOSTIC_FIELDS = ("step", "seconds", *diagnostics_lib.ERRORS)
 
 
 def _append(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
@@ -57,6 +63,20 @@ def plot_evaluation(workdir: str | pathlib.Path, title: str) -> pathlib.Path | N
       ys.append(float(row["mean"]))
   plotting.line_plot(workdir / PLOT, series, title, "train steps", "exploitability (mean of seeds)")
   return workdir / PLOT
+
+
+def plot_diagnostics(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
+  """Writes ``value_errors.png`` from ``diagnostics.csv`` (each error against train steps)."""
+  workdir = pathlib.Path(workdir)
+  if not (workdir / DIAGNOSTICS).is_file():
+    return None
+  with (workdir / DIAGNOSTICS).open() as f:
+    rows = list(csv.DictReader(f))
+  steps = [int(row["step"]) for row in rows]
+  series = {name: (steps, [float(row[name]) for row in rows]) for name in diagnostics_lib.ERRORS}
+  plotting.line_plot(workdir / DIAGNOSTICS_PLOT, series, title, "train steps",
+                     "mean |conditional value error| vs exact")
+  return workdir / DIAGNOSTICS_PLOT
 
 
 class _Rates:
@@ -105,6 +125,23 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
     plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds")
     return results
 
+  diagnostics = None
+  if experiment.diagnostics_every_steps:
+    diagnostics = diagnostics_lib.ValueDiagnostics(run.game, run.network, seed=experiment.seed)
+  next_diagnostics = run.step
+
+  def diagnose() -> None:
+    solved = run.last_solved
+    if diagnostics is None or solved is None:
+      return
+    errors = diagnostics.measure(run.learner.state.params, solved.nodes, solved.ranges,
+                                 solved.values)
+    _append(workdir / DIAGNOSTICS, _DIAGNOSTIC_FIELDS,
+            {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
+    log(f"  value errors at step {run.step}: "
+        + ", ".join(f"{name} {value:.4g}" for name, value in errors.items()))
+    plot_diagnostics(workdir, f"{run.game.name}: self-play value errors vs exact solves")
+
   last = evaluate() if run.step == 0 else {}
   next_eval = (run.step // evaluation.every_steps + 1) * evaluation.every_steps \
       if evaluation.every_steps else None
@@ -129,6 +166,10 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       _append(workdir / METRICS, _METRIC_FIELDS, row)
       log(_progress_line(experiment, row))
       metrics, last_log = [], now
+    if diagnostics is not None and run.step >= next_diagnostics and run.last_solved is not None:
+      diagnose()
+      next_diagnostics = (run.step // experiment.diagnostics_every_steps + 1) \
+          * experiment.diagnostics_every_steps
     if next_snapshot is not None and run.step >= next_snapshot:
       run.save_network(workdir / SNAPSHOTS / f"step_{run.step}")
       next_snapshot += snapshots
