@@ -41,7 +41,11 @@ _FIRST_SEED = flags.DEFINE_integer("first_seed", 0, "Seeds run are first_seed, f
                                    "(to split a long evaluation over runs).", lower_bound=0)
 _SAFE = flags.DEFINE_bool("safe", True, "Safe re-solving (the gadget); --nosafe or --unsafe: unsafe.")
 _UNSAFE = flags.DEFINE_bool("unsafe", False, "Unsafe re-solving (same as --nosafe).")
-_ALPHA = flags.DEFINE_float("alpha", 0.5, "Weight of the gadget's opponent range in the mix.")
+_ALPHA = flags.DEFINE_float("alpha", resolving.ResolvingConfig.alpha,
+                            "Weight of the gadget's opponent range in the mix.")
+_TERMINATE = flags.DEFINE_enum("terminate_values", resolving.ResolvingConfig.terminate_values,
+                               resolving.TERMINATE_VALUES,
+                               "Which opponent values of the last search the gadget's Terminate pays.")
 _ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 50,
                                           "CFR+ iterations of each exact-oracle call.", lower_bound=1)
 _ORACLE_WARM_START = flags.DEFINE_bool(
@@ -71,7 +75,8 @@ def main(argv):
   safe = _SAFE.value and not _UNSAFE.value
   game = sog.games.load(_GAME.value)
   leaf = _leaf_model(game)
-  resolving_config = resolving.ResolvingConfig(safe=safe, alpha=_ALPHA.value)
+  resolving_config = resolving.ResolvingConfig(safe=safe, alpha=_ALPHA.value,
+                                               terminate_values=_TERMINATE.value)
   sims_values = [int(x) for x in _SIMS.value]
   oracle = (f" ({_ORACLE_ITERATIONS.value} CFR+ iterations per call"
             f"{', warm-started' if _ORACLE_WARM_START.value else ''})")
@@ -100,6 +105,7 @@ def main(argv):
     rows.append({"game": game.name, "sims": sims, "c": _C.value, "seeds": _SEEDS.value,
                  "safe": safe, "exploitability": stats, "seconds": result.seconds,
                  "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
+                 "terminate_values": _TERMINATE.value,
                  "updates": _UPDATES.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
                  "oracle_warm_start": _ORACLE_WARM_START.value,
                  "first_seed": _FIRST_SEED.value, "per_seed": result.exploitability.tolist(),

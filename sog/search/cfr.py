@@ -154,17 +154,24 @@ class LeafLayout:
 
 
 def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
-                  leaf_values: LeafValuesFn | None = None, entry: Entry = None):
+                  leaf_values: LeafValuesFn | None = None, entry: Entry = None,
+                  best_response_values: bool = False):
   """Ranges down and values up for a policy [M, S, A], leaves valued by ``leaf_values``.
 
   Returns per-level ranges, values and action values, and what ``leaf_values`` returned besides its
-  values (None without leaves).
+  values (None without leaves). With ``best_response_values``, also each player's best-response
+  counterfactual values against the other's policy (per level; the same leaf values at the leaves,
+  from the same call), as a fifth output.
   """
   per_level = _per_level_policy(levels, policy)
   ranges = propagation.reach_down(levels, per_level, root_ranges, jnp, entry)
   values_at_leaves, extra = (None, None) if leaf_values is None else leaf_values(ranges)
   values, q_values = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves)
-  return ranges, values, q_values, extra
+  if not best_response_values:
+    return ranges, values, q_values, extra
+  best, _ = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves,
+                                  best_response=(True, True))
+  return ranges, values, q_values, extra, best
 
 
 def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,

@@ -84,7 +84,7 @@ class GTCFRConfig:
     updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
       OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
       per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
-      protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 120
+      protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
       simultaneous (README, "Update schedule").
   """
 
@@ -221,6 +221,8 @@ class SearchResult:
     in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
       are terminals or frontier leaves).
     ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving keeps).
+    best_response_values: [N, 2, S] each player's best-response counterfactual values against the
+      other's average policy in the final tree (frontier leaves valued as in ``values``).
     queries: a uniform sample of the leaf PBSs queried across the search.
     leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
   """
@@ -236,6 +238,7 @@ class SearchResult:
   expanded: chex.Array
   ranges: chex.Array
   values: chex.Array
+  best_response_values: chex.Array
   queries: QuerySample
   leaf_evaluations: chex.Array
   leaf_calls: chex.Array
@@ -382,10 +385,11 @@ def _root_entry(tables, root: chex.Array, root_ranges: chex.Array) -> cfr.Entry:
   return [(mask, ranges) for mask in tables.split(jnp.arange(tables.num_nodes) == root)]
 
 
-def _pass(tables, levels, policy, root_ranges, state: SearchState, leaf_values=None):
+def _pass(tables, levels, policy, root_ranges, state: SearchState, leaf_values=None,
+          best_response_values: bool = False):
   """A CFR pass from the start's root at ``root_ranges``."""
   return cfr.evaluate_pass(levels, policy, jnp.zeros_like(root_ranges), leaf_values,
-                           _root_entry(tables, state.start.root, root_ranges))
+                           _root_entry(tables, state.start.root, root_ranges), best_response_values)
 
 
 def _update_gadget(tables, state: SearchState, values, players, weight) -> gadget_lib.GadgetState:
@@ -593,16 +597,17 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: SearchState,
   start = state.start
   root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges,
                                          tables.valid[start.root])
-  ranges, values, _, (_, _, mask, _, called) = _pass(
+  ranges, values, _, (_, _, mask, _, called), best = _pass(
       tables, levels, average, root_ranges, state,
-      _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
+      _evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state),
+      best_response_values=True)
   values = jnp.concatenate(values)
   return SearchResult(
       root_policy=average[tables.inner_position[start.focus]], root_values=values[start.focus],
       root=start.root, focus=start.focus, average_policy=average,
       policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
       in_tree=state.active, expanded=state.expanded, ranges=jnp.concatenate(ranges),
-      values=values, queries=state.queries,
+      values=values, best_response_values=jnp.concatenate(best), queries=state.queries,
       leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + called)
 
 

@@ -39,10 +39,12 @@ class Resolved:
   results: gtcfr.SearchResult
   subgames: list[subgames_lib.Subgame]
   focus: np.ndarray
+  config: resolving.ResolvingConfig = resolving.ResolvingConfig()
 
   def summaries(self) -> list[subgames_lib.PlacedSummary]:
     """The summary each job's player keeps from its search, placed on its subgame's nodes."""
-    summaries = jax.device_get(jax.vmap(resolving.summarise)(self.results))
+    summarise = functools.partial(resolving.summarise, config=self.config)
+    summaries = jax.device_get(jax.vmap(summarise)(self.results))
     return [subgames_lib.PlacedSummary(jax.tree.map(lambda x, row=row: x[row], summaries),
                                        subgame.game_nodes)
             for row, subgame in enumerate(self.subgames)]
@@ -53,7 +55,7 @@ class Resolver:
 
   def __init__(self, searcher: gtcfr.GTCFR,
                config: resolving.ResolvingConfig = resolving.ResolvingConfig()):
-    self.searcher = searcher
+    self.searcher, self.config = searcher, config
     self._plan = jax.jit(jax.vmap(functools.partial(resolving.plan, config=config)))
 
   def initial_summary(self) -> subgames_lib.PlacedSummary:
@@ -76,4 +78,4 @@ class Resolver:
     for jobs, results in self.searcher.search_grouped([subgame for subgame, _ in where], starts,
                                                       rngs, chunk, params):
       yield Resolved(jobs=jobs, results=results, subgames=[where[j][0] for j in jobs],
-                     focus=focus[jobs])
+                     focus=focus[jobs], config=self.config)

@@ -34,6 +34,9 @@ from sog.search import gtcfr
 from sog.search import tables as tables_lib
 
 
+TERMINATE_VALUES = ("average", "best_response")
+
+
 @dataclasses.dataclass(frozen=True)
 class ResolvingConfig:
   """How a re-solving search starts.
@@ -41,18 +44,26 @@ class ResolvingConfig:
   Attributes:
     safe: put the gadget on the opponent's range (SoG); False: unsafe re-solving, the opponent's range
       of the earlier search taken as given.
-    alpha: the gadget's weight in the opponent's range, alpha * f + (1 - alpha) * r_prev (SoG and
-      DeepStack use 0.5; 1 is the plain gadget with its safety guarantee).
+    alpha: the gadget's weight in the opponent's range, alpha * f * p_o + (1 - alpha) * r_prev (SoG
+      and DeepStack use 0.5; 1 is the plain gadget with its safety guarantee).
+    terminate_values: which of the earlier search's opponent values Terminate pays: "average" (its
+      counterfactual values under the search's average policy, both players) or "best_response"
+      (its best-response values against the searcher's average policy, as Burch et al.'s
+      re-solving; the frontier valued by the leaf model either way).
   """
 
   safe: bool = True
   alpha: float = 0.5
+  terminate_values: str = "average"
 
   def __post_init__(self):
     if not isinstance(self.safe, bool):
       raise ValueError(f"re-solving: safe must be a bool, got {self.safe!r}")
     if not 0.0 <= self.alpha <= 1.0:
       raise ValueError(f"re-solving: alpha must be in [0, 1], got {self.alpha}")
+    if self.terminate_values not in TERMINATE_VALUES:
+      raise ValueError(f"re-solving: terminate_values must be one of {TERMINATE_VALUES}, got "
+                       f"{self.terminate_values!r}")
 
 
 @chex.dataclass(frozen=True)
@@ -81,9 +92,10 @@ def initial_summary(tables: tables_lib.SearchTables, root_ranges: chex.Array) ->
                  resolvable=jnp.bool_(False))
 
 
-def summarise(result: gtcfr.SearchResult) -> Summary:
-  """The summary a player keeps from a search."""
-  return Summary(in_tree=result.in_tree, ranges=result.ranges, values=result.values,
+def summarise(result: gtcfr.SearchResult, config: ResolvingConfig = ResolvingConfig()) -> Summary:
+  """The summary a player keeps from a search (its values by ``config.terminate_values``)."""
+  values = result.best_response_values if config.terminate_values == "best_response" else result.values
+  return Summary(in_tree=result.in_tree, ranges=result.ranges, values=values,
                  resolvable=jnp.ones_like(result.in_tree[0]))
 
 
