@@ -29,3 +29,44 @@ def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[floa
   fig.savefig(path, dpi=120)
   plt.close(fig)
   print(f"wrote {path}")
+
+
+def ribbon_plot(path: str | pathlib.Path,
+                series: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float],
+                                           Sequence[float]]],
+                title: str, xlabel: str, ylabel: str,
+                markers: Mapping[str, Sequence[tuple[float, float]]] | None = None,
+                levels: Mapping[str, float] | None = None, reference_label: str = "reference",
+                logy: bool = True) -> None:
+  """Writes each named series (x, low, middle, high) as a line with a low-high ribbon to ``path``.
+
+  Reference values drawn in the series' colour: ``markers[name]`` as (x, y) crosses and
+  ``levels[name]`` as a dashed horizontal line (e.g. a paper's value at a step beyond the x range).
+  """
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  path = pathlib.Path(path)
+  path.parent.mkdir(parents=True, exist_ok=True)
+  markers, levels = markers or {}, levels or {}
+  fig, ax = plt.subplots(figsize=(7, 4.5))
+  for label, (x, low, middle, high) in series.items():
+    line, = ax.plot(x, middle, marker="o" if len(x) < 30 else None, label=label)
+    ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    if label in markers:
+      mx, my = zip(*markers[label])
+      ax.plot(mx, my, linestyle="none", marker="x", markersize=8, color=line.get_color())
+    if label in levels:
+      ax.axhline(levels[label], linestyle="--", linewidth=1, color=line.get_color())
+  if markers or levels:
+    ax.plot([], [], linestyle="--", marker="x", color="gray", label=reference_label)
+  ax.set_yscale("log" if logy else "linear")
+  ax.set_xlabel(xlabel)
+  ax.set_ylabel(ylabel)
+  ax.set_title(title, fontsize=10)
+  ax.legend(fontsize=8)
+  ax.grid(True, which="both", alpha=0.3)
+  fig.tight_layout()
+  fig.savefig(path, dpi=120)
+  plt.close(fig)
+  print(f"wrote {path}")

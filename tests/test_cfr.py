@@ -147,3 +147,29 @@ def test_bad_solver_input_raises_clear_errors():
     solver_lib.Solver(game.tree.subtree(0, max_depth=1))
   with pytest.raises(ValueError, match="ranges must have shape"):
     solver_lib.solve(game, 10, np.ones((2, 4)))
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_pass_best_response_values_match_openspiel_best_responses(name, rng):
+  """The search pass's fifth output (what Terminate pays with terminate_values="best_response"):
+  each player's root best-response value against a random policy equals OpenSpiel's, and is at
+  least the value of playing the policy itself."""
+  from open_spiel.python.algorithms import best_response as os_best_response
+  game = load(name)
+  tree = game.tree
+  policy = sog.eval.random_policy(tree, rng)
+  inner_nodes = np.concatenate([start + np.arange(level.inner)
+                                for start, level in zip(tree.level_starts, tree.levels)])
+  root_ranges = tree.root_ranges
+  _, values, _, _, best = cfr.evaluate_pass(
+      cfr.device_levels(tree), jnp.asarray(policy[inner_nodes], jnp.float32),
+      jnp.asarray(root_ranges, jnp.float32), best_response_values=True)
+  ours = (root_ranges * np.asarray(best[0][0])).sum(-1)
+  own = (root_ranges * np.asarray(values[0][0])).sum(-1)
+  os_game = openspiel_bridge.openspiel_game(game)
+  os_policy = openspiel_bridge.to_openspiel_policy(game, policy)
+  theirs = [os_best_response.BestResponsePolicy(os_game, player, os_policy).value(
+      os_game.new_initial_state()) for player in (0, 1)]
+  np.testing.assert_allclose(ours, theirs, atol=1e-4)
+  assert (ours >= own - 1e-5).all()
+  np.testing.assert_allclose(own.sum(), 0.0, atol=1e-5)

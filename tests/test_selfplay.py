@@ -1,5 +1,6 @@
 """Sound self-play: buffers, actors, the query solver, configs, training end to end, kill and resume."""
 
+import csv
 import dataclasses
 import json
 import pathlib
@@ -145,6 +146,10 @@ def test_config_files_load_and_bad_values_are_named():
     config_lib.from_config_dict({"game": "kuhn_poker", "actor": {"simulation": 3}})
   with pytest.raises(ValueError, match="kuhn_pokr"):
     config_lib.from_config_dict({"game": "kuhn_pokr"})
+  for s, c in ((100, 1.0), (33, 0.5), (1000, 2.0)):  # setting names read back
+    assert config_lib.parse_setting(config_lib.setting_name(s, c)) == (s, c)
+  with pytest.raises(ValueError, match="named SoG\\(s,c\\)"):
+    config_lib.parse_setting("GT-CFR(100)")
 
 
 def test_query_solver_answers_as_whole_game_searches_do():
@@ -181,11 +186,12 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   """End to end on Kuhn: self-play lowers the composed exploitability of SoG(4,1) with the trained
   CVPN clearly below the untrained one (same seeds); a second call continues from the checkpoint."""
   experiment = _kuhn_experiment()
-  experiment = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 250})
+  experiment = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 250,
+                                        "snapshot_every_steps": 1000})
   lines = []
   summary = run.train(experiment, tmp_path, log=lines.append)
-  evaluations = [row for row in (tmp_path / run.EVALUATION).read_text().splitlines()[1:]]
-  untrained = float(evaluations[0].split(",")[4])
+  with (tmp_path / run.EVALUATION).open() as f:
+    untrained = float(next(csv.DictReader(f))["mean"])  # step 0
   trained = summary["exploitability"]["SoG(4,1)"]["mean"]
   assert summary["steps"] == 250
   assert trained < 0.8 * untrained, (untrained, trained)
@@ -204,8 +210,14 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert summary["steps"] == 260 and any(line.startswith("resumed from") for line in lines)
   assert summary["exploitability"] == {}
   snapshots = sorted((tmp_path / run.SNAPSHOTS).iterdir())
-  steps = sorted(int(p.name.removeprefix("step_")) for p in snapshots)  # each at the first round
-  assert len(steps) == 2 and 255 <= steps[0] < 260 and steps[1] == 260  # past a multiple of 5
+  # The untrained network, the first run's final one, then each at the first round past a multiple
+  # of 5, and the final one.
+  steps = sorted(int(p.name.removeprefix("step_")) for p in snapshots)
+  assert len(steps) == 4 and steps[:2] == [0, 250] and 255 <= steps[2] < 260 and steps[3] == 260
+  np.testing.assert_array_equal(  # step 0 is the run's initialisation
+      jax.tree.leaves(loop.SelfPlay(experiment).learner.state.params)[0],
+      jax.tree.leaves(checkpoint_lib.restore(tmp_path / run.SNAPSHOTS / "step_0",
+                                             resumed.learner.state)[0].params)[0])
   snapshots = [tmp_path / run.SNAPSHOTS / f"step_{step}" for step in steps]
   # Checkpoints and snapshots are sog.nets checkpoints: evaluate.py --leaf takes them (or the work
   # directory).
@@ -213,6 +225,22 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   checkpoint_lib.restore_leaf_model(tmp_path, "kuhn_poker")
   with pytest.raises(ValueError, match="trained for kuhn_poker"):
     checkpoint_lib.restore_leaf_model(tmp_path / run.CHECKPOINT, "leduc_poker")
+  # The curve by the protocol from the snapshots (here those at multiples of 260): one row per
+  # snapshot and setting, kept when the script runs again.
+  command = [sys.executable, str(ROOT / "scripts" / "eval_snapshots.py"), f"--workdir={tmp_path}",
+             "--sims=4", "--seeds=4", "--every_steps=260"]
+  first = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
+  with (tmp_path / "snapshot_evaluation.csv").open() as f:
+    rows = list(csv.DictReader(f))
+  assert [(row["step"], row["setting"]) for row in rows] == [("0", "SoG(4,1)"), ("260", "SoG(4,1)")]
+  np.testing.assert_allclose(float(rows[0]["mean"]), untrained, rtol=1e-4)  # as the run's own
+  assert float(rows[1]["mean"]) < 0.8 * untrained
+  assert (tmp_path / "snapshot_exploitability.png").is_file()
+  assert json.loads(first.stdout.splitlines()[-1])["step"] == 260
+  again = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
+  assert json.loads(again.stdout.splitlines()[-1])["last"] == []  # nothing re-run
+  with (tmp_path / "snapshot_evaluation.csv").open() as f:
+    assert list(csv.DictReader(f)) == rows
 
 
 def test_a_killed_run_resumes_with_its_buffers(tmp_path):

@@ -124,6 +124,12 @@ class GTCFRConfig:
     return math.ceil(round(1.0 / self.simulations_per_phase, 9))
 
   @property
+  def passes_per_update(self) -> int:
+    """Tree passes (each valuing the frontier with one leaf-model call) per CFR update: one
+    simultaneous pass, or one per player when alternating."""
+    return 1 if self.updates == "simultaneous" else 2
+
+  @property
   def simulations_in_phase(self) -> int:
     return math.ceil(round(self.simulations_per_phase, 9))
 

@@ -46,15 +46,19 @@ class ResolvingConfig:
       of the earlier search taken as given.
     alpha: the gadget's weight in the opponent's range, alpha * f * p_o + (1 - alpha) * r_prev (SoG
       and DeepStack use 0.5; 1 is the plain gadget with its safety guarantee).
-    terminate_values: which of the earlier search's opponent values Terminate pays: "average" (its
-      counterfactual values under the search's average policy, both players) or "best_response"
-      (its best-response values against the searcher's average policy, as Burch et al.'s
-      re-solving; the frontier valued by the leaf model either way).
+    terminate_values: which of the earlier search's opponent values Terminate pays: "best_response"
+      (the default: the opponent's counterfactual best-response values against the searcher's
+      average policy, as in Burch et al.'s re-solving and DeepStack, the values the gadget's safety
+      bound is stated in) or "average" (its values under both players' average policies, which
+      undervalue opponent infostates the search barely reached). The frontier is valued by the
+      leaf model either way. Measured with the exact oracle by the protocol (Leduc SoG(100,1),
+      3 seeds, oracle 2 iterations warm-started): 50.1 mbb/h best-response against 57.3 average;
+      equal on Kuhn.
   """
 
   safe: bool = True
   alpha: float = 0.5
-  terminate_values: str = "average"
+  terminate_values: str = "best_response"
 
   def __post_init__(self):
     if not isinstance(self.safe, bool):

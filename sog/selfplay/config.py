@@ -10,6 +10,7 @@ scaled down for one CPU host (see ``configs/README.md``).
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import ml_collections
@@ -113,6 +114,14 @@ class EvaluationConfig:
 def setting_name(simulations: int, simulations_per_phase: float) -> str:
   """The paper's name of a search setting, e.g. ``SoG(100,1)``."""
   return f"SoG({int(simulations)},{float(simulations_per_phase):g})"
+
+
+def parse_setting(name: str) -> tuple[int, float]:
+  """(s, c) from a setting's name ``SoG(s,c)``; raises ``ValueError`` for anything else."""
+  match = re.fullmatch(r"SoG\((\d+),([0-9.]+)\)", name.strip())
+  if not match:
+    raise ValueError(f"a setting is named SoG(s,c), e.g. SoG(100,1); got {name!r}")
+  return int(match.group(1)), float(match.group(2))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,8 @@ The work directory holds:
   * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
   * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3);
   * ``snapshots/step_N/``: the network at step N, if the experiment asks for snapshots (for evaluating a
-    run offline, e.g. one whose protocol is too costly to run during training);
+    run offline with ``scripts/eval_snapshots.py``, e.g. one whose protocol is too costly to run during
+    training): the untrained network at step 0, every ``snapshot_every_steps``, and the final one;
   * ``diagnostics.csv`` and ``value_errors.png``: if the experiment asks for them, the solver's target
     error and the network's errors against exact solves (:mod:`sog.selfplay.diagnostics`) by step.
 A run started on a work directory that has a checkpoint continues from it: the step, both buffers, the
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable
 
 from sog import plotting
+from sog.eval import paper
 from sog.selfplay import config as config_lib
 from sog.selfplay import diagnostics as diagnostics_lib
 from sog.selfplay import loop
@@ -41,7 +43,8 @@ _EVALUATION_FIELDS = ("step", "seconds", "setting", "min", "mean", "max", "eval_
 _DIAGNOSTIC_FIELDS = ("step", "seconds", *diagnostics_lib.ERRORS)
 
 
-def _append(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
+def append_row(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
+  """Appends ``row`` to the CSV at ``path`` (writing the header first if the file is new)."""
   new = not path.is_file()
   with path.open("a", newline="") as f:
     writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -50,19 +53,35 @@ def _append(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
     writer.writerow(row)
 
 
-def plot_evaluation(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
-  """Writes ``exploitability.png`` from ``evaluation.csv`` (mean per setting against train steps)."""
+def plot_evaluation(workdir: str | pathlib.Path, title: str, game_name: str | None = None,
+                    csv_name: str = EVALUATION, png_name: str = PLOT) -> pathlib.Path | None:
+  """Writes ``png_name`` from ``csv_name`` (exploitability against train steps, the mean of the seeds
+  with their min-max ribbon, per setting), like SoG's fig. 3: where the paper has the game and the
+  setting's s (``sog.eval.paper``), its untrained value is a cross at step 0 and its trained value a
+  dashed line."""
   workdir = pathlib.Path(workdir)
-  if not (workdir / EVALUATION).is_file():
+  if not (workdir / csv_name).is_file():
     return None
-  series: dict[str, tuple[list, list]] = {}
-  with (workdir / EVALUATION).open() as f:
-    for row in csv.DictReader(f):
-      xs, ys = series.setdefault(row["setting"], ([], []))
-      xs.append(int(row["step"]))
-      ys.append(float(row["mean"]))
-  plotting.line_plot(workdir / PLOT, series, title, "train steps", "exploitability (mean of seeds)")
-  return workdir / PLOT
+  series: dict[str, tuple[list, list, list, list]] = {}
+  with (workdir / csv_name).open() as f:
+    for row in sorted(csv.DictReader(f), key=lambda row: int(row["step"])):
+      columns = series.setdefault(row["setting"], ([], [], [], []))
+      for column, value in zip(columns, (int(row["step"]), *(float(row[k]) for k in
+                                                            ("min", "mean", "max")))):
+        column.append(value)
+  markers, levels, reference_label = {}, {}, "reference"
+  reference = paper.fig3(game_name) if game_name else None
+  if reference is not None:
+    reference_label = (f"SoG paper (untrained: x at 0; trained {reference.trained_steps // 1000}k "
+                       "steps: dashed)")
+    for setting in series:
+      s = config_lib.parse_setting(setting)[0]
+      if s in reference.trained:
+        markers[setting] = [(0, reference.untrained[s])]
+        levels[setting] = reference.trained[s]
+  plotting.ribbon_plot(workdir / png_name, series, title, "train steps",
+                       "exploitability (mean, min-max of seeds)", markers, levels, reference_label)
+  return workdir / png_name
 
 
 def plot_diagnostics(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
@@ -117,12 +136,13 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       return {}
     results = run.evaluate()
     for name, stats in results.items():
-      _append(workdir / EVALUATION, _EVALUATION_FIELDS,
+      append_row(workdir / EVALUATION, _EVALUATION_FIELDS,
               {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
                "setting": name, "eval_seconds": stats["seconds"]})
       log(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
           f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
-    plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds")
+    plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds",
+                    run.game.name)
     return results
 
   diagnostics = None
@@ -136,7 +156,7 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       return
     errors = diagnostics.measure(run.learner.state.params, solved.nodes, solved.ranges,
                                  solved.values)
-    _append(workdir / DIAGNOSTICS, _DIAGNOSTIC_FIELDS,
+    append_row(workdir / DIAGNOSTICS, _DIAGNOSTIC_FIELDS,
             {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
     log(f"  value errors at step {run.step}: "
         + ", ".join(f"{name} {value:.4g}" for name, value in errors.items()))
@@ -147,6 +167,8 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       if evaluation.every_steps else None
   snapshots = experiment.snapshot_every_steps
   next_snapshot = (run.step // snapshots + 1) * snapshots if snapshots else None
+  if snapshots and run.step == 0:  # the untrained network: a training curve's first point
+    run.save_network(workdir / SNAPSHOTS / "step_0")
   rates = _Rates(run.stats())
   last_log = last_save = time.perf_counter()
   metrics: list[dict] = []
@@ -163,7 +185,7 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       row = {**stats, **rates.update(stats)}
       if metrics:
         row.update({k: sum(m[k] for m in metrics) / len(metrics) for k in metrics[0]})
-      _append(workdir / METRICS, _METRIC_FIELDS, row)
+      append_row(workdir / METRICS, _METRIC_FIELDS, row)
       log(_progress_line(experiment, row))
       metrics, last_log = [], now
     if diagnostics is not None and run.step >= next_diagnostics and run.last_solved is not None:
@@ -180,6 +202,8 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
       run.save(workdir / CHECKPOINT)
       last_save = time.perf_counter()
   run.save(workdir / CHECKPOINT)
+  if snapshots:
+    run.save_network(workdir / SNAPSHOTS / f"step_{run.step}")
   if evaluated_at != run.step:
     last = evaluate()
   stats = run.stats()

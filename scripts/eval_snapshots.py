@@ -1,0 +1,102 @@
+"""A training run's curve by SoG's protocol: every network snapshot of a work directory, SoG(s, c) each.
+
+  python scripts/eval_snapshots.py --workdir=out/leduc --sims=33,100,300,1000 --seeds=3
+
+Evaluates each ``snapshots/step_N`` (with --every_steps, those at its multiples and the last), with
+the library's default search and re-solving settings; a run writes its untrained network as step 0 and
+its final one as a snapshot too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step,
+setting, min / mean / max over the seeds); rows already there are kept and not re-run, so a killed
+evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max ribbon per setting against
+train steps, with SoG fig. 3's values where the paper has the game. Ends with one JSON line (the last
+snapshot's rows).
+"""
+
+import csv
+import json
+import pathlib
+import re
+
+from absl import app
+from absl import flags
+from absl import logging
+
+import sog.games
+from sog.eval import composed
+from sog.nets import checkpoint
+from sog.search import gtcfr
+from sog.search import resolving
+from sog.selfplay import config as config_lib
+from sog.selfplay import run as run_lib
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Training work directory.", required=True)
+_SIMS = flags.DEFINE_list("sims", ["33", "100", "300", "1000"], "Values of s.")
+_C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
+_SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per point.", lower_bound=1)
+_EVERY = flags.DEFINE_integer("every_steps", 0, "Only the snapshots at multiples of this and the "
+                              "last (0: all).", lower_bound=0)
+_BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch.", lower_bound=1)
+
+CSV = "snapshot_evaluation.csv"
+PNG = "snapshot_exploitability.png"
+_FIELDS = ("step", "setting", "min", "mean", "max", "eval_seconds", "seeds")
+
+
+def _networks(workdir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:
+  """(step, directory) per snapshot to evaluate, in step order."""
+  found = {}
+  for path in (workdir / run_lib.SNAPSHOTS).glob("step_*"):
+    match = re.fullmatch(r"step_(\d+)", path.name)
+    if match:
+      found[int(match.group(1))] = path
+  if not found:
+    raise ValueError(f"{workdir} has no {run_lib.SNAPSHOTS}/step_N/: not a training work directory "
+                     "of a run with snapshot_every_steps > 0")
+  last = max(found)
+  return [(step, path) for step, path in sorted(found.items())
+          if not _EVERY.value or step % _EVERY.value == 0 or step == last]
+
+
+def _done(path: pathlib.Path) -> set[tuple[int, str]]:
+  if not path.is_file():
+    return set()
+  with path.open() as f:
+    return {(int(row["step"]), row["setting"]) for row in csv.DictReader(f)}
+
+
+def main(argv):
+  del argv
+  logging.set_verbosity(logging.WARNING)
+  workdir = pathlib.Path(_WORKDIR.value)
+  networks = _networks(workdir)
+  last_step, last_dir = networks[-1]
+  game_name = checkpoint.read_config(last_dir).game
+  game = sog.games.load(game_name)
+  settings = [(int(s), _C.value) for s in _SIMS.value]
+  done = _done(workdir / CSV)
+  print(f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
+        f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEEDS.value} seeds each")
+  last_rows = []
+  for step, directory in networks:
+    leaf = checkpoint.restore_leaf_model(directory, game_name)
+    for sims, c in settings:
+      name = config_lib.setting_name(sims, c)
+      if (step, name) in done:
+        continue
+      searcher = gtcfr.GTCFR(game, leaf, gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=c))
+      result = composed.compose(searcher, range(_SEEDS.value), resolving.ResolvingConfig(),
+                                _BATCH.value)
+      stats = result.summary()
+      row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
+             "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}", "seeds": _SEEDS.value}
+      run_lib.append_row(workdir / CSV, _FIELDS, row)
+      print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-{stats['max']:.4g}), "
+            f"{result.seconds:.0f} s", flush=True)
+      if step == last_step:
+        last_rows.append(row)
+  run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
+                          f"{_SEEDS.value} seeds per point", game.name, CSV, PNG)
+  print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows}))
+
+
+if __name__ == "__main__":
+  app.run(main)

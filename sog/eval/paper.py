@@ -1,0 +1,34 @@
+"""SoG's published exploitability (Schmid et al. 2023, fig. 3), for plots and tables to compare with.
+
+Each entry maps s of SoG(s, 1) to (untrained, trained) mean exploitability over 50 seeds, in the game's
+reward units (chips for Leduc: multiply by 1000 for mbb/h), from one SoG(100,1) training run: the
+untrained network at 0 steps, the trained one after 150k steps (Leduc) or 50k steps (glasses map).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Fig3:
+  """One panel of SoG's fig. 3: exploitability of SoG(s, 1) before and after training."""
+
+  trained_steps: int
+  untrained: dict[int, float]
+  trained: dict[int, float]
+
+
+FIG3 = {
+    "leduc_poker": Fig3(trained_steps=150_000,
+                        untrained={33: 0.850, 100: 0.774, 300: 0.540, 1000: 0.145},
+                        trained={33: 0.202, 100: 0.109, 300: 0.061, 1000: 0.024}),
+    "scotland_yard(map=glasses)": Fig3(trained_steps=50_000,
+                                       untrained={33: 0.41, 100: 0.19, 300: 0.16, 1000: 0.045},
+                                       trained={33: 0.130, 100: 0.051, 300: 0.031, 1000: 0.016}),
+}
+
+
+def fig3(game_name: str) -> Fig3 | None:
+  """The panel for ``game_name``, or None if SoG's fig. 3 has none."""
+  return FIG3.get(game_name)
