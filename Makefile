@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The SoG demo (about 7 minutes on 2 cores, installed): the shipped Leduc CVPN evaluated by SoG's protocol
+# The SoG demo (about 8 minutes on 2 cores, installed): the shipped Leduc CVPN evaluated by SoG's protocol
 # (table + out/demo/leduc_shipped.png), then three minutes of self-play from scratch.
 demo: $(STAMP)
 	$(BIN)/python scripts/evaluate.py --game=leduc_poker --leaf=checkpoints/leduc_poker --sims=30,100 \
