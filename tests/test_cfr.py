@@ -8,6 +8,7 @@ import sog.eval
 from sog.games import openspiel_bridge
 from sog.search import cfr
 from sog.search import solver as solver_lib
+from sog.search import tables as tables_lib
 from tests.conftest import load
 
 jnp = pytest.importorskip("jax.numpy")
@@ -158,11 +159,10 @@ def test_pass_best_response_values_match_openspiel_best_responses(name, rng):
   game = load(name)
   tree = game.tree
   policy = sog.eval.random_policy(tree, rng)
-  inner_nodes = np.concatenate([start + np.arange(level.inner)
-                                for start, level in zip(tree.level_starts, tree.levels)])
+  tables = tables_lib.make_tables(tree)
   root_ranges = tree.root_ranges
   _, values, _, _, best = cfr.evaluate_pass(
-      cfr.device_levels(tree), jnp.asarray(policy[inner_nodes], jnp.float32),
+      tables.levels, jnp.asarray(policy[np.asarray(tables.inner_nodes)], jnp.float32),
       jnp.asarray(root_ranges, jnp.float32), best_response_values=True)
   ours = (root_ranges * np.asarray(best[0][0])).sum(-1)
   own = (root_ranges * np.asarray(values[0][0])).sum(-1)

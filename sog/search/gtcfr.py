@@ -6,8 +6,8 @@ leading from its root down to the public state it decides at, its *focus*, with 
 opponent's root range; see :class:`Start`), and then runs ``phases`` times:
 
   * ceil(1/c) public-tree CFR+ updates on the current tree (regret-matching+, linear averaging;
-    alternating updates by default, SoG's simultaneous ones as an option): ranges down, values up, frontier leaves
-    valued by the leaf model in one batch, terminals exactly;
+    alternating updates by default, SoG's simultaneous ones as an option): ranges down, values up,
+    frontier leaves valued by the leaf model in one batch, terminals exactly;
   * ceil(c) expansion simulations. A simulation samples a world state (s0, s1) from the beliefs at the
     focus (the root of a plain search) in the latest pass, walks it down
     the tree, choosing the actor's action from pi_select = 1/2 pi_PUCT + 1/2 pi_CFR (the average

@@ -137,8 +137,8 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
     results = run.evaluate()
     for name, stats in results.items():
       append_row(workdir / EVALUATION, _EVALUATION_FIELDS,
-              {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
-               "setting": name, "eval_seconds": stats["seconds"]})
+                 {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
+                  "setting": name, "eval_seconds": stats["seconds"]})
       log(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
           f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
     plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds",
@@ -152,12 +152,10 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
 
   def diagnose() -> None:
     solved = run.last_solved
-    if diagnostics is None or solved is None:
-      return
     errors = diagnostics.measure(run.learner.state.params, solved.nodes, solved.ranges,
                                  solved.values)
     append_row(workdir / DIAGNOSTICS, _DIAGNOSTIC_FIELDS,
-            {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
+               {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
     log(f"  value errors at step {run.step}: "
         + ", ".join(f"{name} {value:.4g}" for name, value in errors.items()))
     plot_diagnostics(workdir, f"{run.game.name}: self-play value errors vs exact solves")
