@@ -35,9 +35,12 @@ def test_exploitability_matches_openspiel_on_uniform_and_20_random_policies(name
     assert abs(ours - theirs) < 1e-9, (ours, theirs)
 
 
-def test_scotland_yard_exploitability_matches_openspiel_best_response(rng):
-  """On the glasses map cut to 3 rounds (the 5-round check takes ~45 s a policy; see the README)."""
-  game = load("scotland_yard(map=glasses_short)")
+@pytest.mark.parametrize("name", ["scotland_yard(map=glasses_short)",
+                                  "scotland_yard(map=glasses_hidden_short)"])
+def test_scotland_yard_exploitability_matches_openspiel_best_response(name, rng):
+  """On the glasses maps cut to 3 rounds (the 5-round checks take ~45 s a policy; see the README).
+  glasses_hidden's OpenSpiel game opens with a chance node for Mr X's private start."""
+  game = load(name)
   policies = [sog.eval.uniform_policy(game.tree)]
   policies += [sog.eval.random_policy(game.tree, rng) for _ in range(5)]
   for policy in policies:

@@ -182,6 +182,23 @@ def test_query_solver_answers_as_whole_game_searches_do():
   assert (tree.kind[recursive.nodes] != 3).all()
 
 
+def test_random_queries_join_the_searches_queries_as_valid_pbss():
+  config = config_lib.default_config_dict("kuhn_poker", simulations=4)
+  config.selfplay.update(games=2, random_queries=3, solver_batch=1000, min_replay=1000)
+  selfplay = loop.SelfPlay(config_lib.from_config_dict(config))
+  pushed = []
+  push = selfplay.queries.push
+  selfplay.queries.push = lambda queries: pushed.append(queries) or push(queries)
+  selfplay.round()
+  assert selfplay.counters["queries_added"] == sum(q.size for q in pushed)
+  random_rows = pushed[-1]  # after the actors' own queries
+  assert random_rows.size == 3
+  tree = selfplay.game.tree
+  assert (tree.kind[random_rows.nodes] != sog.games.TERMINAL).all()
+  assert (random_rows.ranges[~tree.valid[random_rows.nodes]] == 0).all()
+  np.testing.assert_allclose(random_rows.ranges.sum(-1), 1.0, atol=1e-6)
+
+
 def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   """End to end on Kuhn: self-play lowers the composed exploitability of SoG(4,1) with the trained
   CVPN clearly below the untrained one (same seeds); a second call continues from the checkpoint."""

@@ -58,8 +58,10 @@ def build_public_tree(rules: rules_lib.GameRules) -> tree_lib.PublicTree:
   while index < len(nodes):
     _expand(rules, nodes, index, S)
     index += 1
-  # OpenSpiel also counts the chance histories of the private deal: the root and one per first card.
-  deal_histories = 0 if deal.max() == 1.0 else 1 + int((priors[0] > 0).sum())
+  # OpenSpiel also counts the chance histories of the private deal: the root, and one per first card
+  # when a second private state (player 1's) is dealt after it.
+  dealt = [int((p > 0).sum()) > 1 for p in priors]
+  deal_histories = 0 if not any(dealt) else 1 + int((priors[0] > 0).sum()) * all(dealt)
   return _to_tree(rules, nodes, priors, S, A, deal_histories)
 
 

@@ -1,9 +1,11 @@
-"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME)``), with sog's rules.
+"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME_OR_PATH)``), with sog's rules.
 
 Registering it lets OpenSpiel's own algorithms (best response, exploitability, IS-MCTS) run on the
 same game as :mod:`sog.games.scotland_yard`. Infostates here have perfect recall: Mr X's infostate is the
 public observation history plus his whole path, the detectives' the public history alone. (sog's
 factored model keeps only Mr X's current station; the tests show both give the same exploitability.)
+A map with a private start opens with a chance node whose outcomes are Mr X's possible starts (0-based
+stations, uniform); only he observes it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ _GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
     long_name="Scotland Yard (sog rules)",
     dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
     information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
     utility=pyspiel.GameType.Utility.ZERO_SUM,
     reward_model=pyspiel.GameType.RewardModel.TERMINAL,
@@ -41,7 +43,7 @@ class ScotlandYardGame(pyspiel.Game):
     self.rules = scotland_yard.ScotlandYard(map=params.get("map", _DEFAULT_MAP))
     m = self.rules.map
     info = pyspiel.GameInfo(
-        num_distinct_actions=self.rules.num_actions, max_chance_outcomes=0, num_players=2,
+        num_distinct_actions=self.rules.num_actions, max_chance_outcomes=m.num_stations, num_players=2,
         min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
         max_game_length=m.rounds * (1 + m.num_detectives))
     super().__init__(_GAME_TYPE, info, params)
@@ -61,21 +63,33 @@ class ScotlandYardState(pyspiel.State):
     super().__init__(game)
     self.rules = game.rules
     self.public = self.rules.initial_state()
-    self.mr_x_path = [self.rules.map.mr_x_start]
+    starts = self.rules.map.mr_x_starts
+    self.mr_x_path = [] if len(starts) > 1 else [starts[0]]  # empty until chance draws his start
     self.observations: list = []
 
   def current_player(self):
+    if not self.mr_x_path:
+      return pyspiel.PlayerId.CHANCE
     if self.rules.kind(self.public) == scotland_yard.rules_lib.TERMINAL:
       return pyspiel.PlayerId.TERMINAL
     return 0 if self.public.mover == 0 else 1
+
+  def chance_outcomes(self):
+    starts = self.rules.map.mr_x_starts
+    return [(station, 1.0 / len(starts)) for station in starts]
 
   def _actor_infostate(self) -> int:
     return self.mr_x_path[-1] if self.public.mover == 0 else 0
 
   def _legal_actions(self, player):
+    if player == pyspiel.PlayerId.CHANCE:
+      return list(self.rules.map.mr_x_starts)
     return sorted(self.rules.legal_actions(self.public, self._actor_infostate()))
 
   def _apply_action(self, action):
+    if not self.mr_x_path:
+      self.mr_x_path.append(int(action))
+      return
     station = self.mr_x_path[-1]
     for outcome in self.rules.outcomes(self.public, self._actor_infostate(), action):
       if outcome.opponent_mask is None or station in outcome.opponent_mask:
@@ -90,6 +104,8 @@ class ScotlandYardState(pyspiel.State):
     if player_id == 0:
       return self.clone()
     candidates = [self.get_game().new_initial_state()]
+    if candidates[0].is_chance_node():
+      candidates = [candidates[0].child(start) for start in self.rules.map.mr_x_starts]
     for observation in self.observations:
       successors = []
       for candidate in candidates:
@@ -111,7 +127,7 @@ class ScotlandYardState(pyspiel.State):
     return self.rules.action_name(action)
 
   def is_terminal(self):
-    return self.rules.kind(self.public) == scotland_yard.rules_lib.TERMINAL
+    return bool(self.mr_x_path) and self.rules.kind(self.public) == scotland_yard.rules_lib.TERMINAL
 
   def returns(self):
     if not self.is_terminal():
@@ -136,14 +152,14 @@ class ScotlandYardObserver:
     self.tensor.fill(0.0)
     code = self.rules.encode(state.public)
     self.tensor[:code.size] = code
-    if player == 0:
+    if player == 0 and state.mr_x_path:
       self.tensor[code.size + state.mr_x_path[-1]] = 1.0
 
   def string_from(self, state: ScotlandYardState, player: int) -> str:
     if self.perfect_recall:
       private = f" path={state.mr_x_path}" if player == 0 else ""
       return f"p{player} public={state.observations}{private}"
-    private = f" at={state.mr_x_path[-1]}" if player == 0 else ""
+    private = f" at={state.mr_x_path[-1] if state.mr_x_path else None}" if player == 0 else ""
     return f"p{player} {state.public}{private}"
 
 

@@ -18,18 +18,37 @@ from sog.games import tree as tree_lib
 
 
 @dataclasses.dataclass(frozen=True)
+class _Parameter:
+  """A game parameter: its type, default and named choices; ``open_ended`` admits values beyond them
+  (its ``description`` is added to the choices in errors)."""
+
+  kind: type
+  default: object
+  choices: Callable[[], tuple]
+  open_ended: Callable[[object], bool] | None = None
+  description: str = ""
+
+  def accepts(self, value) -> bool:
+    return value in self.choices() or (self.open_ended is not None and self.open_ended(value))
+
+  def valid_choices(self) -> str:
+    return ", ".join([*map(str, self.choices()), *filter(None, [self.description])])
+
+
+@dataclasses.dataclass(frozen=True)
 class _Entry:
   make: Callable[..., rules_lib.GameRules]
-  parameters: dict[str, tuple[type, object, Callable[[], tuple]]]  # name -> (type, default, choices)
+  parameters: dict[str, _Parameter]
 
 
 _REGISTRY: dict[str, _Entry] = {
     "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
     "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
     "liars_dice": _Entry(liars_dice.LiarsDice,
-                         {"faces": (int, 6, lambda: liars_dice.VALID_FACES)}),
+                         {"faces": _Parameter(int, 6, lambda: liars_dice.VALID_FACES)}),
     "scotland_yard": _Entry(scotland_yard.ScotlandYard,
-                            {"map": (str, "glasses", scotland_yard.available_maps)}),
+                            {"map": _Parameter(str, "glasses", scotland_yard.available_maps,
+                                               scotland_yard.is_map_file, "or a path to a .json map file")}),
     "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
 }
 
@@ -61,20 +80,20 @@ def parse_name(name: str) -> tuple[str, dict[str, object]]:
   if not match or match.group(1) not in _REGISTRY:
     raise ValueError(f"unknown game {name!r}; valid games: {', '.join(_REGISTRY)}")
   base, entry = match.group(1), _REGISTRY[match.group(1)]
-  params = {key: default for key, (_, default, _) in entry.parameters.items()}
+  params = {key: parameter.default for key, parameter in entry.parameters.items()}
   for item in filter(None, (match.group(2) or "").split(",")):
     key, sep, value = (part.strip() for part in item.partition("="))
     if not sep or key not in entry.parameters:
       valid = ", ".join(entry.parameters) or "none"
       raise ValueError(f"{base}: unknown parameter {item.strip()!r}; valid parameters: {valid}")
-    kind, _, choices = entry.parameters[key]
+    parameter = entry.parameters[key]
     try:
-      typed = kind(value)
+      typed = parameter.kind(value)
     except ValueError:
       typed = None
-    if typed not in choices():
+    if typed is None or not parameter.accepts(typed):
       raise ValueError(f"{base}: parameter {key}={value!r} is invalid; valid choices: "
-                       f"{', '.join(map(str, choices()))}")
+                       f"{parameter.valid_choices()}")
     params[key] = typed
   return base, params
 

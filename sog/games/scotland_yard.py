@@ -1,10 +1,11 @@
-"""Scotland Yard on small maps loaded from data files (``sog/games/maps/NAME.json``).
+"""Scotland Yard on small maps loaded from data files (``sog/games/maps/NAME.json`` or any ``*.json``).
 
 Player 0 is Mr X, player 1 the team of detectives (one infostate: all they know is public). Each round
 Mr X moves, then each detective in turn. Rules fixed by the foundation issue where SoG's fig. S3 leaves
 them open:
-  * Mr X's start is public; his station is revealed after his move in the map's reveal rounds; the
-    transport type of every move is public.
+  * Mr X's start is public (``"mr_x_start": 6``) or private, drawn uniformly from a set of stations
+    (``"mr_x_start": [4, 9, 14]``, a chance event only he observes); his station is revealed after his
+    move in the map's reveal rounds; the transport type of every move is public.
   * A move uses a ticket of its transport type; tickets are public.
   * Mr X may not move onto a detective; with no legal move he is caught (he plays the action PASS, which
     ends the game). Detectives may not share a station; a detective with no legal move plays PASS.
@@ -19,17 +20,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+from typing import NoReturn
 
 import numpy as np
 
 from sog.games import rules as rules_lib
 
 MAPS_DIR = pathlib.Path(__file__).parent / "maps"
+MAP_FIELDS = ("name", "source", "stations", "transports", "edges", "mr_x_start", "detective_starts",
+              "mr_x_tickets", "detective_tickets", "rounds", "reveal_rounds")
+_OPTIONAL_FIELDS = ("name", "source")
 _PLAYING, _CAUGHT, _ESCAPED = "playing", "caught", "escaped"
 
 
 def available_maps() -> tuple[str, ...]:
+  """The maps shipped with sog (``scotland_yard(map=NAME)``); any ``PATH.json`` loads as well."""
   return tuple(sorted(p.stem for p in MAPS_DIR.glob("*.json")))
+
+
+def is_map_file(name: str) -> bool:
+  """Whether a ``map=`` value names a map file by path rather than a shipped map."""
+  return name.endswith(".json")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +51,7 @@ class ScotlandYardMap:
   num_stations: int
   transports: tuple[str, ...]
   neighbours: tuple[tuple[tuple[int, int], ...], ...]  # per station: (transport, destination)
-  mr_x_start: int
+  mr_x_starts: tuple[int, ...]  # one station: a public start; several: drawn uniformly, private
   detective_starts: tuple[int, ...]
   mr_x_tickets: tuple[int, ...]
   detective_tickets: tuple[int, ...]
@@ -49,39 +60,95 @@ class ScotlandYardMap:
 
   @classmethod
   def load(cls, name: str) -> ScotlandYardMap:
-    path = MAPS_DIR / f"{name}.json"
-    if not path.is_file():
-      raise ValueError(f"scotland_yard: unknown map {name!r}; valid maps: {', '.join(available_maps())}")
-    return cls.from_dict(json.loads(path.read_text()))
+    """A shipped map by name, or the map file at ``name`` when it ends in ``.json``."""
+    if is_map_file(name):
+      path = pathlib.Path(name).expanduser()
+      if not path.is_file():
+        raise ValueError(f"scotland_yard: map file {name!r} does not exist")
+    else:
+      path = MAPS_DIR / f"{name}.json"
+      if not path.is_file():
+        raise ValueError(f"scotland_yard: unknown map {name!r}; valid maps: "
+                         f"{', '.join(available_maps())}, or a path to a .json map file")
+    try:
+      data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+      raise ValueError(f"scotland_yard: map file {str(path)!r} is not valid JSON: {error}") from None
+    if not isinstance(data, dict):
+      raise ValueError(f"scotland_yard: map file {str(path)!r} must hold a JSON object")
+    data.setdefault("name", path.stem)
+    return cls.from_dict(data)
 
   @classmethod
   def from_dict(cls, data: dict) -> ScotlandYardMap:
-    name = data.get("name", "?")
-    try:
-      n, transports = int(data["stations"]), tuple(data["transports"])
-      neighbours = [set() for _ in range(n)]
-      for a, b, transport in data["edges"]:
-        if not (1 <= a <= n and 1 <= b <= n) or transport not in transports:
-          raise ValueError(f"scotland_yard map {name!r}: bad edge {[a, b, transport]}")
-        t = transports.index(transport)
-        neighbours[a - 1].add((t, b - 1))
-        neighbours[b - 1].add((t, a - 1))
-      tickets = lambda who: tuple(int(data[who].get(t, 0)) for t in transports)  # noqa: E731
-      result = cls(name=name, num_stations=n, transports=transports,
-                   neighbours=tuple(tuple(sorted(x)) for x in neighbours),
-                   mr_x_start=int(data["mr_x_start"]) - 1,
-                   detective_starts=tuple(int(s) - 1 for s in data["detective_starts"]),
-                   mr_x_tickets=tickets("mr_x_tickets"),
-                   detective_tickets=tickets("detective_tickets"), rounds=int(data["rounds"]),
-                   reveal_rounds=frozenset(int(r) for r in data["reveal_rounds"]))
-    except KeyError as missing:
-      raise ValueError(f"scotland_yard map {name!r}: missing field {missing}") from None
-    starts = (result.mr_x_start, *result.detective_starts)
-    if not all(0 <= s < n for s in starts) or len(set(starts)) != len(starts):
-      raise ValueError(f"scotland_yard map {name!r}: starts must be distinct stations in 1..{n}")
-    if result.rounds < 1:
-      raise ValueError(f"scotland_yard map {name!r}: rounds must be >= 1")
-    return result
+    """Parses and checks a map's fields; a ``ValueError`` names the first bad field."""
+    name = str(data.get("name", "?"))
+
+    def fail(field: str, problem: str) -> NoReturn:
+      raise ValueError(f"scotland_yard map {name!r}: field {field!r} {problem}")
+
+    unknown = sorted(set(data) - set(MAP_FIELDS))
+    if unknown:
+      fail(unknown[0], f"is unknown; valid fields: {', '.join(MAP_FIELDS)}")
+    missing = [f for f in MAP_FIELDS if f not in data and f not in _OPTIONAL_FIELDS]
+    if missing:
+      fail(missing[0], "is missing")
+
+    def integer(field: str, value, low: int, high: int | None = None) -> int:
+      if isinstance(value, bool) or not isinstance(value, int) or value < low or (
+          high is not None and value > high):
+        fail(field, f"has {value!r}; expected an integer in {low}..{high if high else 'inf'}")
+      return value
+
+    def integers(field: str, value, low: int, high: int) -> tuple[int, ...]:
+      if not isinstance(value, list) or len(set(map(repr, value))) != len(value):
+        fail(field, f"has {value!r}; expected a list of distinct integers in {low}..{high}")
+      return tuple(integer(field, v, low, high) for v in value)
+
+    n = integer("stations", data["stations"], 2)
+    transports = data["transports"]
+    if (not isinstance(transports, list) or not transports
+        or not all(isinstance(t, str) for t in transports) or len(set(transports)) != len(transports)):
+      fail("transports", f"has {transports!r}; expected a non-empty list of distinct names")
+    neighbours = [set() for _ in range(n)]
+    if not isinstance(data["edges"], list):
+      fail("edges", "is not a list")
+    for edge in data["edges"]:
+      if (not isinstance(edge, list) or len(edge) != 3 or edge[2] not in transports
+          or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= n for s in edge[:2])
+          or edge[0] == edge[1]):
+        fail("edges", f"has a bad edge {edge!r}; expected [a, b, transport] with stations a != b in "
+                      f"1..{n} and transport in {transports}")
+      a, b, transport = edge
+      t = transports.index(transport)
+      neighbours[a - 1].add((t, b - 1))
+      neighbours[b - 1].add((t, a - 1))
+
+    def tickets(field: str) -> tuple[int, ...]:
+      value = data[field]
+      if not isinstance(value, dict) or set(value) - set(transports):
+        fail(field, f"has {value!r}; expected counts for transports among {transports}")
+      return tuple(integer(field, value.get(t, 0), 0) for t in transports)
+
+    start = data["mr_x_start"]
+    mr_x_starts = integers("mr_x_start", start if isinstance(start, list) else [start], 1, n)
+    detective_starts = integers("detective_starts", data["detective_starts"], 1, n)
+    if not mr_x_starts or not detective_starts:
+      fail("mr_x_start" if not mr_x_starts else "detective_starts", "names no station")
+    if set(mr_x_starts) & set(detective_starts):
+      fail("detective_starts", f"shares stations with Mr X's starts {list(mr_x_starts)}")
+    rounds = integer("rounds", data["rounds"], 1)
+    reveal_rounds = integers("reveal_rounds", data["reveal_rounds"], 1, rounds)
+    return cls(name=name, num_stations=n, transports=tuple(transports),
+               neighbours=tuple(tuple(sorted(x)) for x in neighbours),
+               mr_x_starts=tuple(s - 1 for s in mr_x_starts),
+               detective_starts=tuple(s - 1 for s in detective_starts),
+               mr_x_tickets=tickets("mr_x_tickets"), detective_tickets=tickets("detective_tickets"),
+               rounds=rounds, reveal_rounds=frozenset(reveal_rounds))
+
+  @property
+  def private_start(self) -> bool:
+    return len(self.mr_x_starts) > 1
 
   @property
   def num_detectives(self) -> int:
@@ -109,7 +176,7 @@ class SYState:
   detectives: tuple[int, ...]
   detective_tickets: tuple[tuple[int, ...], ...]
   mr_x_tickets: tuple[int, ...]
-  last_reveal: int             # Mr X's last publicly known station
+  last_reveal: int             # Mr X's last publicly known station (-1: not yet known)
   status: str = _PLAYING
 
 
@@ -125,11 +192,11 @@ class ScotlandYard(rules_lib.GameRules):
   def initial_state(self) -> SYState:
     m = self.map
     return SYState(0, 0, m.detective_starts, (m.detective_tickets,) * m.num_detectives,
-                   m.mr_x_tickets, m.mr_x_start)
+                   m.mr_x_tickets, -1 if m.private_start else m.mr_x_starts[0])
 
   def deal_probabilities(self) -> np.ndarray:
     deal = np.zeros((self.map.num_stations, 1))
-    deal[self.map.mr_x_start, 0] = 1.0
+    deal[list(self.map.mr_x_starts), 0] = 1.0 / len(self.map.mr_x_starts)
     return deal
 
   def kind(self, state: SYState) -> int:
@@ -194,7 +261,7 @@ class ScotlandYard(rules_lib.GameRules):
     m = self.map
     T = len(m.transports)
     return (m.num_detectives * (m.num_stations + T) + T + (m.num_detectives + 1) + (m.rounds + 1)
-            + m.num_stations)
+            + m.num_stations + m.private_start)
 
   def encode(self, state: SYState) -> np.ndarray:
     m = self.map
@@ -206,7 +273,7 @@ class ScotlandYard(rules_lib.GameRules):
         1.0, np.asarray(m.mr_x_tickets, np.float32))
     mover = np.eye(m.num_detectives + 1, dtype=np.float32)[state.mover]
     round_code = np.eye(m.rounds + 1, dtype=np.float32)[state.round]
-    reveal = np.eye(m.num_stations, dtype=np.float32)[state.last_reveal]
+    reveal = np.eye(m.num_stations + m.private_start, dtype=np.float32)[state.last_reveal]
     return np.concatenate([positions.ravel(), detective_tickets.ravel(), mr_x_tickets, mover,
                            round_code, reveal])
 

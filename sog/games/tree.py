@@ -7,10 +7,10 @@ actions; ``valid`` says which infostates can occur at a node.
 Ranges and counterfactual values follow one convention everywhere in sog:
   * a range r_i(s) at a node is player i's own reach of infostate s times the prior marginal p_i(s) of
     its private state (so the root ranges of a game are its prior marginals, not all ones);
-  * ``prior_weight`` p_i(s) at a node is the chance part alone: the range s would have if player i
-    played every action leading to it with probability 1 (:func:`prior_weights`). Own reach is then
-    r_i(s) / p_i(s) in [0, 1], the unit of a probability the player chooses (the re-solving gadget's
-    Follow probability);
+  * ``prior_weight`` p_i(s) at a node is the chance part alone: the prior mass of the private states
+    the player may have started from and still hold s here (:func:`prior_weights`), the largest
+    range any policy gives s. Own reach is then r_i(s) / p_i(s) in [0, 1], the unit of a probability
+    the player chooses (the re-solving gadget's Follow probability);
   * the counterfactual value is per unit of own range: v_0(s0) = sum_{s1} r_1(s1) U(s0, s1) with the
     node's payoff matrix U = W * u_0, where W folds the deal's correlation (card removal) and public
     chance likelihoods into a pair weight. Then r_0 . v_0 is player 0's expected utility and
@@ -283,19 +283,21 @@ def _make_level(tree: PublicTree, d: int) -> Level:
 
 
 def prior_weights(tree: PublicTree) -> np.ndarray:
-  """[N, 2, S] p_i(s): the prior marginal of the private state behind infostate s, carried down the
-  tree by the player's own (and everyone else's) moves with weight 1: the root ranges at the root, and
-  at a node the largest weight among an infostate's sources in the parent (an infostate reached along
-  several paths of its own moves, as Mr X's station, keeps the chance weight of one path rather than
-  their sum). ``tree`` must be ordered parents first (as every built tree is)."""
-  weights = np.zeros(tree.valid.shape)
-  weights[0] = tree.root_ranges * tree.valid[0]
+  """[N, 2, S] p_i(s): the prior mass of the root infostates (private deals) r from which player i can
+  hold infostate s at the node, sum_r p_i(r) [s descends from r]. Descent follows the tree's sources
+  with positive weight (own moves, the opponent's, public chance). A policy's range at s splits over
+  these origins and reaches each with probability at most 1, so every range is at most p; where an
+  infostate has a single origin (poker's cards, a public start) p is the prior marginal of that
+  origin, and where paths from several origins merge (Mr X's station after a private start) p sums
+  them. ``tree`` must be ordered parents first (as every built tree is)."""
+  S = tree.max_infostates
+  origins = np.zeros((tree.num_nodes, 2, S, S), bool)  # [n, i, s, r]: s at n may descend from r
+  origins[0] = np.eye(S, dtype=bool)[None] & tree.valid[0][..., None]
+  player = np.arange(2)[None, :, None, None]
   for d in range(1, tree.num_levels):
     lo, hi = tree.level_starts[d], tree.level_starts[d + 1]
     parent = np.maximum(tree.parent[lo:hi], 0)
-    player = np.arange(2)[None, :, None, None]
-    sources = weights[parent[:, None, None, None], player, tree.src_infostate[lo:hi]]
-    has_parent = (tree.parent[lo:hi] >= 0)[:, None, None]
-    weights[lo:hi] = np.where(has_parent & tree.valid[lo:hi],
-                              (sources * (tree.src_weight[lo:hi] > 0)).max(-1), 0.0)
-  return weights
+    sources = origins[parent[:, None, None, None], player, tree.src_infostate[lo:hi]]  # [n,2,S,J,S]
+    linked = (tree.src_weight[lo:hi] > 0)[..., None] & (tree.parent[lo:hi] >= 0)[:, None, None, None, None]
+    origins[lo:hi] = (sources & linked).any(-2) & tree.valid[lo:hi][..., None]
+  return (origins * tree.root_ranges[None, :, None, :]).sum(-1)

@@ -52,6 +52,15 @@ def sample_ranges(game: registry.Game, nodes: np.ndarray, rng: np.random.Generat
   return out
 
 
+def random_pbs(game: registry.Game, count: int, rng: np.random.Generator,
+               policies: int = 16) -> tuple[np.ndarray, np.ndarray]:
+  """``count`` public belief states: non-terminal public states drawn uniformly (sorted) and their
+  ranges from :func:`sample_ranges`."""
+  candidates = np.flatnonzero(game.tree.kind != rules_lib.TERMINAL)
+  nodes = np.sort(rng.choice(candidates, size=count))
+  return nodes, sample_ranges(game, nodes, rng, policies)
+
+
 def _solve_group(game: registry.Game, nodes: np.ndarray, ranges: np.ndarray, iterations: int,
                  reference: list) -> tuple[np.ndarray, np.ndarray]:
   """Root values [B, 2, S] and root average policies [B, S, A] of subgames rooted at ``nodes``,
@@ -84,8 +93,7 @@ def generate(game: registry.Game, count: int, iterations: int, rng: np.random.Ge
   """
   tree = game.tree
   candidates = np.flatnonzero(tree.kind != rules_lib.TERMINAL)
-  nodes = np.sort(rng.choice(candidates, size=count))
-  ranges = sample_ranges(game, nodes, rng)
+  nodes, ranges = random_pbs(game, count, rng)
   values = np.zeros((count, 2, tree.max_infostates))
   policy = np.zeros((count, tree.max_infostates, tree.num_actions))
   done = 0

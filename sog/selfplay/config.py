@@ -36,6 +36,10 @@ class SelfPlayConfig:
     q_search: probability that each of a search's sampled leaf queries (``GTCFRConfig.query_samples``
       of them, a uniform sample of all its queries) goes to the query buffer.
     q_recursive: the same for the query solver's own searches.
+    random_queries: queries added per round at random public belief states (uniform non-terminal
+      public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
+      beside the searches' own. The protocol re-solves at every public state, with ranges the
+      actors' games rarely reach; these queries spread the network's training data over them.
     query_capacity: queries held; the oldest are dropped when it is full.
     replay_capacity: examples held (a sliding window: the newest replace the oldest).
     max_updates: train steps one example may be drawn for.
@@ -53,6 +57,7 @@ class SelfPlayConfig:
   p_td1: float = 0.0
   q_search: float = 0.3
   q_recursive: float = 0.1
+  random_queries: int = 0
   query_capacity: int = 20_000
   replay_capacity: int = 100_000
   max_updates: int = 5
@@ -69,7 +74,7 @@ class SelfPlayConfig:
     for name in positive:
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
         raise ValueError(f"selfplay.{name} must be an int >= 1, got {getattr(self, name)!r}")
-    for name in ("min_replay", "train_steps_per_round"):
+    for name in ("min_replay", "train_steps_per_round", "random_queries"):
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
         raise ValueError(f"selfplay.{name} must be an int >= 0, got {getattr(self, name)!r}")
     for name in ("eps", "p_td1", "q_search", "q_recursive", "alpha"):

@@ -26,7 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.search import leaf_models
@@ -57,9 +56,8 @@ class ValueDiagnostics:
     self.tree, self.network, self.iterations = game.tree, network, iterations
     self.tables = tables_lib.make_tables(game.tree)
     rng = np.random.default_rng(seed)
-    candidates = np.flatnonzero(self.tree.kind != rules_lib.TERMINAL)
-    self.held_nodes = np.sort(rng.choice(candidates, size=held_out))
-    self.held_ranges = dataset.sample_ranges(game, self.held_nodes, rng).astype(np.float32)
+    self.held_nodes, held_ranges = dataset.random_pbs(game, held_out, rng)
+    self.held_ranges = held_ranges.astype(np.float32)
     self.held_exact = self.exact_values(self.held_nodes, self.held_ranges)
 
   def exact_values(self, nodes: np.ndarray, ranges: np.ndarray) -> np.ndarray:

@@ -28,6 +28,7 @@ from sog.eval import composed
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
+from sog.nets import dataset
 from sog.nets import leaf as leaf_lib
 from sog.search import gtcfr
 from sog.search import resolving
@@ -88,6 +89,10 @@ class SelfPlay:
     self.counters["moves"] += self.experiment.selfplay.games
     self.counters["games"] += finished
     self._add(examples, queries)
+    if self.experiment.selfplay.random_queries:
+      nodes, ranges = dataset.random_pbs(self.game, self.experiment.selfplay.random_queries, self.rng,
+                                         policies=1)
+      self._add(None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32)))
     batch = self.experiment.selfplay.solver_batch
     if len(self.queries) >= batch:  # full batches only: a padded search costs as much as a real one
       waiting = self.queries.pop(batch)

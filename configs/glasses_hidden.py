@@ -1,0 +1,29 @@
+"""Scotland Yard on glasses_hidden: SoG(100,1) self-play on the map where leaf values matter.
+
+  python scripts/train.py --config=configs/glasses_hidden.py --workdir=out/glasses_hidden
+
+The glasses graph (SoG fig. S3) with Mr X's start drawn privately from stations 4-8 and never revealed
+(``sog/games/maps/glasses_hidden.json``): 3,026 public states, 1,005 decision public states, so the
+protocol runs 1,005 searches a seed. Values as ``configs/glasses.py`` (SoG table S2's Scotland Yard
+column where it fits one CPU host; every sampled leaf query handed on, q_search 1), except:
+  * each example may be drawn up to 1,000 times (S2: 5). With a 1M buffer and many actors S2's cap
+    never binds; on 2 cores the trainer draws far more often than the actors add, so a cap of 5-50
+    shrinks the window the trainer samples to the last few hundred examples (Leduc: 250 of 90k,
+    ``configs/leduc.py``).
+  * snapshots every 250 steps, for ``scripts/eval_snapshots.py`` after the run (no evaluation during
+    it: a seed of the protocol at s = 100 takes about a minute here).
+"""
+
+from sog.selfplay import config as config_lib
+
+
+def get_config():
+  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden)", simulations=100)
+  config.selfplay.update(games=4, solver_batch=8, q_search=1.0, min_replay=256, max_updates=1000,
+                         train_steps_per_round=2)
+  config.evaluation.update(settings=((100, 1.0),), seeds=3, every_steps=0)
+  config.diagnostics_every_steps = 0
+  config.snapshot_every_steps = 250
+  config.max_steps = 50_000
+  config.max_seconds = 3600.0
+  return config
