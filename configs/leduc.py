@@ -26,10 +26,21 @@ exact CFR+ solves, see ``sog.selfplay.diagnostics``):
 What the hour with these values gave (17,819 steps, 8,532 games, 56,192 queries solved): the
 solver's targets stayed 0.02-0.29 chips off exact solves, the network's error fell to about 1.0
 chips on its queries and 1.15 on the held-out PBSs by step 10k and then only to 0.6-0.8 and 1.03 at
-the end, about where the earlier run's network ended (1.09 held out); SoG(100,1) by the protocol (3 seeds) went 644 -> 226 (5k steps)
--> 245 (10k) -> 192 (15k) -> 246 mbb/h (final). So neither the replay ratio nor the decay moved the
-plateau: the fit to the self-play distribution limits, and the next levers are the data's breadth
-(q_search / q_recursive, eps), weight averaging of the published network and width.
+the end; SoG(100,1) by the protocol (3 seeds) went 644 -> 226 (5k steps) -> 245 (10k) -> 192 (15k)
+-> 246 mbb/h (final).
+  * The cap of 50 draws an example was the trap: the trainer draws 8 x 256 = 2,048 examples a round
+    while the actors and the solver add about 20, so the cap emptied each example in a few rounds and
+    the trainer sampled only the newest ~250 of 90k examples (the ``replay_available`` column of that
+    run's metrics.csv). With at most 1,000 draws (never binding in an hour; the window becomes the
+    whole buffer) and nothing else changed, the hour gave SoG(100,1) 195 (5k) -> 206 (10k) -> 150
+    (15k) -> 146 (20k) -> 160 (25k) -> 148 mbb/h (final, 30,080 steps), 3 seeds each; error on
+    queries 0.5-0.6 at the end, held out 1.18. This network is shipped; by the protocol with 50
+    seeds it gives SoG(33/100/300/1000,1) 202 / 176 / 145 / 88 mbb/h (paper 202 / 109 / 61 / 24).
+  * Breadth was tried next and not kept: 6 random PBS queries a round (``selfplay.random_queries``,
+    the held-out distribution) beside the searches' ~13, solver batch 20, else as above. The
+    held-out error fell to 0.61 (from 1.18) and the query error to 0.41, but SoG(100,1) went 148
+    (5k) -> 156 (10k) -> 184 (15k) -> 192 (20k) -> 152 (25k) -> 180 mbb/h (final, 27,648 steps):
+    no better. Error on random PBSs is not what limits the protocol's exploitability.
 """
 
 from sog.selfplay import config as config_lib
@@ -38,7 +49,7 @@ from sog.selfplay import config as config_lib
 def get_config():
   config = config_lib.default_config_dict("leduc_poker", simulations=100)
   config.selfplay.update(games=8, solver_batch=16, eps=0.1, q_search=0.4, q_recursive=0.1,
-                         max_updates=50, batch_size=256, min_replay=512, train_steps_per_round=8)
+                         max_updates=1000, batch_size=256, min_replay=512, train_steps_per_round=8)
   config.optimizer.update(learning_rate=1e-3, decay_steps=10_000, decay_rate=0.3)
   config.evaluation.update(settings=((100, 1.0),), seeds=3, every_steps=5000)
   config.diagnostics_every_steps = 1000
