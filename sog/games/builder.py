@@ -58,10 +58,13 @@ def build_public_tree(rules: rules_lib.GameRules) -> tree_lib.PublicTree:
   while index < len(nodes):
     _expand(rules, nodes, index, S)
     index += 1
-  # OpenSpiel also counts the chance histories of the private deal: the root, and one per first card
-  # when a second private state (player 1's) is dealt after it.
-  dealt = [int((p > 0).sum()) > 1 for p in priors]
-  deal_histories = 0 if not any(dealt) else 1 + int((priors[0] > 0).sum()) * all(dealt)
+  # OpenSpiel also counts the chance histories of the private deal: the root chance node, and when
+  # both players are dealt (poker, dice) one more per player 0's outcome, where player 1's deal follows.
+  outcomes = [int((p > 0).sum()) for p in priors]
+  if max(outcomes) == 1:
+    deal_histories = 0
+  else:
+    deal_histories = 1 + (outcomes[0] if min(outcomes) > 1 else 0)
   return _to_tree(rules, nodes, priors, S, A, deal_histories)
 
 

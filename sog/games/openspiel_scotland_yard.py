@@ -63,8 +63,8 @@ class ScotlandYardState(pyspiel.State):
     super().__init__(game)
     self.rules = game.rules
     self.public = self.rules.initial_state()
-    starts = self.rules.map.mr_x_starts
-    self.mr_x_path = [] if len(starts) > 1 else [starts[0]]  # empty until chance draws his start
+    m = self.rules.map
+    self.mr_x_path = [] if m.private_start else [m.mr_x_starts[0]]  # empty until chance draws it
     self.observations: list = []
 
   def current_player(self):

@@ -38,6 +38,12 @@ def available_maps() -> tuple[str, ...]:
   return tuple(sorted(p.stem for p in MAPS_DIR.glob("*.json")))
 
 
+def _is_integer_in(value, low: int, high: int | None) -> bool:
+  """Whether a JSON value is an integer (not a boolean) in low..high (no upper bound if None)."""
+  return (isinstance(value, int) and not isinstance(value, bool) and value >= low
+          and (high is None or value <= high))
+
+
 def is_map_file(name: str) -> bool:
   """Whether a ``map=`` value names a map file by path rather than a shipped map."""
   return name.endswith(".json")
@@ -95,9 +101,8 @@ class ScotlandYardMap:
       fail(missing[0], "is missing")
 
     def integer(field: str, value, low: int, high: int | None = None) -> int:
-      if isinstance(value, bool) or not isinstance(value, int) or value < low or (
-          high is not None and value > high):
-        fail(field, f"has {value!r}; expected an integer in {low}..{high if high else 'inf'}")
+      if not _is_integer_in(value, low, high):
+        fail(field, f"has {value!r}; expected an integer in {low}..{'inf' if high is None else high}")
       return value
 
     def integers(field: str, value, low: int, high: int) -> tuple[int, ...]:
@@ -115,7 +120,7 @@ class ScotlandYardMap:
       fail("edges", "is not a list")
     for edge in data["edges"]:
       if (not isinstance(edge, list) or len(edge) != 3 or edge[2] not in transports
-          or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= n for s in edge[:2])
+          or not all(_is_integer_in(s, 1, n) for s in edge[:2])
           or edge[0] == edge[1]):
         fail("edges", f"has a bad edge {edge!r}; expected [a, b, transport] with stations a != b in "
                       f"1..{n} and transport in {transports}")

@@ -298,6 +298,7 @@ def prior_weights(tree: PublicTree) -> np.ndarray:
     lo, hi = tree.level_starts[d], tree.level_starts[d + 1]
     parent = np.maximum(tree.parent[lo:hi], 0)
     sources = origins[parent[:, None, None, None], player, tree.src_infostate[lo:hi]]  # [n,2,S,J,S]
-    linked = (tree.src_weight[lo:hi] > 0)[..., None] & (tree.parent[lo:hi] >= 0)[:, None, None, None, None]
+    has_parent = (tree.parent[lo:hi] >= 0)[:, None, None, None, None]
+    linked = (tree.src_weight[lo:hi] > 0)[..., None] & has_parent
     origins[lo:hi] = (sources & linked).any(-2) & tree.valid[lo:hi][..., None]
   return (origins * tree.root_ranges[None, :, None, :]).sum(-1)
