@@ -7,8 +7,13 @@ the library's default search and re-solving settings; a run writes its untrained
 its final one as a snapshot too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step,
 setting, min / mean / max over the seeds); rows already there are kept and not re-run, so a killed
 evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max ribbon per setting against
-train steps, with SoG fig. 3's values where the paper has the game. Ends with one JSON line (the last
-snapshot's rows).
+train steps, with SoG fig. 3's values where the paper has the game, and with --references (files
+holding ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and
+setting, the mean over the seeds of all the files' lines (seed slices run apart pool into one value).
+Ends with one JSON line (the last snapshot's rows).
+
+  python scripts/eval_snapshots.py --workdir=out/glasses_hidden --sims=100 --seeds=3 \
+      --every_steps=5000 --references=out/gh_zero.log
 """
 
 import csv
@@ -35,6 +40,8 @@ _SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per point."
 _EVERY = flags.DEFINE_integer("every_steps", 0, "Only the snapshots at multiples of this and the "
                               "last (0: all).", lower_bound=0)
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch.", lower_bound=1)
+_REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py JSON lines, drawn "
+                                "as horizontal lines (mean over their pooled seeds per leaf and s).")
 
 CSV = "snapshot_evaluation.csv"
 PNG = "snapshot_exploitability.png"
@@ -63,6 +70,25 @@ def _done(path: pathlib.Path) -> set[tuple[int, str]]:
     return {(int(row["step"]), row["setting"]) for row in csv.DictReader(f)}
 
 
+def _reference_levels(paths: list[str], game_name: str) -> dict[str, dict[str, float]]:
+  """{"leaf=L": {setting: mean exploitability}} over the seeds of every evaluate.py line in
+  ``paths`` (lines not starting with "{" are skipped, so whole logs can be given)."""
+  per_seed: dict[tuple[str, str], dict[int, float]] = {}
+  for path in paths:
+    lines = [line for line in pathlib.Path(path).read_text().splitlines() if line.startswith("{")]
+    if not lines:
+      raise ValueError(f"--references: {path} has no JSON line of scripts/evaluate.py")
+    for row in (result for line in lines for result in json.loads(line)["results"]):
+      if row["game"] != game_name:
+        raise ValueError(f"--references: {path} evaluates {row['game']}, not {game_name}")
+      seeds = per_seed.setdefault((row["leaf"], config_lib.setting_name(row["sims"], row["c"])), {})
+      seeds.update(enumerate(row["per_seed"], start=row["first_seed"]))
+  levels: dict[str, dict[str, float]] = {}
+  for (leaf, setting), seeds in per_seed.items():
+    levels.setdefault(f"leaf={leaf}", {})[setting] = sum(seeds.values()) / len(seeds)
+  return levels
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
@@ -73,6 +99,7 @@ def main(argv):
   game = sog.games.load(game_name)
   settings = [(int(s), _C.value) for s in _SIMS.value]
   done = _done(workdir / CSV)
+  references = _reference_levels(_REFERENCES.value, game.name)
   print(f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
         f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEEDS.value} seeds each")
   last_rows = []
@@ -94,8 +121,9 @@ def main(argv):
       if step == last_step:
         last_rows.append(row)
   run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
-                          f"{_SEEDS.value} seeds per point", game.name, CSV, PNG)
-  print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows}))
+                          f"{_SEEDS.value} seeds per point", game.name, CSV, PNG, references)
+  print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows,
+                    "references": references}))
 
 
 if __name__ == "__main__":

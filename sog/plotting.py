@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 from collections.abc import Mapping, Sequence
+
+_BASELINE_STYLES = (":", "-.", (0, (5, 2, 1, 2, 1, 2)))
 
 
 def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
@@ -37,11 +40,14 @@ def ribbon_plot(path: str | pathlib.Path,
                 title: str, xlabel: str, ylabel: str,
                 markers: Mapping[str, Sequence[tuple[float, float]]] | None = None,
                 levels: Mapping[str, float] | None = None, reference_label: str = "reference",
+                baselines: Mapping[str, Mapping[str, float]] | None = None,
                 logy: bool = True) -> None:
   """Writes each named series (x, low, middle, high) as a line with a low-high ribbon to ``path``.
 
   Reference values drawn in the series' colour: ``markers[name]`` as (x, y) crosses and
   ``levels[name]`` as a dashed horizontal line (e.g. a paper's value at a step beyond the x range).
+  ``baselines[label][name]`` is a horizontal line in its own line style per label (e.g. another
+  model's value at the series' setting), in the series' colour, or gray where no series has the name.
   """
   import matplotlib
   matplotlib.use("Agg")
@@ -50,8 +56,10 @@ def ribbon_plot(path: str | pathlib.Path,
   path.parent.mkdir(parents=True, exist_ok=True)
   markers, levels = markers or {}, levels or {}
   fig, ax = plt.subplots(figsize=(7, 4.5))
+  colours = {}
   for label, (x, low, middle, high) in series.items():
     line, = ax.plot(x, middle, marker="o" if len(x) < 30 else None, label=label)
+    colours[label] = line.get_color()
     ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
     if label in markers:
       mx, my = zip(*markers[label])
@@ -60,6 +68,10 @@ def ribbon_plot(path: str | pathlib.Path,
       ax.axhline(levels[label], linestyle="--", linewidth=1, color=line.get_color())
   if markers or levels:
     ax.plot([], [], linestyle="--", marker="x", color="gray", label=reference_label)
+  for (label, values), style in zip((baselines or {}).items(), itertools.cycle(_BASELINE_STYLES)):
+    for name, y in values.items():
+      ax.axhline(y, linestyle=style, linewidth=1.2, color=colours.get(name, "gray"))
+    ax.plot([], [], linestyle=style, color="gray", label=label)
   ax.set_yscale("log" if logy else "linear")
   ax.set_xlabel(xlabel)
   ax.set_ylabel(ylabel)

@@ -254,8 +254,16 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert float(rows[1]["mean"]) < 0.8 * untrained
   assert (tmp_path / "snapshot_exploitability.png").is_file()
   assert json.loads(first.stdout.splitlines()[-1])["step"] == 260
-  again = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
-  assert json.loads(again.stdout.splitlines()[-1])["last"] == []  # nothing re-run
+  # evaluate.py's JSON lines as references: seed slices of one leaf and s pool into one mean.
+  slices = [{"game": "leduc_poker", "leaf": "zeros", "sims": 4, "c": 1.0, "first_seed": first,
+             "per_seed": per_seed} for first, per_seed in ((0, [0.5, 0.7]), (2, [0.9]))]
+  (tmp_path / "zeros.log").write_text("".join(f"progress\n{json.dumps({'results': [row]})}\n"
+                                              for row in slices))
+  again = subprocess.run(command + [f"--references={tmp_path / 'zeros.log'}"], capture_output=True,
+                         text=True, cwd=ROOT, check=True)
+  summary = json.loads(again.stdout.splitlines()[-1])
+  assert summary["last"] == []  # nothing re-run
+  assert summary["references"] == {"leaf=zeros": {"SoG(4,1)": pytest.approx(0.7)}}
   with (tmp_path / "snapshot_evaluation.csv").open() as f:
     assert list(csv.DictReader(f)) == rows
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import pathlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sog import plotting
 from sog.eval import paper
@@ -54,11 +54,14 @@ def append_row(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
 
 
 def plot_evaluation(workdir: str | pathlib.Path, title: str, game_name: str | None = None,
-                    csv_name: str = EVALUATION, png_name: str = PLOT) -> pathlib.Path | None:
+                    csv_name: str = EVALUATION, png_name: str = PLOT,
+                    baselines: Mapping[str, Mapping[str, float]] | None = None
+                    ) -> pathlib.Path | None:
   """Writes ``png_name`` from ``csv_name`` (exploitability against train steps, the mean of the seeds
   with their min-max ribbon, per setting), like SoG's fig. 3: where the paper has the game and the
   setting's s (``sog.eval.paper``), its untrained value is a cross at step 0 and its trained value a
-  dashed line."""
+  dashed line. ``baselines[label][setting]`` (e.g. another leaf model's protocol value) are drawn as
+  horizontal lines, one line style per label."""
   workdir = pathlib.Path(workdir)
   if not (workdir / csv_name).is_file():
     return None
@@ -80,7 +83,8 @@ def plot_evaluation(workdir: str | pathlib.Path, title: str, game_name: str | No
         markers[setting] = [(0, reference.untrained[s])]
         levels[setting] = reference.trained[s]
   plotting.ribbon_plot(workdir / png_name, series, title, "train steps",
-                       "exploitability (mean, min-max of seeds)", markers, levels, reference_label)
+                       "exploitability (mean, min-max of seeds)", markers, levels, reference_label,
+                       baselines)
   return workdir / png_name
 
 
