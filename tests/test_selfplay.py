@@ -255,7 +255,7 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert (tmp_path / "snapshot_exploitability.png").is_file()
   assert json.loads(first.stdout.splitlines()[-1])["step"] == 260
   # evaluate.py's JSON lines as references: seed slices of one leaf and s pool into one mean.
-  slices = [{"game": "leduc_poker", "leaf": "zeros", "sims": 4, "c": 1.0, "first_seed": first,
+  slices = [{"game": "kuhn_poker", "leaf": "zeros", "sims": 4, "c": 1.0, "first_seed": first,
              "per_seed": per_seed} for first, per_seed in ((0, [0.5, 0.7]), (2, [0.9]))]
   (tmp_path / "zeros.log").write_text("".join(f"progress\n{json.dumps({'results': [row]})}\n"
                                               for row in slices))
