@@ -19,16 +19,21 @@ same network gives 0.077 (3 seeds): its values help, its policy prior costs (REA
 The searches, not the trainer, bound the hour.
 """
 
+import math
+
 from sog.selfplay import config as config_lib
 
 
 def get_config():
-  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden)", simulations=100)
+  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden)", simulations=100,
+                                          query_samples=8)
+  for role in (config.actor, config.solver):
+    role.prior_temperature = math.inf
   config.selfplay.update(games=4, solver_batch=8, q_search=1.0, min_replay=256, max_updates=1000,
-                         train_steps_per_round=2)
-  config.evaluation.update(settings=((100, 1.0),), seeds=3, every_steps=0)
+                         train_steps_per_round=8)
+  config.evaluation.update(settings=())
   config.diagnostics_every_steps = 0
-  config.snapshot_every_steps = 250
+  config.snapshot_every_steps = 1000
   config.max_steps = 50_000
   config.max_seconds = 3600.0
   return config

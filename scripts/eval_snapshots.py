@@ -39,6 +39,10 @@ _C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per point.", lower_bound=1)
 _EVERY = flags.DEFINE_integer("every_steps", 0, "Only the snapshots at multiples of this and the "
                               "last (0: all).", lower_bound=0)
+_PRIOR_TEMPERATURE = flags.DEFINE_float(
+    "prior_temperature", gtcfr.GTCFRConfig.prior_temperature,
+    "T_prior of PUCT's prior (SoG: 1); inf: uniform, as the run's actors if it set "
+    "actor.prior_temperature=inf.", lower_bound=0.0)
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch.", lower_bound=1)
 _REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py JSON lines, drawn "
                                 "as horizontal lines (mean over their pooled seeds per leaf and s).")
@@ -109,7 +113,8 @@ def main(argv):
       name = config_lib.setting_name(sims, c)
       if (step, name) in done:
         continue
-      searcher = gtcfr.GTCFR(game, leaf, gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=c))
+      searcher = gtcfr.GTCFR(game, leaf, gtcfr.GTCFRConfig(
+          simulations=sims, simulations_per_phase=c, prior_temperature=_PRIOR_TEMPERATURE.value))
       result = composed.compose(searcher, range(_SEEDS.value), resolving.ResolvingConfig(),
                                 _BATCH.value)
       stats = result.summary()

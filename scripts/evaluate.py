@@ -53,6 +53,10 @@ _ORACLE_WARM_START = flags.DEFINE_bool(
     "CFR+ run (so t calls have solved below the frontier for t * oracle_iterations iterations).")
 _UPDATES = flags.DEFINE_enum("updates", gtcfr.GTCFRConfig.updates, cfr.UPDATES,
                               "GT-CFR's CFR+ updates (default: the library's).")
+_PRIOR_TEMPERATURE = flags.DEFINE_float(
+    "prior_temperature", gtcfr.GTCFRConfig.prior_temperature,
+    "T_prior of PUCT's prior, softmax(logits / T) of the leaf model's policy head (SoG: 1); inf: a "
+    "uniform prior (what zeros and the oracle give).", lower_bound=0.0)
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
@@ -83,12 +87,14 @@ def main(argv):
   print(f"{game.name}: SoG(s, {_C.value:g}) agent, "
         f"{'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'} re-solving, leaf={_LEAF.value}"
         f"{oracle if _LEAF.value == 'oracle' else ''}, {_UPDATES.value} updates, "
+        f"T_prior {_PRIOR_TEMPERATURE.value:g}, "
         f"seeds {_FIRST_SEED.value}-{_FIRST_SEED.value + _SEEDS.value - 1}")
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
   rows = []
   for sims in sims_values:
     config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=_C.value,
-                               updates=_UPDATES.value)
+                               updates=_UPDATES.value,
+                               prior_temperature=_PRIOR_TEMPERATURE.value)
     searcher = gtcfr.GTCFR(game, leaf, config)
     reported, started = [0], time.perf_counter()
 
@@ -106,7 +112,8 @@ def main(argv):
                  "safe": safe, "exploitability": stats, "seconds": result.seconds,
                  "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
                  "terminate_values": _TERMINATE.value,
-                 "updates": _UPDATES.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
+                 "updates": _UPDATES.value, "prior_temperature": str(_PRIOR_TEMPERATURE.value),
+                 "oracle_iterations": _ORACLE_ITERATIONS.value,
                  "oracle_warm_start": _ORACLE_WARM_START.value,
                  "first_seed": _FIRST_SEED.value, "per_seed": result.exploitability.tolist(),
                  "device": jax.devices()[0].platform})

@@ -126,6 +126,30 @@ def test_batched_searches_equal_separate_searches():
         np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
 
 
+def test_infinite_prior_temperature_is_the_uniform_prior():
+  """With T_prior = inf, PUCT ignores the leaf model's logits: zero values with arbitrary logits search
+  exactly as the zero leaf model (uniform prior) does, and with T_prior = 1 those logits change it."""
+  game = load("leduc_poker")
+
+  def random_logits_leaf(params, tables, nodes, ranges, mask):
+    del params, mask
+    logits = jax.random.normal(jax.random.PRNGKey(5), (*ranges.shape, tables.legal.shape[-1]))
+    return leaf_models.LeafOutput(jnp.zeros_like(ranges), 8.0 * logits)
+
+  def search(leaf_model, temperature):
+    config = gtcfr.GTCFRConfig(simulations=30, prior_temperature=temperature)
+    return gtcfr.GTCFR(game, leaf_model, config).search(jax.random.PRNGKey(2))
+
+  uniform = search(leaf_models.zero_leaf_model(), 1.0)
+  ignored = search(leaf_models.LeafModel(random_logits_leaf), float("inf"))
+  followed = search(leaf_models.LeafModel(random_logits_leaf), 1.0)
+  for (path, expected), got in zip(jax.tree_util.tree_flatten_with_path(uniform)[0],
+                                  jax.tree_util.tree_leaves(ignored)):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected),
+                                  err_msg=jax.tree_util.keystr(path))
+  assert not np.array_equal(np.asarray(followed.average_policy), np.asarray(uniform.average_policy))
+
+
 def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete():
   """A search in a small subgame grows all of it in a few simulations. Its unbatched passes then make
   no leaf-model call, and it returns what the same search under vmap (a call every pass) returns."""
