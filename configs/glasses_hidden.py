@@ -14,26 +14,26 @@ column where it fits one CPU host; every sampled leaf query handed on, q_search 
     it: a seed of the protocol at s = 100 takes about a minute here).
 
 Measured (2 cores, 3,600 s: 3,022 steps, 535 games, 6,208 queries solved): SoG(100,1) 0.107 over 10
-seeds, against 0.096 for a zero leaf and 0.026 for the exact oracle; with a uniform PUCT prior the
-same network gives 0.077 (3 seeds): its values help, its policy prior costs (README, "glasses_hidden").
-The searches, not the trainer, bound the hour.
+seeds, against 0.096 for a zero leaf and 0.026 for the exact oracle; searched with a uniform PUCT
+prior (``scripts/evaluate.py --prior_temperature=inf``) the same network gives 0.077 on seeds 0-2: its
+values help, its policy prior costs. A second hour with the uniform prior in self-play too, 8 leaf
+queries a search and 8 train steps a round (``--config.actor.prior_temperature=inf
+--config.solver.prior_temperature=inf --config.actor.query_samples=8 --config.solver.query_samples=8
+--config.selfplay.train_steps_per_round=8``: 10,936 steps, 479 games, 10,640 queries) was no better:
+0.094 over 10 seeds with the uniform prior (README, "glasses_hidden"). The searches, not the trainer,
+bound the hour.
 """
-
-import math
 
 from sog.selfplay import config as config_lib
 
 
 def get_config():
-  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden)", simulations=100,
-                                          query_samples=8)
-  for role in (config.actor, config.solver):
-    role.prior_temperature = math.inf
+  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden)", simulations=100)
   config.selfplay.update(games=4, solver_batch=8, q_search=1.0, min_replay=256, max_updates=1000,
-                         train_steps_per_round=8)
-  config.evaluation.update(settings=())
+                         train_steps_per_round=2)
+  config.evaluation.update(settings=((100, 1.0),), seeds=3, every_steps=0)
   config.diagnostics_every_steps = 0
-  config.snapshot_every_steps = 1000
+  config.snapshot_every_steps = 250
   config.max_steps = 50_000
   config.max_seconds = 3600.0
   return config

@@ -76,7 +76,8 @@ class GTCFRConfig:
     expansion_k: actions whose children one expansion adds; None: the game's default (all of them
       for imperfect information, 1 for perfect information).
     puct_constant: C in PUCT, on values scaled to [-1, 1] (AlphaZero's order of magnitude).
-    prior_temperature: T_prior of the softmax turning the leaf model's logits into PUCT's prior.
+    prior_temperature: T_prior of the softmax turning the leaf model's logits into PUCT's prior;
+      ``math.inf`` makes the prior uniform over the legal actions (the logits are then ignored).
     virtual_loss: subtracted from Q(s, a) per simulation of the same phase already through (s, a);
       only acts when ceil(c) > 1.
     leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
