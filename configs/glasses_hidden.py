@@ -16,8 +16,9 @@ column where it fits one CPU host; every sampled leaf query handed on, q_search 
 Measured (2 cores, 3,600 s: 3,022 steps, 535 games, 6,208 queries solved): SoG(100,1) 0.107 over 10
 seeds, against 0.096 for a zero leaf and 0.026 for the exact oracle; searched with a uniform PUCT
 prior (``scripts/evaluate.py --prior_temperature=inf``) the same network gives 0.089 over 10 seeds
-(0.077 on seeds 0-2): its policy prior costs, its values barely help. A second hour with the uniform prior in self-play too, 8 leaf
-queries a search and 8 train steps a round (``--config.actor.prior_temperature=inf
+(0.077 on seeds 0-2): its policy prior costs, its values barely help. A second hour with the
+uniform prior in self-play too, 8 leaf queries a search and 8 train steps a round
+(``--config.actor.prior_temperature=inf
 --config.solver.prior_temperature=inf --config.actor.query_samples=8 --config.solver.query_samples=8
 --config.selfplay.train_steps_per_round=8``: 10,936 steps, 479 games, 10,640 queries) was no better:
 0.094 over 10 seeds with the uniform prior (README, "glasses_hidden"). The searches, not the trainer,

@@ -3,10 +3,11 @@
   python scripts/eval_snapshots.py --workdir=out/leduc --sims=33,100,300,1000 --seeds=3
 
 Evaluates each ``snapshots/step_N`` (with --every_steps, those at its multiples and the last), with
-the library's default search and re-solving settings; a run writes its untrained network as step 0 and
-its final one as a snapshot too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step,
-setting, min / mean / max over the seeds); rows already there are kept and not re-run, so a killed
-evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max ribbon per setting against
+the library's default search and re-solving settings (--prior_temperature aside); a run writes its
+untrained network as step 0 and its final one as a snapshot too. Rows go to
+``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max over the seeds;
+``snapshot_evaluation_prior_inf.csv`` and so on for another T_prior, with the PNG named alike); rows
+already there are kept and not re-run, so a killed evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max ribbon per setting against
 train steps, with SoG fig. 3's values where the paper has the game, and with --references (files
 holding ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and
 setting, the mean over the seeds of all the files' lines (seed slices run apart pool into one value).
@@ -49,6 +50,15 @@ _REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py 
 
 CSV = "snapshot_evaluation.csv"
 PNG = "snapshot_exploitability.png"
+
+
+def _outputs() -> tuple[str, str]:
+  """The CSV and PNG names for this --prior_temperature: rows searched with another prior go to their
+  own files (``snapshot_evaluation_prior_inf.csv``), so a resumed evaluation never reuses them."""
+  if _PRIOR_TEMPERATURE.value == gtcfr.GTCFRConfig.prior_temperature:
+    return CSV, PNG
+  suffix = f"_prior_{_PRIOR_TEMPERATURE.value:g}"
+  return (CSV.replace(".csv", f"{suffix}.csv"), PNG.replace(".png", f"{suffix}.png"))
 _FIELDS = ("step", "setting", "min", "mean", "max", "eval_seconds", "seeds")
 
 
@@ -102,7 +112,8 @@ def main(argv):
   game_name = checkpoint.read_config(last_dir).game
   game = sog.games.load(game_name)
   settings = [(int(s), _C.value) for s in _SIMS.value]
-  done = _done(workdir / CSV)
+  csv_name, png_name = _outputs()
+  done = _done(workdir / csv_name)
   references = _reference_levels(_REFERENCES.value, game.name)
   print(f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
         f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEEDS.value} seeds each")
@@ -120,13 +131,13 @@ def main(argv):
       stats = result.summary()
       row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
              "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}", "seeds": _SEEDS.value}
-      run_lib.append_row(workdir / CSV, _FIELDS, row)
+      run_lib.append_row(workdir / csv_name, _FIELDS, row)
       print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-{stats['max']:.4g}), "
             f"{result.seconds:.0f} s", flush=True)
       if step == last_step:
         last_rows.append(row)
   run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
-                          f"{_SEEDS.value} seeds per point", game.name, CSV, PNG, references)
+                          f"{_SEEDS.value} seeds per point", game.name, csv_name, png_name, references)
   print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows,
                     "references": references}))
 

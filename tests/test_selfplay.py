@@ -266,6 +266,16 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert summary["references"] == {"leaf=zeros": {"SoG(4,1)": pytest.approx(0.7)}}
   with (tmp_path / "snapshot_evaluation.csv").open() as f:
     assert list(csv.DictReader(f)) == rows
+  # Another T_prior is searched anew, into its own files: the rows above are not reused for it.
+  uniform = subprocess.run(command + ["--prior_temperature=inf"], capture_output=True, text=True,
+                           cwd=ROOT, check=True)
+  assert [row["step"] for row in json.loads(uniform.stdout.splitlines()[-1])["last"]] == [260]
+  with (tmp_path / "snapshot_evaluation_prior_inf.csv").open() as f:
+    assert [(row["step"], row["setting"]) for row in csv.DictReader(f)] == [
+        ("0", "SoG(4,1)"), ("260", "SoG(4,1)")]
+  assert (tmp_path / "snapshot_exploitability_prior_inf.png").is_file()
+  with (tmp_path / "snapshot_evaluation.csv").open() as f:
+    assert list(csv.DictReader(f)) == rows
 
 
 def test_a_killed_run_resumes_with_its_buffers(tmp_path):
