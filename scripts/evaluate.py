@@ -57,6 +57,8 @@ _PRIOR_TEMPERATURE = flags.DEFINE_float(
     "prior_temperature", gtcfr.GTCFRConfig.prior_temperature,
     "T_prior of PUCT's prior, softmax(logits / T) of the leaf model's policy head (SoG: 1); inf: a "
     "uniform prior (what zeros and the oracle give).", lower_bound=0.0)
+_PUCT = flags.DEFINE_float("puct_constant", gtcfr.GTCFRConfig.puct_constant,
+                           "C of PUCT's expansion rule (values scaled to [-1, 1]).", lower_bound=0.0)
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
@@ -87,14 +89,15 @@ def main(argv):
   print(f"{game.name}: SoG(s, {_C.value:g}) agent, "
         f"{'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'} re-solving, leaf={_LEAF.value}"
         f"{oracle if _LEAF.value == 'oracle' else ''}, {_UPDATES.value} updates, "
-        f"T_prior {_PRIOR_TEMPERATURE.value:g}, "
+        f"T_prior {_PRIOR_TEMPERATURE.value:g}, PUCT C {_PUCT.value:g}, "
         f"seeds {_FIRST_SEED.value}-{_FIRST_SEED.value + _SEEDS.value - 1}")
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
   rows = []
   for sims in sims_values:
     config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=_C.value,
                                updates=_UPDATES.value,
-                               prior_temperature=_PRIOR_TEMPERATURE.value)
+                               prior_temperature=_PRIOR_TEMPERATURE.value,
+                               puct_constant=_PUCT.value)
     searcher = gtcfr.GTCFR(game, leaf, config)
     reported, started = [0], time.perf_counter()
 
@@ -113,6 +116,7 @@ def main(argv):
                  "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
                  "terminate_values": _TERMINATE.value,
                  "updates": _UPDATES.value, "prior_temperature": str(_PRIOR_TEMPERATURE.value),
+                 "puct_constant": _PUCT.value,
                  "oracle_iterations": _ORACLE_ITERATIONS.value,
                  "oracle_warm_start": _ORACLE_WARM_START.value,
                  "first_seed": _FIRST_SEED.value, "per_seed": result.exploitability.tolist(),

@@ -3,7 +3,12 @@
   python scripts/fit_cvpn.py --game=leduc_poker --examples=20000 --steps=20000 --plot=out/leduc_fit.png
 
 Generates (or loads from --cache_dir) exact examples: random public states, ranges from random policies'
-reach and Dirichlet noise, targets = root values and root average policy of a CFR+ subgame solve.
+reach and Dirichlet noise, targets = root values and root average policy of a CFR+ subgame solve. With
+--replay=WORKDIR it fits the replay buffer a self-play run saved instead (the query solver's targets),
+which tells a network's fit (steps, seed, width) apart from the data the run gathered:
+
+  python scripts/fit_cvpn.py --game=leduc_poker --replay=out/leduc3 --steps=20000 --decay_steps=10000 \
+      --seed=1 --checkpoint_dir=out/leduc3_refit1
 Trains with progress lines, then compares held-out value MAE with the best constant predictor (per
 player and infostate, the training median) and policy cross-entropy with the uniform policy's. Ends
 with one JSON line.
@@ -25,6 +30,7 @@ from sog.nets import config as config_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.nets import train
+from sog.selfplay import loop
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
 _EXAMPLES = flags.DEFINE_integer("examples", 20000, "Exact examples (train + held out).", lower_bound=2)
@@ -47,6 +53,8 @@ _DECAY_RATE = flags.DEFINE_float("decay_rate", 0.3, "d of alpha_0 * d^(t / T_dec
 _POLICY_WEIGHT = flags.DEFINE_float("policy_weight", 0.1, "w_p (w_v is 1).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the data and the network.")
 _CACHE = flags.DEFINE_string("cache_dir", "out/datasets", "Where generated datasets are cached.")
+_REPLAY = flags.DEFINE_string("replay", None, "Fit the replay buffer of this self-play work directory "
+                              "(or its checkpoint/) instead of exact examples; --examples is ignored.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint_dir", None, "Save the fitted CVPN here.")
 _PLOT = flags.DEFINE_string("plot", None, "Write a loss-curve PNG here.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 1000, "Steps between progress lines.")
@@ -63,7 +71,21 @@ class _Progress:
     print(f"{self.label} {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s) {extra}", flush=True)
 
 
+def _replay_examples(game):
+  directory = pathlib.Path(_REPLAY.value)
+  if (directory / "checkpoint").is_dir():
+    directory = directory / "checkpoint"
+  saved = checkpoint.read_config(directory)
+  if sog.games.canonical_name(saved.game) != sog.games.canonical_name(game.name):
+    raise ValueError(f"--replay {_REPLAY.value} holds a run of {saved.game}, not {game.name}")
+  examples = loop.saved_replay(directory)
+  print(f"loaded {len(examples.nodes)} replay examples from {directory}")
+  return {name: getattr(examples, name) for name in examples.__dataclass_fields__}, 0.0
+
+
 def _examples(game):
+  if _REPLAY.value:
+    return _replay_examples(game)
   meta = {"game": game.name, "count": _EXAMPLES.value, "iterations": _SOLVE_ITERATIONS.value,
           "seed": _SEED.value}
   path = pathlib.Path(_CACHE.value) / (f"{game.name}_{_EXAMPLES.value}_{_SOLVE_ITERATIONS.value}_"
@@ -82,13 +104,18 @@ def _examples(game):
   return data, time.perf_counter() - start
 
 
+def _has_value(data, index):
+  """Which entries of the examples at ``index`` carry a value target (all, for exact examples)."""
+  return data["has_value"][index] if "has_value" in data else True
+
+
 def _evaluate(network, params, game, data, index, constant):
   """Held-out value MAE (network, best constant) and policy cross-entropy (network, uniform)."""
   predictions = [network.apply({"params": params}, dataset.batch(game, data, chunk).pbs)
                  for chunk in np.array_split(index, max(1, len(index) // 1024))]
   values = np.concatenate([np.asarray(p.values) for p in predictions])
   logits = np.concatenate([np.asarray(p.logits) for p in predictions])
-  valid = game.tree.valid[data["nodes"][index]]
+  valid = game.tree.valid[data["nodes"][index]] & _has_value(data, index)
   target = data["values"][index]
   mae = np.abs(values - target)[valid].mean()
   constant_mae = np.abs(constant[None] - target)[valid].mean()
@@ -107,10 +134,11 @@ def main(argv):
   game = sog.games.load(_GAME.value)
   data, generate_seconds = _examples(game)
   rng = np.random.default_rng(_SEED.value + 1)
-  order = rng.permutation(_EXAMPLES.value)
-  held = max(1, int(_HOLDOUT.value * _EXAMPLES.value))
+  count = len(data["nodes"])
+  order = rng.permutation(count)
+  held = max(1, int(_HOLDOUT.value * count))
   test_index, train_index = order[:held], order[held:]
-  valid = game.tree.valid[data["nodes"][train_index]]
+  valid = game.tree.valid[data["nodes"][train_index]] & _has_value(data, train_index)
   seen = valid.any(0)  # (player, infostate) entries that occur in training
   constant = np.zeros(seen.shape)
   constant[seen] = np.nanmedian(np.where(valid, data["values"][train_index], np.nan)[:, seen], axis=0)
@@ -137,7 +165,7 @@ def main(argv):
   fit_seconds = time.perf_counter() - start
   mae, constant_mae, xent, uniform_xent = _evaluate(network, state.params, game, data, test_index,
                                                     constant)
-  print(f"{game.name}: {_EXAMPLES.value} examples ({held} held out), generated in "
+  print(f"{game.name}: {count} examples ({held} held out), made or loaded in "
         f"{generate_seconds:.0f}s, fitted in {fit_seconds:.0f}s")
   print(f"  value MAE {mae:.4g} (best constant {constant_mae:.4g}, ratio {mae / constant_mae:.3f})")
   print(f"  policy cross-entropy {xent:.4g} (uniform {uniform_xent:.4g})")
@@ -150,7 +178,7 @@ def main(argv):
                                      "held out": (steps, held_loss)},
                        f"{game.name}: CVPN fit to exact subgame solutions", "train steps",
                        "loss (w_v Huber + w_p KL)")
-  print(json.dumps({"game": game.name, "examples": _EXAMPLES.value, "value_mae": mae,
+  print(json.dumps({"game": game.name, "examples": count, "value_mae": mae,
                     "constant_value_mae": constant_mae, "policy_xent": xent,
                     "uniform_policy_xent": uniform_xent, "generate_seconds": generate_seconds,
                     "fit_seconds": fit_seconds, "steps": _STEPS.value}))

@@ -16,11 +16,13 @@ import pytest
 
 import sog.games
 from sog.nets import checkpoint as checkpoint_lib
+from sog.nets import dataset
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
+from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
 from sog.selfplay import query_solver
 from sog.selfplay import run
@@ -68,6 +70,30 @@ def test_replay_buffer_window_update_limit_sampling_and_restore():
     other.load(replay.state())
   with pytest.raises(ValueError, match="ranges rows must have shape"):
     replay.add(_examples([1], S=4))
+
+
+def test_saved_replay_reads_the_window_back_and_batches_as_the_learner_does(tmp_path):
+  """``loop.saved_replay`` returns the saved window (wrapped or not); ``dataset.batch`` on it, with
+  its ``has_value`` marks, is the learner's own batch of the same examples (``fit_cvpn --replay``)."""
+  game = sog.games.load("kuhn_poker")
+  for added, window in (([0, 1, 2], [0, 1, 2]), ([0, 1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6])):
+    replay = buffers.ReplayBuffer(capacity=5, num_infostates=3, num_actions=2, max_updates=3)
+    examples = _examples(added)
+    has_value = np.random.default_rng(0).random(examples.has_value.shape) < 0.5
+    replay.add(examples.replace(has_value=has_value))
+    (tmp_path / "checkpoint").mkdir(exist_ok=True)
+    np.savez(tmp_path / "checkpoint" / "selfplay.npz", **replay.state())  # as SelfPlay.save writes
+    saved = loop.saved_replay(tmp_path)
+    assert sorted(saved.nodes.tolist()) == window
+    for name in saved.__dataclass_fields__:
+      np.testing.assert_array_equal(getattr(saved, name), getattr(replay.rows, name)[:len(window)])
+    data = {name: getattr(saved, name) for name in saved.__dataclass_fields__}
+    index = np.arange(len(window))[::-1]
+    ours = dataset.batch(game, data, index)
+    learners = learner_lib.to_batch(game.tree, jax.tree_util.tree_map(lambda x: x[index], saved))
+    jax.tree_util.tree_map(np.testing.assert_array_equal, ours, learners)
+  with pytest.raises(ValueError, match="no self-play buffers"):
+    loop.saved_replay(tmp_path / "elsewhere")
 
 
 def test_query_buffer_is_first_in_first_out_and_drops_the_oldest():

@@ -140,9 +140,11 @@ def load(path: str | pathlib.Path, **meta) -> dict[str, np.ndarray] | None:
 
 
 def batch(game: registry.Game, data: dict[str, np.ndarray], index: np.ndarray) -> train.Batch:
-  """A training ``Batch`` of the examples at ``index``."""
+  """A training ``Batch`` of the examples at ``index``; an optional ``has_value`` field [N, 2, S] marks
+  the entries that carry a value target (self-play examples; exact ones carry every valid entry)."""
   pbs = cvpn_lib.pbs_at(game.tree, data["nodes"][index], data["ranges"][index])
+  has_value = jnp.asarray(data["has_value"][index]) if "has_value" in data else None
   targets = losses.Targets(values=jnp.asarray(data["values"][index], jnp.float32),
                            policy=jnp.asarray(data["policy"][index], jnp.float32),
-                           has_policy=jnp.asarray(data["has_policy"][index]))
+                           has_policy=jnp.asarray(data["has_policy"][index]), has_value=has_value)
   return train.Batch(pbs=pbs, targets=targets)

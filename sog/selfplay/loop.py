@@ -193,6 +193,21 @@ class SelfPlay:
     self.actors.restart(self._round_key(_DEALING))
 
 
+def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:
+  """The replay window saved in the self-play checkpoint at ``directory`` (a run's work directory or its
+  ``checkpoint/``): every example the run held when it saved, in slot order. For refitting a network
+  offline on a run's own targets (``scripts/fit_cvpn.py --replay``)."""
+  directory = pathlib.Path(directory)
+  if not (directory / _BUFFERS).is_file() and (directory / "checkpoint" / _BUFFERS).is_file():
+    directory = directory / "checkpoint"
+  if not (directory / _BUFFERS).is_file():
+    raise ValueError(f"no self-play buffers ({_BUFFERS}) in {directory} or its checkpoint/")
+  with np.load(directory / _BUFFERS) as saved:
+    count = min(int(saved["replay_added"]), saved["replay_nodes"].shape[0])
+    return buffers.Examples(**{name: saved[f"replay_{name}"][:count]
+                               for name in buffers.Examples.__dataclass_fields__})
+
+
 def has_checkpoint(directory: str | pathlib.Path) -> bool:
   """Whether ``directory`` holds a checkpoint, after putting back the previous one if a run was killed
   between the two renames of :meth:`SelfPlay.save`."""
