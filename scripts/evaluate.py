@@ -59,6 +59,11 @@ _PRIOR_TEMPERATURE = flags.DEFINE_float(
     "uniform prior (what zeros and the oracle give).", lower_bound=0.0)
 _PUCT = flags.DEFINE_float("puct_constant", gtcfr.GTCFRConfig.puct_constant,
                            "C of PUCT's expansion rule (values scaled to [-1, 1]).", lower_bound=0.0)
+_VALUE_ERROR = flags.DEFINE_float(
+    "leaf_value_error", 0.0, "sigma of a fixed N(0, sigma^2) error added to the leaf model's "
+    "conditional values at each (public state, player, infostate) (leaf_models.with_value_error): "
+    "with --leaf=oracle, a perfect network but for an error of known size.", lower_bound=0.0)
+_VALUE_ERROR_SEED = flags.DEFINE_integer("leaf_value_error_seed", 0, "Seed of that error.")
 _BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one breadth-first "
                               "depth at a time; 1 is fastest on a CPU).", lower_bound=1)
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
@@ -66,11 +71,15 @@ _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a P
 
 def _leaf_model(game: sog.games.Game) -> leaf_models.LeafModel:
   if _LEAF.value == "oracle":
-    return leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value,
-                                        warm_start=_ORACLE_WARM_START.value)
-  if _LEAF.value == "zeros":
-    return leaf_models.zero_leaf_model()
-  return checkpoint.restore_leaf_model(_LEAF.value, game.name)
+    model = leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value,
+                                         warm_start=_ORACLE_WARM_START.value)
+  elif _LEAF.value == "zeros":
+    model = leaf_models.zero_leaf_model()
+  else:
+    model = checkpoint.restore_leaf_model(_LEAF.value, game.name)
+  if _VALUE_ERROR.value > 0:
+    model = leaf_models.with_value_error(model, _VALUE_ERROR.value, _VALUE_ERROR_SEED.value)
+  return model
 
 
 def main(argv):
@@ -88,7 +97,9 @@ def main(argv):
             f"{', warm-started' if _ORACLE_WARM_START.value else ''})")
   print(f"{game.name}: SoG(s, {_C.value:g}) agent, "
         f"{'safe (alpha=%g)' % _ALPHA.value if safe else 'unsafe'} re-solving, leaf={_LEAF.value}"
-        f"{oracle if _LEAF.value == 'oracle' else ''}, {_UPDATES.value} updates, "
+        f"{oracle if _LEAF.value == 'oracle' else ''}"
+        f"{f' + value error sigma {_VALUE_ERROR.value:g}' if _VALUE_ERROR.value else ''}, "
+        f"{_UPDATES.value} updates, "
         f"T_prior {_PRIOR_TEMPERATURE.value:g}, PUCT C {_PUCT.value:g}, "
         f"seeds {_FIRST_SEED.value}-{_FIRST_SEED.value + _SEEDS.value - 1}")
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
@@ -116,7 +127,8 @@ def main(argv):
                  "searches": result.searches, "leaf": _LEAF.value, "alpha": _ALPHA.value,
                  "terminate_values": _TERMINATE.value,
                  "updates": _UPDATES.value, "prior_temperature": str(_PRIOR_TEMPERATURE.value),
-                 "puct_constant": _PUCT.value,
+                 "puct_constant": _PUCT.value, "leaf_value_error": _VALUE_ERROR.value,
+                 "leaf_value_error_seed": _VALUE_ERROR_SEED.value,
                  "oracle_iterations": _ORACLE_ITERATIONS.value,
                  "oracle_warm_start": _ORACLE_WARM_START.value,
                  "first_seed": _FIRST_SEED.value, "per_seed": result.exploitability.tolist(),

@@ -14,6 +14,7 @@ from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import solver
+from sog.search import tables as tables_lib
 
 
 def _grown_everywhere(state: gtcfr.SearchState) -> gtcfr.SearchState:
@@ -148,6 +149,45 @@ def test_infinite_prior_temperature_is_the_uniform_prior():
     np.testing.assert_array_equal(np.asarray(got), np.asarray(expected),
                                   err_msg=jax.tree_util.keystr(path))
   assert not np.array_equal(np.asarray(followed.average_policy), np.asarray(uniform.average_policy))
+
+
+def test_leaf_value_error_is_fixed_zero_sum_and_of_the_stated_size():
+  """``with_value_error``: sigma = 0 leaves a model (the exact oracle) unchanged; otherwise the same
+  (node, player, infostate) gets the same error on every call, per unit of opponent mass the error has
+  mean size about 0.8 sigma, and the output stays zero-sum (r0 . v0 + r1 . v1 = 0 for a zero base)."""
+  game = load("leduc_poker")
+  tables = tables_lib.make_tables(game.tree)
+  nodes = np.flatnonzero(game.tree.kind >= 0)[:64]
+  valid = game.tree.valid[nodes]
+  ranges = jnp.asarray(np.random.default_rng(0).random(valid.shape) * valid, jnp.float32)
+  mask = jnp.ones(len(nodes), bool)
+
+  def values(model, ranges=ranges):
+    state = leaf_models.initial_state(model, tables)
+    return np.asarray(leaf_models.stateful_apply(model)(model.params, tables, nodes, ranges, mask,
+                                                        state).values)
+
+  oracle = leaf_models.exact_leaf_model(iterations=5)
+  np.testing.assert_array_equal(values(leaf_models.with_value_error(oracle, 0.0)), values(oracle))
+  noisy = leaf_models.with_value_error(leaf_models.zero_leaf_model(), 0.5, seed=3)
+  first, again = values(noisy), values(noisy)
+  np.testing.assert_array_equal(first, again)
+  r = np.asarray(ranges)
+  np.testing.assert_allclose((r * first).sum((-2, -1)), 0.0, atol=1e-5)
+  conditional = first / r.sum(-1, keepdims=True)[:, ::-1]
+  assert 0.3 < np.abs(conditional[valid]).mean() < 0.5
+  assert (first[~valid] == 0).all()
+  other = values(leaf_models.with_value_error(leaf_models.zero_leaf_model(), 0.5, seed=4))
+  assert not np.allclose(other, first)
+  # The error is a function of the public state: other ranges keep the conditional error's pattern
+  # up to the zero-sum shift, which is one number per node.
+  rescaled = values(noisy, ranges * 0.5 + 0.25 * jnp.asarray(valid, jnp.float32))
+  r2 = np.asarray(ranges * 0.5 + 0.25 * jnp.asarray(valid, jnp.float32))
+  shift = rescaled / r2.sum(-1, keepdims=True)[:, ::-1] - conditional
+  spread = np.where(valid, shift, np.nan)
+  np.testing.assert_allclose(np.nanmax(spread, (-2, -1)), np.nanmin(spread, (-2, -1)), atol=1e-5)
+  with pytest.raises(ValueError, match="sigma must be >= 0"):
+    leaf_models.with_value_error(noisy, -1.0)
 
 
 def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete():

@@ -4,7 +4,7 @@ A leaf model maps a batch of L public belief states of the search tables (node i
 a mask for the batch's padding) to counterfactual values [L, 2, S] and policy logits [L, 2, S, A] (the
 prior PUCT uses). Four are provided here: zeros, the exact oracle (a full subgame solve at each leaf's
 current ranges), its warm-started form (each call continues the previous call's solve), and, in
-:mod:`sog.nets.leaf`, the CVPN.
+:mod:`sog.nets.leaf`, the CVPN; ``with_value_error`` adds a fixed error of known size to any of them.
 """
 
 from __future__ import annotations
@@ -79,6 +79,34 @@ def zero_leaf_model() -> LeafModel:
     return LeafOutput(jnp.zeros_like(ranges), _uniform_logits(tables, nodes))
 
   return LeafModel(apply)
+
+
+def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel:
+  """``model`` with a fixed error in its conditional values, for measuring what leaf error costs.
+
+  At node n, player p and infostate s the value per unit of the opponent's range mass moves by
+  sigma * z[n, p, s], z ~ N(0, 1) drawn once from ``seed`` over the whole tables (the same error
+  every time the search asks there, as a network's would be), then both players' errors shift by
+  half of sum_p r_p . e_p (r_p normalised) so the output stays zero-sum, as the CVPN's does. The
+  mean absolute error is about 0.8 sigma. With the exact oracle this is a network that is perfect
+  but for an error of known size; ``scripts/evaluate.py --leaf_value_error``.
+  """
+  if sigma < 0:
+    raise ValueError(f"leaf value error sigma must be >= 0, got {sigma}")
+  inner = stateful_apply(model)
+
+  def apply(params, tables, nodes, ranges, mask, state):
+    out = inner(params, tables, nodes, ranges, mask, state)
+    valid = tables.valid[nodes]
+    own = jnp.where(valid, ranges, 0.0)
+    own_mass = own.sum(-1, keepdims=True)
+    z = jax.random.normal(jax.random.PRNGKey(seed), tables.valid.shape, ranges.dtype)[nodes]
+    error = jnp.where(valid, sigma * z, 0.0)
+    residual = (own / jnp.maximum(own_mass, 1e-12) * error).sum((-2, -1), keepdims=True) / 2
+    error = jnp.where(valid, error - residual, 0.0)
+    return out._replace(values=out.values + error * own_mass[..., ::-1, :])
+
+  return LeafModel(apply, model.params, lambda tables: initial_state(model, tables))
 
 
 def trembled(ranges: chex.Array, valid: chex.Array, tremble: float) -> chex.Array:
