@@ -43,7 +43,7 @@ the end; SoG(100,1) by the protocol (3 seeds) went 644 -> 226 (5k steps) -> 245 
     no better. Error on random PBSs is not what limits the protocol's exploitability.
   * Nor is the mean error anywhere we measured it (README, "Where SoG(100,1) is lost"; 10 seeds each):
     the cold exact oracle, a perfect value network, gives 116 mbb/h where the shipped network gives 155
-    and the paper 109; networks refitted on this run's buffer give 155-210 whether their value error
+    and the paper 109 (133 / 160 with a fixed error of 0.16 / 0.48 chips added); networks refitted on this run's buffer give 155-210 whether their value error
     on self-play PBSs or on the protocol's own PBSs is lower or not, and two that differ only in their
     initialisation differ by 25. No setting here was changed for them.
 """
