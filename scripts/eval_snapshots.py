@@ -7,10 +7,11 @@ the library's default search and re-solving settings (--prior_temperature aside)
 untrained network as step 0 and its final one as a snapshot too. Rows go to
 ``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max over the seeds;
 ``snapshot_evaluation_prior_inf.csv`` and so on for another T_prior, with the PNG named alike); rows
-already there are kept and not re-run, so a killed evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max ribbon per setting against
-train steps, with SoG fig. 3's values where the paper has the game, and with --references (files
-holding ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and
-setting, the mean over the seeds of all the files' lines (seed slices run apart pool into one value).
+already there are kept and not re-run, so a killed evaluation resumes. Draws
+``snapshot_exploitability.png``: mean and min-max ribbon per setting against train steps, with SoG
+fig. 3's values where the paper has the game, and with --references (files holding
+``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and setting,
+the mean over the seeds of all the files' lines (seed slices run apart pool into one value).
 Ends with one JSON line (the last snapshot's rows).
 
   python scripts/eval_snapshots.py --workdir=out/glasses_hidden --sims=100 --seeds=3 \
@@ -50,6 +51,7 @@ _REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py 
 
 CSV = "snapshot_evaluation.csv"
 PNG = "snapshot_exploitability.png"
+_FIELDS = ("step", "setting", "min", "mean", "max", "eval_seconds", "seeds")
 
 
 def _outputs() -> tuple[str, str]:
@@ -59,7 +61,6 @@ def _outputs() -> tuple[str, str]:
     return CSV, PNG
   suffix = f"_prior_{_PRIOR_TEMPERATURE.value:g}"
   return (CSV.replace(".csv", f"{suffix}.csv"), PNG.replace(".png", f"{suffix}.png"))
-_FIELDS = ("step", "setting", "min", "mean", "max", "eval_seconds", "seeds")
 
 
 def _networks(workdir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:

@@ -72,9 +72,7 @@ class _Progress:
 
 
 def _replay_examples(game):
-  directory = pathlib.Path(_REPLAY.value)
-  if (directory / "checkpoint").is_dir():
-    directory = directory / "checkpoint"
+  directory = checkpoint.locate(_REPLAY.value)
   saved = checkpoint.read_config(directory)
   if sog.games.canonical_name(saved.game) != sog.games.canonical_name(game.name):
     raise ValueError(f"--replay {_REPLAY.value} holds a run of {saved.game}, not {game.name}")

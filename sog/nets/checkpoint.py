@@ -82,12 +82,19 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
   return state, config
 
 
+def locate(directory: str | pathlib.Path, marker: str = _META) -> pathlib.Path:
+  """``directory``, or its ``checkpoint/`` where ``directory`` is a training work directory: the one
+  of the two holding the file ``marker`` (``directory`` itself when neither does)."""
+  directory = pathlib.Path(directory)
+  if not (directory / marker).is_file() and (directory / "checkpoint" / marker).is_file():
+    return directory / "checkpoint"
+  return directory
+
+
 def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf.LeafModel:
   """The CVPN of a checkpoint as a search leaf model; ``ValueError`` if it was trained for another
   game. ``directory`` is a checkpoint or a training work directory holding one in ``checkpoint/``."""
-  directory = pathlib.Path(directory)
-  if not (directory / _META).is_file() and (directory / "checkpoint" / _META).is_file():
-    directory = directory / "checkpoint"
+  directory = locate(directory)
   config = read_config(directory)
   if registry.canonical_name(config.game) != registry.canonical_name(game_name):
     raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")

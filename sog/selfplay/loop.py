@@ -197,9 +197,7 @@ def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:
   """The replay window saved in the self-play checkpoint at ``directory`` (a run's work directory or its
   ``checkpoint/``): every example the run held when it saved, in slot order. For refitting a network
   offline on a run's own targets (``scripts/fit_cvpn.py --replay``)."""
-  directory = pathlib.Path(directory)
-  if not (directory / _BUFFERS).is_file() and (directory / "checkpoint" / _BUFFERS).is_file():
-    directory = directory / "checkpoint"
+  directory = checkpoint_lib.locate(directory, _BUFFERS)
   if not (directory / _BUFFERS).is_file():
     raise ValueError(f"no self-play buffers ({_BUFFERS}) in {directory} or its checkpoint/")
   with np.load(directory / _BUFFERS) as saved:
