@@ -108,7 +108,8 @@ def test_aliases_load_the_same_game():
     ("liars_dice(dice=2)", "valid parameters: faces"),
     ("kuhn_poker(players=3)", "valid parameters: none"),
     ("scotland_yard(map=london)",
-     "valid choices: glasses, glasses_hidden, glasses_hidden_short, glasses_short, or a path to a .json"),
+     "valid choices: glasses, glasses_hidden, glasses_hidden6, glasses_hidden_short, glasses_short, "
+     "or a path to a .json"),
     ("", "unknown game"),
 ])
 def test_bad_names_raise_clear_errors(name, message):

@@ -1,5 +1,6 @@
 """Scotland Yard map files: loading by path, clear errors for malformed files, the private start."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -103,3 +104,19 @@ def test_private_start_is_a_uniform_deal_only_mr_x_sees(tmp_path):
   from sog.games import openspiel_bridge
   root = openspiel_bridge.openspiel_game(game).new_initial_state()
   assert root.is_chance_node() and root.chance_outcomes() == [(4, 1 / 3), (5, 1 / 3), (6, 1 / 3)]
+
+
+@pytest.mark.parametrize("name", scotland_yard.available_maps())
+def test_every_shipped_map_parses_under_its_file_name(name):
+  assert scotland_yard.ScotlandYardMap.load(name).name == name
+
+
+def test_glasses_hidden6_is_glasses_hidden_with_one_more_round_and_ticket():
+  """The benchmark map differs from glasses_hidden only in its length (README, "glasses_hidden6")."""
+  hidden, longer = (scotland_yard.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6"))
+  assert longer.rounds == hidden.rounds + 1
+  assert longer.mr_x_tickets == tuple(t + 1 for t in hidden.mr_x_tickets)
+  assert longer.detective_tickets == tuple(t + 1 for t in hidden.detective_tickets)
+  assert dataclasses.replace(longer, name=hidden.name, rounds=hidden.rounds,
+                             mr_x_tickets=hidden.mr_x_tickets,
+                             detective_tickets=hidden.detective_tickets) == hidden
