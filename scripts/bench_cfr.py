@@ -18,7 +18,7 @@ import pyspiel
 
 import sog.eval
 import sog.games
-from sog.games import openspiel_bridge
+from sog.openspiel import bridge as openspiel_bridge
 from sog.search import solver as solver_lib
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "liars_dice(faces=6)"], "Games to time.")

@@ -3,7 +3,7 @@ the same way.
 
   python scripts/bench_evaluate.py [--game=leduc_poker] [--sims=100] [--seeds=2] [--batches=1,8]
 
-Runs ``sog.eval.compose`` (every decision public state, breadth-first, re-solving from the searching
+Runs ``sog.protocol.compose`` (every decision public state, breadth-first, re-solving from the searching
 player's last search) for --seeds seeds with an untrained CVPN of the default size (timing does not
 depend on its weights; --checkpoint loads a trained one), once per vmapped batch size, compilation
 excluded (the first seed's time with compilation is printed too: one compilation per depth of the
@@ -22,11 +22,11 @@ import jax
 import pyspiel
 
 import sog.games
-from sog.eval import composed
-from sog.games import openspiel_bridge
 from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
+from sog.openspiel import bridge as openspiel_bridge
+from sog.protocol import composed
 from sog.search import gtcfr
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name (one OpenSpiel has in C++).")

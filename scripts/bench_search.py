@@ -21,9 +21,9 @@ import numpy as np
 import pyspiel
 
 import sog.games
-from sog.games import openspiel_bridge
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
+from sog.openspiel import bridge as openspiel_bridge
 from sog.search import gtcfr
 from sog.search import solver as solver_lib
 
@@ -51,7 +51,7 @@ def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.g
 
 
 def _cfr_iteration_seconds(tree, network, params) -> float:
-  leaf = leaf_lib.cvpn_leaf_function(network, params, tree) if tree.is_leaf.any() else None
+  leaf = leaf_lib.cvpn_leaf_model(network, params) if tree.is_leaf.any() else None
   solver = solver_lib.Solver(tree, "simultaneous", leaf)
   ranges = solver.root_ranges(None)
   solver.compile(ranges)

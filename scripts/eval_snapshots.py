@@ -28,8 +28,8 @@ from absl import flags
 from absl import logging
 
 import sog.games
-from sog.eval import composed
 from sog.nets import checkpoint
+from sog.protocol import composed
 from sog.search import gtcfr
 from sog.search import resolving
 from sog.selfplay import config as config_lib

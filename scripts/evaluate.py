@@ -7,7 +7,7 @@
       --oracle_warm_start --sims=100,1000
 
 For each seed, the agent re-solves at every public state where a player acts, breadth-first, each
-search continuing from the searching player's last search above it (``sog.eval.compose``); the
+search continuing from the searching player's last search above it (``sog.protocol.compose``); the
 composed policy's exact exploitability is reported as min / mean / max over the seeds. The leaf model
 is the exact oracle (``--leaf=oracle``, a CFR+ solve of every frontier leaf's subgame per iteration,
 bounded by --oracle_iterations; with --oracle_warm_start each call continues the previous one's solve),
@@ -23,10 +23,10 @@ from absl import flags
 from absl import logging
 import jax
 
-import sog.games
 from sog import plotting
-from sog.eval import composed
+import sog.games
 from sog.nets import checkpoint
+from sog.protocol import composed
 from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models

@@ -9,9 +9,9 @@ from open_spiel.python.bots import policy as policy_bot
 from open_spiel.python.bots import uniform_random
 
 from sog.games import load
-from sog.games import openspiel_bridge
+from sog.openspiel import bot as bot_lib
+from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
-from sog.search import bot as bot_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 

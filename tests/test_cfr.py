@@ -5,8 +5,9 @@ import pyspiel
 import pytest
 
 import sog.eval
-from sog.games import openspiel_bridge
+from sog.openspiel import bridge as openspiel_bridge
 from sog.search import cfr
+from sog.search import leaf_models
 from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
 from tests.conftest import load
@@ -114,7 +115,7 @@ def test_depth_limited_solve_with_exact_oracle_matches_full_solve(name, path, rn
   full = solver_lib.solve_subgame(game, node, ranges, iterations=2000, updates="alternating")
   limited_tree = solver_lib.subgame_tree(game, node, max_depth=2)
   assert limited_tree.is_leaf.sum() >= 8
-  oracle = solver_lib.exact_leaf_oracle(limited_tree, iterations=150)
+  oracle = leaf_models.exact_leaf_model(iterations=150)
   limited = solver_lib.solve(limited_tree, 150, ranges, "simultaneous", leaf=oracle)
   value = lambda result: (ranges * result.root_values).sum(-1)  # noqa: E731
   np.testing.assert_allclose(value(limited), value(full), atol=2e-3)

@@ -202,20 +202,25 @@ def test_bad_network_and_optimizer_configs_raise():
     config_lib.OptimizerConfig(learning_rate=-1.0)
 
 
-def test_cvpn_leaf_function_plugs_into_depth_limited_solves(rng):
+def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
+  """The CVPN leaf model, asked about a depth-limited tree's leaves as nodes of the game's tables
+  (as :class:`~sog.search.Solver` asks it), sees the same PBSs as the network on that tree's rows."""
   from sog.nets import leaf as leaf_lib
   from sog.search import solver as solver_lib
+  from sog.search import tables as tables_lib
   game = load("leduc_poker")
   limited = solver_lib.subgame_tree(game, 0, max_depth=3)
   network = cvpn_lib.make_network(game.tree, _SMALL)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(5))
-  leaf = leaf_lib.cvpn_leaf_function(network, params, limited)
+  leaf = leaf_lib.cvpn_leaf_model(network, params)
   leaves = np.flatnonzero(limited.is_leaf)
   ranges = rng.random((leaves.size, 2, limited.max_infostates)) * limited.valid[leaves]
   expected = network.apply({"params": params},
                            cvpn_lib.pbs_at(limited, leaves, ranges)).values
-  np.testing.assert_allclose(leaf.apply(leaf.params, jnp.asarray(ranges, jnp.float32)), expected,
-                             rtol=1e-6, atol=1e-6)
+  values = leaf.apply(leaf.params, tables_lib.make_tables(game.tree),
+                      jnp.asarray(limited.game_node[leaves], jnp.int32),
+                      jnp.asarray(ranges, jnp.float32), jnp.ones(leaves.size, bool)).values
+  np.testing.assert_allclose(values, expected, rtol=1e-6, atol=1e-6)
   result = solver_lib.solve(limited, 20, None, "simultaneous", leaf=leaf)
   assert np.isfinite(result.root_values).all()
   np.testing.assert_allclose((game.tree.root_ranges * result.root_values).sum(), 0.0, atol=1e-5)

@@ -12,6 +12,7 @@ from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.search import cfr
 from sog.search import gtcfr
+from sog.search.gtcfr import frontier as gtcfr_frontier
 from sog.search import leaf_models
 from sog.search import solver
 from sog.search import tables as tables_lib
@@ -346,7 +347,7 @@ def test_top_k_expansion_grows_one_action_at_a_time():
       through[children[children >= 0]] = True
   np.testing.assert_array_equal(active, through)
   policy = np.asarray(cfr.regret_matching(state.cfr.policy_sums,
-                                                gtcfr._available(tables, state)))
+                                          gtcfr_frontier.available(tables, state)))
   inner = np.asarray(tables.inner_position)
   for node in partial:
     assert (policy[inner[node]][:, ~added[node]] == 0).all()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import sog.eval
-from sog.games import openspiel_bridge
+from sog.openspiel import bridge as openspiel_bridge
 from tests.conftest import BRIDGED_GAMES
 from tests.conftest import load
 

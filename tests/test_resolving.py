@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sog.eval import composed
 from sog.games import load
-from sog.games import openspiel_bridge
+from sog.openspiel import bridge as openspiel_bridge
+from sog.protocol import composed
 from sog.search import gadget as gadget_lib
 from sog.search import gtcfr
 from sog.search import leaf_models

@@ -101,7 +101,7 @@ def test_private_start_is_a_uniform_deal_only_mr_x_sees(tmp_path):
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, 0]), [2, 3, 4, 5, 6, 7, 8])
 
   # OpenSpiel's game opens with a chance node over the same starts (0-based stations).
-  from sog.games import openspiel_bridge
+  from sog.openspiel import bridge as openspiel_bridge
   root = openspiel_bridge.openspiel_game(game).new_initial_state()
   assert root.is_chance_node() and root.chance_outcomes() == [(4, 1 / 3), (5, 1 / 3), (6, 1 / 3)]
 

@@ -1,4 +1,5 @@
-"""Public-state games: rules, their enumerated public trees, the registry and the OpenSpiel bridge."""
+"""Public-state games: rules, their enumerated public trees and the registry (OpenSpiel's counterparts
+are in :mod:`sog.openspiel`)."""
 
 from sog.games.registry import Game
 from sog.games.registry import canonical_name

@@ -10,7 +10,6 @@ from sog.nets.cvpn import Prediction
 from sog.nets.cvpn import init_params
 from sog.nets.cvpn import make_network
 from sog.nets.cvpn import pbs_at
-from sog.nets.leaf import cvpn_leaf_function
 from sog.nets.leaf import cvpn_leaf_model
 from sog.nets.losses import Targets
 from sog.nets.train import Batch
@@ -18,5 +17,5 @@ from sog.nets.train import Trainer
 from sog.nets.train import TrainState
 
 __all__ = ["Batch", "CVPN", "CheckpointConfig", "NetworkConfig", "OptimizerConfig", "PBS",
-           "Prediction", "Targets", "TrainState", "Trainer", "cvpn_leaf_function", "cvpn_leaf_model",
+           "Prediction", "Targets", "TrainState", "Trainer", "cvpn_leaf_model",
            "init_params", "make_network", "pbs_at", "restore_leaf_model"]

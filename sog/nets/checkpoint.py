@@ -15,6 +15,7 @@ from sog.nets import config as config_lib
 from sog.nets import cvpn
 from sog.nets import leaf
 from sog.nets import train
+from sog.search import leaf_models
 
 _STATE = "state"
 _META = "config.json"
@@ -91,7 +92,8 @@ def locate(directory: str | pathlib.Path, marker: str = _META) -> pathlib.Path:
   return directory
 
 
-def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf.LeafModel:
+def restore_leaf_model(directory: str | pathlib.Path,
+                       game_name: str) -> leaf_models.LeafModel:
   """The CVPN of a checkpoint as a search leaf model; ``ValueError`` if it was trained for another
   game. ``directory`` is a checkpoint or a training work directory holding one in ``checkpoint/``."""
   directory = locate(directory)

@@ -1,8 +1,7 @@
 """Search: public-tree CFR+ (full games, subgames, depth-limited), GT-CFR, continual re-solving with
-the safe gadget, and the SoG agent (with an OpenSpiel bot)."""
+the safe gadget, and the SoG agent (its OpenSpiel bot is :class:`sog.openspiel.SoGBot`)."""
 
 from sog.search.agent import SoGAgent
-from sog.search.bot import SoGBot
 from sog.search.cfr import CFRState
 from sog.search.cfr import regret_matching
 from sog.search.gtcfr import GTCFR
@@ -19,7 +18,6 @@ from sog.search.resolving import ResolvingConfig
 from sog.search.resolving import Summary
 from sog.search.solver import SolveResult
 from sog.search.solver import Solver
-from sog.search.solver import exact_leaf_oracle
 from sog.search.solver import solve
 from sog.search.solver import solve_subgame
 from sog.search.solver import stack_levels
@@ -32,6 +30,6 @@ from sog.search.tables import make_tables
 
 __all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "PlacedSummary",
            "Resolved", "Resolver", "ResolvingConfig", "SearchResult", "SearchTables", "SoGAgent",
-           "SoGBot", "SolveResult", "Solver", "Start", "Subgame", "Subgames", "Summary",
-           "exact_leaf_model", "exact_leaf_oracle", "make_tables", "regret_matching", "solve",
+           "SolveResult", "Solver", "Start", "Subgame", "Subgames", "Summary",
+           "exact_leaf_model", "make_tables", "regret_matching", "solve",
            "solve_subgame", "stack_levels", "subgame_tree", "zero_leaf_model"]

@@ -17,7 +17,7 @@ values [L, 2, S], called once per pass on the whole batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import chex
 import jax
@@ -30,17 +30,6 @@ from sog.games import tree as tree_lib
 Updates = Literal["alternating", "simultaneous"]
 UPDATES = ("alternating", "simultaneous")
 LeafFn = Callable[[chex.Array], chex.Array]  # ranges [L, 2, S] -> values [L, 2, S]
-
-
-class LeafFunction(NamedTuple):
-  """Values of a tree's L depth-limit leaves: ``apply(params, ranges [L, 2, S]) -> [L, 2, S]``.
-
-  ``params`` (any pytree: network weights, the subgame tables of an exact oracle) is passed into the
-  compiled solve as an argument, never baked into it as a constant.
-  """
-
-  apply: Callable[[Any, chex.Array], chex.Array]
-  params: Any = None
 Levels = tuple[tree_lib.Level, ...]
 
 

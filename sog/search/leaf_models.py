@@ -115,8 +115,7 @@ def trembled(ranges: chex.Array, valid: chex.Array, tremble: float) -> chex.Arra
   Solving a subgame at trembled ranges makes every player's strategy there a best response to a reach
   that includes every opponent infostate. Where the opponent's true range is 0 (or nearly), an
   untrembled solve returns an arbitrary strategy (or one exploiting a sliver of a range), against which
-  a trunk's regrets for entering the subgame are wrong; see
-  :func:`sog.search.solver.exact_leaf_oracle`.
+  a trunk's regrets for entering the subgame are wrong; see :func:`exact_leaf_model`.
   """
   valid = valid.astype(ranges.dtype)
   return ranges + tremble * valid / jnp.maximum(valid.sum(-1, keepdims=True), 1.0)
@@ -175,6 +174,13 @@ def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3,
   are. Slow: for tests and benchmarks of soundness. It also returns the realisation weights of its
   leaf strategies, so a search can average them into a strategy for the whole subgame (CFR-D's
   sound composition, see :meth:`sog.search.gtcfr.GTCFR.completed_policy`).
+
+  Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid infostates,
+  then valued at its true ranges. Without the tremble, a leaf one player never reaches leaves the other
+  indifferent, its solve returns an arbitrary (uniform) strategy there, and the trunk's regrets for
+  entering the leaf are computed against it: CFR-D then settles on a wrong value (on a Leduc subgame,
+  0.313 against the full solve's 0.303). The tremble makes every leaf strategy a best response to some
+  reach, and the values stay exactly zero-sum at the true ranges.
 
   ``warm_start``: a stateful model whose calls within one search continue one CFR+ run over the
   tables instead of starting afresh, so after t calls the solve below the frontier has had

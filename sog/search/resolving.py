@@ -2,7 +2,7 @@
 
 After a search, a player keeps a :class:`Summary`: the tree's public states, and there both players'
 ranges and counterfactual values under the search's average policy. At the player's next decision, at
-public state s_pub, :func:`plan` makes the next search's :class:`~sog.search.gtcfr.Start`:
+public state s_pub, :func:`plan` makes the next search's :class:`~sog.search.types.Start`:
 
   * s_prev is the public state of the summary's tree closest to s_pub (its deepest ancestor there, s_pub
     itself if the tree holds it);
@@ -30,8 +30,8 @@ import chex
 import jax.numpy as jnp
 
 from sog.search import gadget as gadget_lib
-from sog.search import gtcfr
 from sog.search import tables as tables_lib
+from sog.search import types
 
 
 TERMINATE_VALUES = ("average", "best_response")
@@ -96,7 +96,7 @@ def initial_summary(tables: tables_lib.SearchTables, root_ranges: chex.Array) ->
                  resolvable=jnp.bool_(False))
 
 
-def summarise(result: gtcfr.SearchResult, config: ResolvingConfig = ResolvingConfig()) -> Summary:
+def summarise(result: types.SearchResult, config: ResolvingConfig = ResolvingConfig()) -> Summary:
   """The summary a player keeps from a search (its values by ``config.terminate_values``)."""
   values = result.best_response_values if config.terminate_values == "best_response" else result.values
   return Summary(in_tree=result.in_tree, ranges=result.ranges, values=values,
@@ -113,7 +113,7 @@ def closest_known(tables: tables_lib.SearchTables, in_tree: chex.Array,
 
 
 def plan(tables: tables_lib.SearchTables, summary: Summary, node: chex.Array,
-         config: ResolvingConfig = ResolvingConfig()) -> gtcfr.Start:
+         config: ResolvingConfig = ResolvingConfig()) -> types.Start:
   """The start of the re-solving search for the player acting at ``node`` (s_pub).
 
   ``node`` must be a decision node whose ancestors include a public state of the summary's tree (the
@@ -134,4 +134,4 @@ def plan(tables: tables_lib.SearchTables, summary: Summary, node: chex.Array,
       terminate_values=summary.values[root, opponent], previous_range=ranges[opponent],
       prior=tables.prior_weight[root, opponent].astype(ranges.dtype),
       alpha=jnp.asarray(config.alpha, ranges.dtype))
-  return gtcfr.Start(root=root, focus=node, branch=branch, ranges=ranges, gadget=gadget)
+  return types.Start(root=root, focus=node, branch=branch, ranges=ranges, gadget=gadget)

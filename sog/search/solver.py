@@ -1,15 +1,16 @@
 """Solving full games and subgames rooted at any public belief state with public-tree CFR+.
 
 ``solve(tree, iterations)`` runs CFR+ on a whole (sub)tree; ``solve_subgame(game, node, ranges, ...)``
-solves the subgame at beta = (public state, r0, r1), optionally depth-limited with a leaf function;
-``exact_leaf_oracle`` is the leaf function that solves every leaf's own subgame exactly (CFR-D with a
-perfect value oracle), batched over the leaves with ``vmap``.
+solves the subgame at beta = (public state, r0, r1), optionally depth-limited: the leaves are then
+valued by a :class:`~sog.search.leaf_models.LeafModel`, the interface GT-CFR's frontier uses too
+(``exact_leaf_model`` for CFR-D with a perfect value oracle, ``sog.nets.cvpn_leaf_model`` for the
+CVPN), called once per pass on all leaves as public belief states of the game's subgame below the
+tree's root.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 
 import jax
@@ -50,17 +51,24 @@ class Solver:
   Args:
     tree: the public tree (a depth-limited one needs ``leaf``).
     updates: ``"alternating"`` (OpenSpiel's CFR+, best for full games) or ``"simultaneous"`` (GT-CFR).
-    leaf: the values [L, 2, S] of the tree's L leaves from their ranges [L, 2, S].
+    leaf: the leaf model valuing the tree's L depth-limit leaves, [L, 2, S] from their ranges, each
+      call from its initial state (a warm-started model runs cold here).
   """
 
   def __init__(self, tree: tree_lib.PublicTree, updates: str = "alternating",
-               leaf: cfr.LeafFunction | None = None, dtype=jnp.float32):
+               leaf: leaf_models.LeafModel | None = None, dtype=jnp.float32):
     self.tree = tree
     self.updates = cfr.check_updates(updates)
     self.leaves = cfr.LeafLayout(tree)
     if self.leaves.count and leaf is None:
-      raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf function")
+      raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf model")
     self.leaf = leaf
+    # The leaves as nodes of the subgame tables below the tree's root, where leaf models work.
+    self._leaf_params = None
+    if self.leaves.count:
+      full, position = _subgame_positions(tree)
+      self._leaf_params = (leaf.params, tables_lib.make_tables(full),
+                           jnp.asarray(position[tree.game_node[tree.is_leaf]], jnp.int32))
     self.levels = cfr.device_levels(tree, dtype)
     self._inner_nodes = np.concatenate([start + np.arange(level.inner) for start, level in
                                         zip(tree.level_starts, tree.levels)])
@@ -81,12 +89,16 @@ class Solver:
                                 self._leaf_params).compile()
     return time.perf_counter() - start
 
-  @property
-  def _leaf_params(self):
-    return None if self.leaf is None else self.leaf.params
-
   def _leaf_values(self, leaf_params) -> cfr.LeafValuesFn | None:
-    leaf_fn = None if self.leaf is None else functools.partial(self.leaf.apply, leaf_params)
+    if leaf_params is None:
+      return self.leaves.values_fn(None)
+    apply = leaf_models.stateful_apply(self.leaf)
+
+    def leaf_fn(ranges):
+      params, tables, nodes = leaf_params
+      return apply(params, tables, nodes, ranges, jnp.ones(nodes.shape, bool),
+                   leaf_models.initial_state(self.leaf, tables)).values
+
     return self.leaves.values_fn(leaf_fn)
 
   def _loop(self, levels, state, root_ranges, iterations, leaf_params):
@@ -129,7 +141,7 @@ class Solver:
 
 def solve(game_or_tree: registry.Game | tree_lib.PublicTree, iterations: int,
           root_ranges: np.ndarray | None = None, updates: str = "alternating",
-          leaf: cfr.LeafFunction | None = None,
+          leaf: leaf_models.LeafModel | None = None,
           record_root_values: bool = False) -> SolveResult:
   """Runs CFR+ for ``iterations`` on a (sub)tree from ``root_ranges`` (default: the game's priors)."""
   tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
@@ -150,7 +162,8 @@ def subgame_tree(game: registry.Game, node: int, max_depth: int | None = None) -
 
 
 def solve_subgame(game: registry.Game, node: int, ranges: np.ndarray, iterations: int,
-                  max_depth: int | None = None, leaf: cfr.LeafFunction | None = None,
+                  max_depth: int | None = None,
+                  leaf: leaf_models.LeafModel | None = None,
                   updates: str = "simultaneous", record_root_values: bool = False) -> SolveResult:
   """Solves the subgame at the public belief state (``node``, ranges [2, S])."""
   return solve(subgame_tree(game, node, max_depth), iterations, ranges, updates, leaf,
@@ -196,39 +209,6 @@ def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
   return filler if level is None else np.concatenate([getattr(level, name), filler])
 
 
-def exact_leaf_oracle(tree: tree_lib.PublicTree, iterations: int,
-                      tremble: float = 1e-3) -> cfr.LeafFunction:
-  """A leaf function that solves each leaf's full subgame at the leaf's ranges (CFR-D's oracle).
-
-  ``tree`` is the depth-limited tree whose leaves (``is_leaf``, breadth-first) will be valued. All leaf
-  subgames are solved together, ``iterations`` of alternating CFR+ over the tables of the subgame
-  below ``tree``'s root with each leaf's ranges entering at the leaf
-  (:func:`sog.search.leaf_models.solve_at_nodes`); values are those of the average policy.
-
-  Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid infostates,
-  then valued at its true ranges. Without the tremble, a leaf one player never reaches leaves the other
-  indifferent, its solve returns an arbitrary (uniform) strategy there, and the trunk's regrets for
-  entering the leaf are computed against it: CFR-D then settles on a wrong value (on a Leduc subgame,
-  0.313 against the full solve's 0.303). The tremble makes every leaf strategy a best response to some
-  reach, and the values stay exactly zero-sum at the true ranges.
-  """
-  if not tree.is_leaf.any():
-    raise ValueError("the tree has no depth-limit leaves")
-  if tremble < 0:
-    raise ValueError(f"tremble must be >= 0, got {tremble}")
-  full, position = _subgame_positions(tree)
-  params = (tables_lib.make_tables(full),
-            jnp.asarray(position[tree.game_node[tree.is_leaf]], jnp.int32))
-
-  def apply(params, ranges: jax.Array) -> jax.Array:
-    tables, nodes = params
-    _, _, values = leaf_models.solve_at_nodes(tables, nodes, ranges, jnp.ones(nodes.shape, bool),
-                                              iterations, tremble)
-    return jnp.concatenate(values)[nodes]
-
-  return cfr.LeafFunction(apply, params)
-
-
 def _subgame_positions(limited_tree: tree_lib.PublicTree) -> tuple[tree_lib.PublicTree, np.ndarray]:
   """The game's full subgame below ``limited_tree``'s root, and the position there of every game node
   (-1 outside it)."""
@@ -248,7 +228,8 @@ def complete_policy(limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
   """Completes a depth-limited solution into a policy on the whole subgame, for exact evaluation.
 
   Inside ``limited_tree`` the policy is ``trunk_policy``; below every leaf it is a CFR+ solve
-  (``iterations``, trembled as :func:`exact_leaf_oracle`) of that leaf's subgame at the leaf's ranges
+  (``iterations``, trembled as
+  :func:`~sog.search.leaf_models.exact_leaf_model`) of that leaf's subgame at the leaf's ranges
   under ``trunk_policy``, all leaves in one run. Returns the full subgame tree and the policy
   [N, S, A] on it.
   """

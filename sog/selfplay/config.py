@@ -87,7 +87,7 @@ class SelfPlayConfig:
 
 @dataclasses.dataclass(frozen=True)
 class EvaluationConfig:
-  """The periodic exploitability check (SoG's composed-policy protocol, ``sog.eval.compose``).
+  """The periodic exploitability check (SoG's composed-policy protocol, ``sog.protocol.compose``).
 
   Attributes:
     settings: the SoG(s, c) settings evaluated, as (s, c) pairs; empty: no evaluation during the run

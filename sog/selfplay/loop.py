@@ -24,7 +24,7 @@ import time
 import jax
 import numpy as np
 
-from sog.eval import composed
+from sog.protocol import composed
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
@@ -132,7 +132,7 @@ class SelfPlay:
   # -- evaluation ------------------------------------------------------------------------------
 
   def evaluate(self, seeds: int | None = None) -> dict[str, dict[str, float]]:
-    """SoG's protocol (``sog.eval.compose``) with the trainer's current network, for every setting of
+    """SoG's protocol (``sog.protocol.compose``) with the trainer's current network, for every setting of
     the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
     evaluation = self.experiment.evaluation
     seeds = evaluation.seeds if seeds is None else seeds

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import pyspiel
 
-from sog.games import openspiel_bridge
+from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
 
 

@@ -15,8 +15,8 @@ import pyspiel
 from open_spiel.python import policy as openspiel_policy
 
 from sog.eval import policy as policy_lib
-from sog.games import openspiel_scotland_yard
 from sog.games import registry
+from sog.openspiel import scotland_yard as openspiel_scotland_yard
 
 
 def openspiel_name(game: registry.Game) -> str:

@@ -1,0 +1,8 @@
+"""SoG's exploitability protocol for a search agent: re-solve at every decision public state, compose
+the searches' policies, evaluate the composition exactly (above :mod:`sog.search`, which it runs)."""
+
+from sog.protocol.composed import Composition
+from sog.protocol.composed import compose
+from sog.protocol.composed import previous_decisions
+
+__all__ = ["Composition", "compose", "previous_decisions"]

@@ -1,0 +1,107 @@
+"""GT-CFR's frontier: which nodes are leaves of the current tree, the actions CFR may play there,
+and the leaf-values hook of a CFR pass (one leaf-model call on the frontier's public belief states).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.games import rules as rules_lib
+from sog.search import cfr
+from sog.search import tables as tables_lib
+from sog.search import types
+
+
+def frontier_mask(kind: chex.Array, in_tree: chex.Array, expanded: chex.Array) -> chex.Array:
+  """[N] bool: the frontier leaves, in the tree, not terminal, not expanded (NumPy or JAX arrays)."""
+  return in_tree & ~expanded & (kind != rules_lib.TERMINAL)
+
+
+def current_frontier(tables: tables_lib.SearchTables, state: types.SearchState) -> chex.Array:
+  return frontier_mask(tables.kind, state.active, state.expanded)
+
+
+def with_leaves(tables: tables_lib.SearchTables, frontier: chex.Array) -> cfr.Levels:
+  """The tables' levels with the frontier marked as leaves (valued by the leaf model in a pass)."""
+  return tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels, tables.split(frontier)))
+
+
+def available(tables: tables_lib.SearchTables, state: types.SearchState) -> chex.Array:
+  """[M, S, A]: the actions CFR may play at each inner node: those whose children are in the tree
+  (all legal ones at nodes outside it, where the policy is never used)."""
+  legal = tables.to_inner(tables.legal)
+  restricted = tables.to_inner(state.expanded & (tables.kind < rules_lib.CHANCE))
+  added = tables.to_inner(state.added)
+  return legal & (added[:, None, :] | ~restricted[:, None, None])
+
+
+def leaf_batch_sizes(capacity: int | tuple[int, ...]) -> tuple[int, ...]:
+  """The leaf-model batch sizes an unbatched search chooses from (ascending, the last the capacity):
+  the capacity bound is loose (it covers any tree s simulations could grow), so a pass evaluates the
+  smallest batch that holds its frontier; about 1/16 and 1/4 of the bound, and the bound."""
+  sizes = {max(8, -(-capacity // 16)), max(8, -(-capacity // 4)), capacity}
+  return tuple(sorted(size for size in sizes if size <= capacity))
+
+
+def evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int, ...],
+                      leaf_state: Any):
+  """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call
+  (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``).
+
+  ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
+  which the pass takes the smallest that holds the frontier, and makes no call at all while the
+  frontier is empty (a ``lax.switch``: only worth it outside ``vmap``, where it would run every
+  branch). A deep re-solve grows its whole small subgame in a few simulations, and then its
+  remaining passes would ask the leaf model about nothing. Outputs are padded to the largest size;
+  the hook's extra output is (nodes, ranges, mask, output, whether the model was called).
+  """
+  sizes = capacity if isinstance(capacity, tuple) else (capacity,)
+  full = sizes[-1]
+
+  def leaf_values(ranges):
+    flat = jnp.concatenate(ranges)
+    count = frontier.sum()
+
+    def at(size):
+      def evaluate(_):
+        nodes = jnp.nonzero(frontier, size=size, fill_value=0)[0].astype(jnp.int32)
+        mask = jnp.arange(size) < count
+        batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
+        out = apply(params, tables, nodes, batch, mask, leaf_state)
+        placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
+        pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
+        out = out._replace(values=pad(out.values), logits=pad(out.logits))
+        return placed, (pad(nodes), pad(batch), pad(mask), out, jnp.bool_(True))
+      return evaluate
+
+    def skip(_):  # what a call with every row masked gives, without the call
+      placed, (nodes, batch, mask, out, _) = jax.tree.map(
+          lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
+      return placed, (nodes, batch, mask, out._replace(state=leaf_state), jnp.bool_(False))
+
+    if not isinstance(capacity, tuple):
+      placed, extra = at(full)(None)
+    else:
+      tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
+      placed, extra = jax.lax.switch(jnp.where(count > 0, tier + 1, 0),
+                                     [skip] + [at(size) for size in sizes], None)
+    return tables.split(placed), extra
+
+  return leaf_values
+
+
+def root_entry(tables, root: chex.Array, root_ranges: chex.Array) -> cfr.Entry:
+  """The per-level injection of ``root_ranges`` at ``root`` (nodes above it get no range)."""
+  ranges = root_ranges * tables.valid[root]
+  return [(mask, ranges) for mask in tables.split(jnp.arange(tables.num_nodes) == root)]
+
+
+def tree_pass(tables, levels, policy, root_ranges, state: types.SearchState, leaf_values=None,
+              best_response_values: bool = False):
+  """A CFR pass from the start's root at ``root_ranges``."""
+  return cfr.evaluate_pass(levels, policy, jnp.zeros_like(root_ranges), leaf_values,
+                           root_entry(tables, state.start.root, root_ranges), best_response_values)

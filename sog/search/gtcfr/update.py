@@ -1,0 +1,114 @@
+"""GT-CFR's CFR phase: one CFR+ update of the current tree (regrets, average policies, the gadget),
+and the statistics PUCT reads from its pass (the prior at new frontier leaves, normalised action
+values, the sample of leaf queries)."""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.search import cfr
+from sog.search import gadget as gadget_lib
+from sog.search import types
+from sog.search.gtcfr import frontier as frontier_lib
+
+
+def _actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
+  """x[n, actor(n)] from x [n, 2, ...] (player 0's row at chance and terminal nodes)."""
+  return jnp.where((kind == 1).reshape(-1, *[1] * (per_player.ndim - 2)), per_player[:, 1],
+                   per_player[:, 0])
+
+
+def prior_policy(tables, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
+  """The actor's softmax(logits / T) over legal actions, [L, S, A]."""
+  rows = _actor_rows(tables.kind[nodes], logits)
+  return jax.nn.softmax(jnp.where(tables.legal[nodes], rows / temperature, -jnp.inf), axis=-1)
+
+
+def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
+  """[M, S, A]: the actor's counterfactual action values over the opponent's range mass, scaled."""
+  rows = []
+  for level, r, q in zip(levels, ranges, q_values):
+    k = level.inner
+    if not k:
+      continue
+    if q is None:
+      rows.append(jnp.zeros(level.legal[:k].shape, r.dtype))
+      continue
+    opponent_mass = _actor_rows(level.kind[:k], r[:k, ::-1].sum(-1))
+    scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * tables.utility_scale
+    rows.append(jnp.where((opponent_mass > 0)[:, None, None],
+                          _actor_rows(level.kind[:k], q) / scale[:, None, None], 0.0))
+  return jnp.concatenate(rows)
+
+
+def _sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types.QuerySample:
+  size = sample.keys.shape[0]
+  if not size:
+    return sample
+  keys = jnp.concatenate([sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)])
+  _, keep = jax.lax.top_k(-keys, size)
+  return types.QuerySample(
+      nodes=jnp.concatenate([sample.nodes, nodes])[keep],
+      ranges=jnp.concatenate([sample.ranges, ranges])[keep], keys=keys[keep])
+
+
+def cfr_update(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
+               capacity: int | tuple[int, ...]) -> types.SearchState:
+  """One CFR+ update of the current tree (both players from one pass, or player 0 then player 1)."""
+  groups = ((0, 1),) if config.updates == "simultaneous" else ((0,), (1,))
+  weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
+  for players in groups:
+    state = _update_players(tables, apply, params, state, config, capacity, players, weight)
+  return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
+
+
+def _update_gadget(tables, state: types.SearchState, values, players,
+                   weight) -> gadget_lib.GadgetState:
+  """The gadget's regret-matching+ step from the opponent's root values, if the opponent updated."""
+  gadget, root = state.start.gadget, state.start.root
+  updated = gadget_lib.update(gadget, state.gadget, jnp.concatenate(values)[root, gadget.player],
+                              tables.valid[root, gadget.player], weight)
+  applies = jnp.isin(gadget.player, jnp.asarray(players))
+  return jax.tree.map(lambda new, old: jnp.where(applies, new, old), updated, state.gadget)
+
+
+def _update_players(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
+                    capacity: int | tuple[int, ...], players: tuple[int, ...],
+                    weight: chex.Array) -> types.SearchState:
+  """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
+  regrets and average policies (and the gadget's, for the opponent), and the statistics PUCT reads
+  from it."""
+  frontier = frontier_lib.current_frontier(tables, state)
+  levels = frontier_lib.with_leaves(tables, frontier)
+  available = frontier_lib.available(tables, state)
+  policy = cfr.regret_matching(state.cfr.regrets, available)
+  root_ranges = gadget_lib.root_ranges(state.start.gadget, state.gadget, state.start.ranges,
+                                       tables.valid[state.start.root])
+  ranges, values, q_values, (nodes, batch, mask, out, called) = frontier_lib.tree_pass(
+      tables, levels, policy, root_ranges, state,
+      frontier_lib.evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
+  interior = tables.to_inner(state.expanded)[:, None, None]
+  acting = cfr.acting_masks(levels) & available & interior
+  solver_state = state.cfr
+  for player in players:
+    solver_state = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
+                                     q_values, player, weight)
+  positions = tables.inner_position[nodes]
+  prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
+  leaf_policy_sums = state.leaf_policy_sums
+  if out.policy_sums is not None:
+    updated = tables.to_inner(jnp.isin(tables.kind, jnp.asarray(players)))[:, None, None]
+    leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
+  rng, query_rng = jax.random.split(state.rng)
+  return state.replace(
+      cfr=solver_state, gadget=_update_gadget(tables, state, values, players, weight),
+      prior=state.prior.at[positions].set(
+          jnp.where(mask[:, None, None], prior, state.prior[positions])),
+      action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
+                              state.action_values),
+      ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums, leaf_state=out.state,
+      queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
+      leaf_evaluations=state.leaf_evaluations + mask.sum(),
+      leaf_calls=state.leaf_calls + called, rng=rng)

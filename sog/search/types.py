@@ -1,0 +1,209 @@
+"""The types GT-CFR's search and re-solving share: SoG(s, c) config, where a search starts, its
+carried state and its result (:mod:`sog.search.gtcfr` runs them; :mod:`sog.search.resolving` plans
+the starts).
+
+Kept apart from the search so that re-solving and the subgame tables can name them without importing
+the searcher (imports run one way: types < resolving < subgames < gtcfr)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import chex
+import jax.numpy as jnp
+
+from sog.search import cfr
+from sog.search import gadget as gadget_lib
+from sog.search import tables as tables_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class GTCFRConfig:
+  """SoG(s, c) and the constants the paper leaves open.
+
+  Attributes:
+    simulations: s, expansion simulations in the whole search (rounded up to whole phases).
+    simulations_per_phase: c; each phase runs ceil(1/c) CFR+ updates and ceil(c) simulations
+      (c = 0.1: one simulation every 10 updates; c = 10: 10 simulations after each update).
+    expansion_k: actions whose children one expansion adds; None: the game's default (all of them
+      for imperfect information, 1 for perfect information).
+    puct_constant: C in PUCT, on values scaled to [-1, 1] (AlphaZero's order of magnitude).
+    prior_temperature: T_prior of the softmax turning the leaf model's logits into PUCT's prior;
+      ``math.inf`` makes the prior uniform over the legal actions (the logits are then ignored).
+    virtual_loss: subtracted from Q(s, a) per simulation of the same phase already through (s, a);
+      only acts when ceil(c) > 1.
+    leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
+    query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search.
+    updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
+      OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
+      per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
+      protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
+      simultaneous (README, "Update schedule").
+  """
+
+  simulations: int = 100
+  simulations_per_phase: float = 1.0
+  expansion_k: int | None = None
+  puct_constant: float = 1.0
+  prior_temperature: float = 1.0
+  virtual_loss: float = 1.0
+  leaf_capacity: int | None = None
+  query_samples: int = 16
+  updates: str = "alternating"
+
+  def __post_init__(self):
+    checks = [
+        (isinstance(self.simulations, int) and self.simulations >= 1,
+         "simulations (s) must be an int >= 1"),
+        (self.simulations_per_phase > 0, "simulations_per_phase (c) must be > 0"),
+        (self.expansion_k is None or (isinstance(self.expansion_k, int) and self.expansion_k >= 1),
+         "expansion_k (k) must be None (the game's default) or an int >= 1"),
+        (self.puct_constant >= 0, "puct_constant must be >= 0"),
+        (self.prior_temperature > 0, "prior_temperature must be > 0"),
+        (self.virtual_loss >= 0, "virtual_loss must be >= 0"),
+        (self.leaf_capacity is None or (isinstance(self.leaf_capacity, int)
+                                        and self.leaf_capacity >= 1),
+         "leaf_capacity must be None or an int >= 1"),
+        (isinstance(self.query_samples, int) and self.query_samples >= 0,
+         "query_samples must be an int >= 0"),
+        (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
+    ]
+    for ok, message in checks:
+      if not ok:
+        raise ValueError(f"GT-CFR config: {message}; got {self}")
+
+  @property
+  def updates_per_phase(self) -> int:
+    return math.ceil(round(1.0 / self.simulations_per_phase, 9))
+
+  @property
+  def passes_per_update(self) -> int:
+    """Tree passes (each valuing the frontier with one leaf-model call) per CFR update: one
+    simultaneous pass, or one per player when alternating."""
+    return 1 if self.updates == "simultaneous" else 2
+
+  @property
+  def simulations_in_phase(self) -> int:
+    return math.ceil(round(self.simulations_per_phase, 9))
+
+  @property
+  def phases(self) -> int:
+    return math.ceil(self.simulations / self.simulations_in_phase)
+
+
+@chex.dataclass(frozen=True)
+class QuerySample:
+  """A uniform sample (without replacement) of the leaf queries of a search: the Q queries with the
+  smallest random keys; ``keys`` is inf in unused rows."""
+
+  nodes: chex.Array   # [Q] int32, search-table nodes (``tables.game_node``: the game's node)
+  ranges: chex.Array  # [Q, 2, S]
+  keys: chex.Array    # [Q]
+
+  @property
+  def valid(self) -> chex.Array:
+    return jnp.isfinite(self.keys)
+
+
+@chex.dataclass(frozen=True)
+class Start:
+  """Where a search starts (all arrays, so a batch of starts runs under ``vmap``).
+
+  A plain search starts at its root: ``root == focus``, the branch is the root alone. A re-solving
+  search (:mod:`sog.search.resolving`) starts at s_prev, the public state of an earlier search's tree
+  closest to the current one: its initial tree is the branch from s_prev down to the current public
+  state (the focus) with every child of the branch's nodes (off-branch ones as frontier leaves), and
+  its simulations start at the focus, so the tree only grows below it.
+
+  Attributes:
+    root: scalar int32, the node whose ranges are given (s_prev).
+    focus: scalar int32, the public state the search decides at (s_pub); a descendant of ``root``.
+    branch: [N] bool, the nodes from ``root`` to ``focus`` (both included).
+    ranges: [2, S] the ranges at the root (the gadget replaces the opponent's row while enabled).
+    gadget: the safe re-solving gadget at the root (disabled for a plain search).
+  """
+
+  root: chex.Array
+  focus: chex.Array
+  branch: chex.Array
+  ranges: chex.Array
+  gadget: gadget_lib.Gadget
+
+
+def root_start(tables: tables_lib.SearchTables, root_ranges: chex.Array,
+               node: chex.Array | int = 0) -> Start:
+  """A plain search from ``node`` (default the tables' root) at ``root_ranges`` [2, S]: the search
+  of a public belief state, as the query solver runs."""
+  num_infostates = tables.valid.shape[-1]
+  root = jnp.asarray(node, jnp.int32)
+  return Start(root=root, focus=root, branch=jnp.arange(tables.num_nodes) == root,
+               ranges=root_ranges.astype(tables.levels[0].payoff.dtype) * tables.valid[root],
+               gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype))
+
+
+@chex.dataclass(frozen=True)
+class SearchState:
+  """Everything a search carries from one phase to the next (per-node arrays over the tables' N
+  nodes; per-decision arrays over its M inner nodes)."""
+
+  cfr: cfr.CFRState
+  start: Start
+  gadget: gadget_lib.GadgetState
+  active: chex.Array          # [N] bool: in the tree
+  expanded: chex.Array        # [N] bool: an interior node of the tree
+  added: chex.Array           # [N, A] bool: actions whose children are in the tree
+  visits: chex.Array          # [M, S, A]
+  prior: chex.Array           # [M, S, A]: the actor's prior policy
+  action_values: chex.Array   # [M, S, A]: PUCT's Q, the actor's normalised action values
+  ranges: chex.Array          # [N, 2, S]: of the latest CFR pass
+  leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
+  leaf_state: Any               # a stateful leaf model's state (() for the others)
+  queries: QuerySample
+  leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
+  leaf_calls: chex.Array        # leaf-model calls made (none by an unbatched pass with no leaves)
+  rng: chex.Array
+
+
+@chex.dataclass(frozen=True)
+class SearchResult:
+  """What a search returns; per-node arrays are over the search tables' nodes.
+
+  Attributes:
+    root_policy: [S, A] the average policy at the search's public state (the start's focus: the root
+      of a plain search), for every infostate of its actor.
+    root_values: [2, S] counterfactual values of the average policy there.
+    root, focus: scalar int32, the start's root and focus.
+    average_policy: [M, S, A] at the tables' inner nodes (meaningful where ``expanded``).
+    policy_sums: [M, S, A] the linearly weighted realisation weights behind ``average_policy``.
+    leaf_policy_sums: [M, S, A] the same for the leaf model's strategies below the frontier, summed
+      over the iterations (zero unless the leaf model plays there, as the exact oracle does).
+    in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
+      are terminals or frontier leaves).
+    ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving keeps).
+    best_response_values: [N, 2, S] each player's best-response counterfactual values against the
+      other's average policy in the final tree (frontier leaves valued as in ``values``).
+    queries: a uniform sample of the leaf PBSs queried across the search.
+    leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
+  """
+
+  root_policy: chex.Array
+  root_values: chex.Array
+  root: chex.Array
+  focus: chex.Array
+  average_policy: chex.Array
+  policy_sums: chex.Array
+  leaf_policy_sums: chex.Array
+  in_tree: chex.Array
+  expanded: chex.Array
+  ranges: chex.Array
+  values: chex.Array
+  best_response_values: chex.Array
+  queries: QuerySample
+  leaf_evaluations: chex.Array
+  leaf_calls: chex.Array
+
+  @property
+  def nodes(self) -> chex.Array:
+    return self.in_tree.sum(-1)
