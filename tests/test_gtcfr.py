@@ -19,7 +19,7 @@ from sog.search import tables as tables_lib
 
 
 def _grown_everywhere(state: gtcfr.SearchState) -> gtcfr.SearchState:
-  return state.replace(active=jnp.ones_like(state.active), expanded=jnp.ones_like(state.expanded),
+  return state.replace(in_tree=jnp.ones_like(state.in_tree), expanded=jnp.ones_like(state.expanded),
                        added=jnp.ones_like(state.added))
 
 
@@ -45,7 +45,7 @@ def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   cfr_state, _ = reference.run(reference.init(), ranges, config.simulations)
   np.testing.assert_array_equal(np.asarray(result.average_policy),
                                 np.asarray(cfr.average_policy(reference.levels, cfr_state)))
-  np.testing.assert_allclose(np.asarray(result.root_values),
+  np.testing.assert_allclose(np.asarray(result.focus_values),
                              reference.root_values(cfr_state, ranges), atol=1e-6)
 
 
@@ -240,7 +240,7 @@ def test_search_result_is_consistent():
   assert int(result.nodes) == in_tree.sum() > 1 + (tree.parent == 0).sum()
   # Root policy is a distribution over legal actions at every valid infostate of the actor.
   actor = tree.kind[0]
-  policy = np.asarray(result.root_policy)[tree.valid[0, actor]]
+  policy = np.asarray(result.focus_policy)[tree.valid[0, actor]]
   np.testing.assert_allclose(policy.sum(-1), 1.0, rtol=1e-5)
   assert (policy[~tree.legal[0][tree.valid[0, actor]]] == 0).all()
   # Zero-sum root values, and the ranges' root row is the search's root ranges.
@@ -328,7 +328,7 @@ def test_top_k_expansion_grows_one_action_at_a_time():
 
   state = grow(tables, searcher.root_ranges(None))
   tree = game.tree
-  active, expanded, added = (np.asarray(x) for x in (state.active, state.expanded, state.added))
+  active, expanded, added = (np.asarray(x) for x in (state.in_tree, state.expanded, state.added))
   players = np.flatnonzero(expanded & (tree.kind < rules.CHANCE))[1:]  # the root starts with all
   assert players.size
   for node in players:

@@ -127,10 +127,10 @@ def test_safe_resolving_with_alpha_zero_is_unsafe_resolving(rng):
                                                                         node, config))
              for config in (resolving.ResolvingConfig(alpha=0.0),
                             resolving.ResolvingConfig(safe=False))]
-  for field in ("root_policy", "average_policy", "in_tree", "expanded"):
+  for field in ("focus_policy", "average_policy", "in_tree", "expanded"):
     np.testing.assert_array_equal(np.asarray(getattr(results[0], field)),
                                   np.asarray(getattr(results[1], field)), err_msg=field)
-  for field in ("root_values", "ranges", "values"):
+  for field in ("focus_values", "ranges", "values"):
     np.testing.assert_allclose(np.asarray(getattr(results[0], field)),
                                np.asarray(getattr(results[1], field)), rtol=1e-5, atol=1e-7,
                                err_msg=field)
@@ -153,7 +153,7 @@ def test_a_resolving_search_grows_only_below_its_decision():
   assert not (in_tree & ~(below | branch | children_of_branch)).any()
   assert (in_tree & below).sum() > 1 + tree.up_child[node].max(-1).clip(0).astype(bool).sum()
   np.testing.assert_array_equal(np.asarray(result.expanded) & ~below, branch & ~below)
-  np.testing.assert_allclose(np.asarray(result.root_policy).sum(-1)[tree.valid[node, 0]], 1.0,
+  np.testing.assert_allclose(np.asarray(result.focus_policy).sum(-1)[tree.valid[node, 0]], 1.0,
                              rtol=1e-5)
 
 

@@ -197,8 +197,8 @@ def test_query_solver_answers_as_whole_game_searches_do():
   for i, node in enumerate(nodes):
     result = whole.search_from(keys[i], gtcfr.root_start(whole.tables, ranges[i], node))
     expected = buffers.search_examples(tree, nodes[i:i + 1], ranges[i:i + 1],
-                                       np.asarray(result.root_policy)[None],
-                                       np.asarray(result.root_values)[None])
+                                       np.asarray(result.focus_policy)[None],
+                                       np.asarray(result.focus_values)[None])
     np.testing.assert_allclose(examples.values[i], expected.values[0], atol=1e-6)
     np.testing.assert_allclose(examples.policy[i], expected.policy[0], atol=1e-6)
   # Recursive queries are game nodes strictly below their query (all handed on: q_recursive = 1).

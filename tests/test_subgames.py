@@ -83,7 +83,7 @@ def test_resolving_search_in_a_subgame_equals_the_search_in_the_whole_game():
     batch = lambda x: x[None]  # noqa: E731
     local = searcher.search_in_subgames(jax.tree.map(batch, sub.tables), sub.capacity,
                                         jax.random.PRNGKey(1)[None], jax.tree.map(batch, start))
-    np.testing.assert_allclose(local.root_policy[0], whole.root_policy, atol=1e-6)
+    np.testing.assert_allclose(local.focus_policy[0], whole.focus_policy, atol=1e-6)
     in_tree = np.zeros(tree.num_nodes, bool)
     in_tree[sub.game_nodes[np.asarray(local.in_tree[0]) & (sub.game_nodes >= 0)]] = True
     np.testing.assert_array_equal(in_tree, np.asarray(whole.in_tree))

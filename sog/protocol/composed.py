@@ -106,12 +106,12 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
     requests = [(kept[(k, int(previous[n]))] if previous[n] >= 0 else initial, n) for k, n in jobs]
     rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in jobs])
     for resolved in resolver.resolve(requests, rngs, batch_size, params):
-      root_policy = np.asarray(resolved.results.root_policy, np.float64)
+      focus_policy = np.asarray(resolved.results.focus_policy, np.float64)
       summaries = (resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs)
                    else None)
       for row, j in enumerate(resolved.jobs):
         k, n = jobs[j]
-        policies[k, n] = policy_lib.normalised(root_policy[row], tree.legal[n])
+        policies[k, n] = policy_lib.normalised(focus_policy[row], tree.legal[n])
         if needed[n]:
           kept[(k, n)] = summaries[row]
       done += len(resolved.jobs)

@@ -78,7 +78,7 @@ class SoGAgent:
     result = jax.device_get(jax.tree.map(lambda x: x[0], resolved.results))
     [self.summary] = resolved.summaries()
     self.last_decision = node
-    policy = policy_lib.normalised(np.asarray(result.root_policy[infostate], np.float64),
+    policy = policy_lib.normalised(np.asarray(result.focus_policy[infostate], np.float64),
                                    tree.legal[node, infostate])
     action = int(jax.random.choice(action_rng, policy.shape[0], p=jax.numpy.asarray(policy)))
     return action, policy

@@ -151,7 +151,7 @@ class SearchState:
   cfr: cfr.CFRState
   start: Start
   gadget: gadget_lib.GadgetState
-  active: chex.Array          # [N] bool: in the tree
+  in_tree: chex.Array         # [N] bool: in the tree (counted by CFR)
   expanded: chex.Array        # [N] bool: an interior node of the tree
   added: chex.Array           # [N, A] bool: actions whose children are in the tree
   visits: chex.Array          # [M, S, A]
@@ -171,9 +171,9 @@ class SearchResult:
   """What a search returns; per-node arrays are over the search tables' nodes.
 
   Attributes:
-    root_policy: [S, A] the average policy at the search's public state (the start's focus: the root
-      of a plain search), for every infostate of its actor.
-    root_values: [2, S] counterfactual values of the average policy there.
+    focus_policy: [S, A] the average policy at the public state the search decides at (the start's
+      focus: the root of a plain search), for every infostate of its actor.
+    focus_values: [2, S] counterfactual values of the average policy there.
     root, focus: scalar int32, the start's root and focus.
     average_policy: [M, S, A] at the tables' inner nodes (meaningful where ``expanded``).
     policy_sums: [M, S, A] the linearly weighted realisation weights behind ``average_policy``.
@@ -188,8 +188,8 @@ class SearchResult:
     leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
   """
 
-  root_policy: chex.Array
-  root_values: chex.Array
+  focus_policy: chex.Array
+  focus_values: chex.Array
   root: chex.Array
   focus: chex.Array
   average_policy: chex.Array

@@ -156,7 +156,7 @@ class Actors:
       sample = results.queries
       for row, (g, subgame) in enumerate(zip(resolved.jobs, resolved.subgames)):
         game_nodes = subgame.game_nodes
-        out[g] = (results.ranges[row, resolved.focus[row]], results.root_policy[row],
+        out[g] = (results.ranges[row, resolved.focus[row]], results.focus_policy[row],
                   (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
                   summaries[row])
     return out

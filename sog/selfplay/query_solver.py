@@ -52,7 +52,7 @@ class QuerySolver:
       results = jax.device_get(results)
       asked = results.queries
       for row, i in enumerate(jobs):
-        values[i], policy[i] = results.root_values[row], results.root_policy[row]
+        values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
         sample.append((i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row],
                        asked.keys[row]))
     sample.sort(key=lambda row: row[0])

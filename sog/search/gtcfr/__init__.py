@@ -24,8 +24,8 @@ leaf model's policy at s when h was last a frontier leaf (softmax with temperatu
 visit counts. Statistics are per infostate and kept for the whole search.
 
 The tree lives inside the fixed tables of the root's whole subgame (:mod:`sog.search.tables`) as masks:
-``active`` (in the tree and counted by CFR) and ``expanded`` (an interior node, its chosen actions'
-children active). A node is a frontier leaf when it is active, not terminal and not expanded. With
+``in_tree`` (counted by CFR) and ``expanded`` (an interior node, its chosen actions' children in the
+tree). A node is a frontier leaf when it is in the tree, not terminal and not expanded. With
 k < infinity a player node becomes expanded once every infostate of its actor has an added action;
 until then it stays a frontier leaf. The leaf model sees at most ``capacity`` frontier leaves per pass,
 a bound derived from (s, c, k) and the game. Nodes outside the tree are carried along (their regrets

@@ -43,7 +43,7 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
   has_parent = tables.parent >= 0
   return types.SearchState(
       cfr=cfr.init_state(levels), start=start, gadget=gadget,
-      active=branch | (has_parent & branch[jnp.maximum(tables.parent, 0)]),
+      in_tree=branch | (has_parent & branch[jnp.maximum(tables.parent, 0)]),
       expanded=branch, added=jnp.broadcast_to(branch[:, None], (n, num_actions)),
       visits=jnp.zeros(legal_inner.shape, uniform.dtype),
       prior=uniform.at[tables.inner_position[focus]].set(
@@ -87,10 +87,10 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: types.SearchSt
       best_response_values=True)
   values = jnp.concatenate(values)
   return types.SearchResult(
-      root_policy=average[tables.inner_position[start.focus]], root_values=values[start.focus],
+      focus_policy=average[tables.inner_position[start.focus]], focus_values=values[start.focus],
       root=start.root, focus=start.focus, average_policy=average,
       policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
-      in_tree=state.active, expanded=state.expanded, ranges=jnp.concatenate(ranges),
+      in_tree=state.in_tree, expanded=state.expanded, ranges=jnp.concatenate(ranges),
       values=values, best_response_values=jnp.concatenate(best), queries=state.queries,
       leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + called)
 

@@ -50,7 +50,7 @@ def _expand(tables, state: types.SearchState, node, selected, k: int | None,
   activate = (children >= 0) & added[:, None] & expanded
   return state.replace(
       added=state.added.at[node].set(added), expanded=state.expanded.at[node].set(expanded),
-      active=state.active.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()))
+      in_tree=state.in_tree.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()))
 
 
 def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,

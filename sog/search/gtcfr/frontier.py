@@ -22,7 +22,7 @@ def frontier_mask(kind: chex.Array, in_tree: chex.Array, expanded: chex.Array) -
 
 
 def current_frontier(tables: tables_lib.SearchTables, state: types.SearchState) -> chex.Array:
-  return frontier_mask(tables.kind, state.active, state.expanded)
+  return frontier_mask(tables.kind, state.in_tree, state.expanded)
 
 
 def with_leaves(tables: tables_lib.SearchTables, frontier: chex.Array) -> cfr.Levels:
