@@ -157,6 +157,15 @@ def test_a_resolving_search_grows_only_below_its_decision():
                              rtol=1e-5)
 
 
+def test_search_keys_are_each_jobs_own_fold_in():
+  seeds, nodes = [0, 0, 3, 7, 2**31 - 1], [0, 5, 5, 12345, 9]
+  expected = np.stack([np.asarray(jax.random.fold_in(jax.random.PRNGKey(s), n))
+                       for s, n in zip(seeds, nodes)])
+  np.testing.assert_array_equal(np.asarray(composed.search_keys(seeds, nodes)), expected)
+  with pytest.raises(ValueError, match="equal-length"):
+    composed.search_keys([0, 1], [0])
+
+
 def test_previous_decisions_are_the_same_players_last_decision_above():
   tree = load("kuhn_poker").tree  # root (p0), pass -> p1, bet -> p1, pass-bet -> p0
   previous = composed.previous_decisions(tree)

@@ -68,6 +68,18 @@ def previous_decisions(tree: tree_lib.PublicTree) -> np.ndarray:
   return previous
 
 
+def search_keys(seeds: Sequence[int], nodes: Sequence[int]) -> jax.Array:
+  """[J] PRNG keys, job j's ``fold_in(PRNGKey(seeds[j]), nodes[j])``: a search's randomness depends
+  only on its seed and public state, not on which other searches run beside it. Vectorised: a stack
+  of J separate keys compiles in time quadratic in J (10 minutes for the 20k searches of one depth of
+  glasses_hidden6 over 10 seeds)."""
+  seeds, nodes = np.asarray(seeds, np.int64), np.asarray(nodes, np.int64)
+  if seeds.shape != nodes.shape or seeds.ndim != 1:
+    raise ValueError(f"seeds and nodes must be equal-length lists, got {seeds.shape}, {nodes.shape}")
+  return jax.vmap(jax.random.fold_in)(jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds)),
+                                      jnp.asarray(nodes, jnp.uint32))
+
+
 def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
             resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
             batch_size: int = 32, progress: Callable[[int, int], None] | None = None,
@@ -104,7 +116,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
     if not jobs:
       continue
     requests = [(kept[(k, int(previous[n]))] if previous[n] >= 0 else initial, n) for k, n in jobs]
-    rngs = jnp.stack([jax.random.fold_in(jax.random.PRNGKey(seeds[k]), n) for k, n in jobs])
+    rngs = search_keys([seeds[k] for k, _ in jobs], [n for _, n in jobs])
     for resolved in resolver.resolve(requests, rngs, batch_size, params):
       focus_policy = np.asarray(resolved.results.focus_policy, np.float64)
       summaries = (resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs)
