@@ -145,7 +145,7 @@ def test_bad_solver_input_raises_clear_errors():
   terminal = int(np.flatnonzero(game.tree.kind == sog.games.TERMINAL)[0])
   with pytest.raises(ValueError, match="terminal"):
     solver_lib.solve_subgame(game, terminal, game.tree.root_ranges, 10)
-  with pytest.raises(ValueError, match="pass a leaf function"):
+  with pytest.raises(ValueError, match="pass a leaf model"):
     solver_lib.Solver(game.tree.subtree(0, max_depth=1))
   with pytest.raises(ValueError, match="ranges must have shape"):
     solver_lib.solve(game, 10, np.ones((2, 4)))
