@@ -20,18 +20,15 @@ with the uniform prior 0.035 (0.031-0.039) on seeds 0-2 against 0.552 for the un
 --prior_temperature=inf`` (README, "glasses_hidden6", for 10 seeds).
 """
 
-from sog.selfplay import config as config_lib
+import pathlib
+import runpy
 
 
 def get_config():
-  config = config_lib.default_config_dict("scotland_yard(map=glasses_hidden6)", simulations=100)
+  """``configs/glasses_hidden.py`` on this map, its searches expanding with the uniform prior."""
+  recipe = runpy.run_path(str(pathlib.Path(__file__).with_name("glasses_hidden.py")))
+  config = recipe["get_config"]()
+  config.game = "scotland_yard(map=glasses_hidden6)"
   config.actor.prior_temperature = float("inf")
   config.solver.prior_temperature = float("inf")
-  config.selfplay.update(games=4, solver_batch=8, q_search=1.0, min_replay=256, max_updates=1000,
-                         train_steps_per_round=2)
-  config.evaluation.update(settings=((100, 1.0),), seeds=3, every_steps=0)
-  config.diagnostics_every_steps = 0
-  config.snapshot_every_steps = 250
-  config.max_steps = 50_000
-  config.max_seconds = 3600.0
   return config
