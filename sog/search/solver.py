@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -63,12 +64,10 @@ class Solver:
     if self.leaves.count and leaf is None:
       raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf model")
     self.leaf = leaf
-    # The leaves as nodes of the subgame tables below the tree's root, where leaf models work.
     self._leaf_params = None
     if self.leaves.count:
-      full, position = _subgame_positions(tree)
-      self._leaf_params = (leaf.params, tables_lib.make_tables(full),
-                           jnp.asarray(position[tree.game_node[tree.is_leaf]], jnp.int32))
+      below = _leaf_subgame(tree)
+      self._leaf_params = (leaf.params, below.tables, below.leaves)
     self.levels = cfr.device_levels(tree, dtype)
     self._inner_nodes = np.concatenate([start + np.arange(level.inner) for start, level in
                                         zip(tree.level_starts, tree.levels)])
@@ -209,14 +208,23 @@ def _padded(level: tree_lib.Level | None, template: tree_lib.Level, name: str,
   return filler if level is None else np.concatenate([getattr(level, name), filler])
 
 
-def _subgame_positions(limited_tree: tree_lib.PublicTree) -> tuple[tree_lib.PublicTree, np.ndarray]:
-  """The game's full subgame below ``limited_tree``'s root, and the position there of every game node
-  (-1 outside it)."""
+class _LeafSubgame(NamedTuple):
+  """The game's full subgame below a depth-limited tree's root, where its leaves are valued (by a leaf
+  model, or by the solves that complete a policy)."""
+
+  tree: tree_lib.PublicTree
+  tables: tables_lib.SearchTables
+  position: np.ndarray  # [game nodes] each game node's node in ``tree`` (-1 outside it)
+  leaves: jax.Array     # [L] int32, the limited tree's leaves (breadth-first) as nodes of ``tree``
+
+
+def _leaf_subgame(limited_tree: tree_lib.PublicTree) -> _LeafSubgame:
   game_tree = registry.load(limited_tree.name).tree
   full = game_tree.subtree(int(limited_tree.game_node[0]))
   position = np.full(game_tree.num_nodes, -1)
   position[full.game_node] = np.arange(full.num_nodes)
-  return full, position
+  leaves = jnp.asarray(position[limited_tree.game_node[limited_tree.is_leaf]], jnp.int32)
+  return _LeafSubgame(full, tables_lib.make_tables(full), position, leaves)
 
 
 _solve_at_nodes = jax.jit(leaf_models.solve_at_nodes, static_argnums=(4, 5))
@@ -228,19 +236,16 @@ def complete_policy(limited_tree: tree_lib.PublicTree, trunk_policy: np.ndarray,
   """Completes a depth-limited solution into a policy on the whole subgame, for exact evaluation.
 
   Inside ``limited_tree`` the policy is ``trunk_policy``; below every leaf it is a CFR+ solve
-  (``iterations``, trembled as
-  :func:`~sog.search.leaf_models.exact_leaf_model`) of that leaf's subgame at the leaf's ranges
-  under ``trunk_policy``, all leaves in one run. Returns the full subgame tree and the policy
-  [N, S, A] on it.
+  (``iterations``, trembled as :func:`~sog.search.leaf_models.exact_leaf_model`) of that leaf's
+  subgame at the leaf's ranges under ``trunk_policy``, all leaves in one run. Returns the full subgame
+  tree and the policy [N, S, A] on it.
   """
-  full, position = _subgame_positions(limited_tree)
-  tables = tables_lib.make_tables(full)
+  full, tables, position, leaves = _leaf_subgame(limited_tree)
   ranges = propagation.reach_down(limited_tree.levels,
                                   propagation.split_levels(limited_tree, trunk_policy),
                                   best_response.check_ranges(limited_tree, root_ranges), np)
   leaf_ranges = np.concatenate([r[np.flatnonzero(level.is_leaf)]
                                 for r, level in zip(ranges, limited_tree.levels)])
-  leaves = jnp.asarray(position[limited_tree.game_node[limited_tree.is_leaf]], jnp.int32)
   below, _, _ = _solve_at_nodes(
       tables, leaves, jnp.asarray(leaf_ranges, jnp.float32), jnp.ones(leaves.shape, bool),
       iterations, tremble)
