@@ -3,14 +3,14 @@ the same way.
 
   python scripts/bench_evaluate.py [--game=leduc_poker] [--sims=100] [--seeds=2] [--batches=1,8]
 
-Runs ``sog.protocol.compose`` (every decision public state, breadth-first, re-solving from the searching
-player's last search) for --seeds seeds with an untrained CVPN of the default size (timing does not
-depend on its weights; --checkpoint loads a trained one), once per vmapped batch size, compilation
-excluded (the first seed's time with compilation is printed too: one compilation per depth of the
-re-solving roots, see ``sog.search.subgames``), and extrapolates to the paper's 50 seeds (the protocol's cost is linear in the seeds). The
-peer is OpenSpiel's C++ IS-MCTS bot (random rollouts, the same number of simulations) asked once at
-every decision infostate, the composed policy of SoG's IS-MCTS baseline: its wall time, exploitability
-and the time ratio. Ends with one JSON line.
+Runs ``sog.protocol.compose`` (every decision public state, breadth-first, re-solving from the
+searching player's last search) for --seeds seeds with an untrained CVPN of the default size (timing
+does not depend on its weights; --leaf takes a checkpoint directory too), once per vmapped batch size,
+compilation excluded (the first seed's time with compilation is printed too: one compilation per
+depth of the re-solving roots, see ``sog.search.subgames``), and extrapolates to the paper's 50 seeds
+(the protocol's cost is linear in the seeds). The peer is OpenSpiel's C++ IS-MCTS bot (random
+rollouts, the same number of simulations) asked once at every decision infostate, the composed policy
+of SoG's IS-MCTS baseline: its wall time, exploitability and the time ratio. Ends with one JSON line.
 """
 
 import json
@@ -21,10 +21,8 @@ from absl import flags
 import jax
 import pyspiel
 
+import common
 import sog.games
-from sog.nets import checkpoint
-from sog.nets import cvpn as cvpn_lib
-from sog.nets import leaf as leaf_lib
 from sog.openspiel import bridge as openspiel_bridge
 from sog.protocol import composed
 from sog.search import gtcfr
@@ -33,17 +31,10 @@ _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name (one OpenSpiel has
 _SIMS = flags.DEFINE_integer("sims", 100, "s of SoG(s, 1) and IS-MCTS's simulations.", lower_bound=1)
 _SEEDS = flags.DEFINE_integer("seeds", 2, "Seeds timed (then extrapolated to 50).", lower_bound=1)
 _BATCHES = flags.DEFINE_list("batches", ["1", "8"], "Vmapped batch sizes to time.")
-_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "A CVPN checkpoint (default: untrained).")
+_LEAF = flags.DEFINE_string("leaf", "untrained", "The leaf model: untrained (a CVPN of the default "
+                            "size), a CVPN checkpoint directory, zeros or oracle.")
 
 _PAPER_SEEDS = 50
-
-
-def _leaf_model(game: sog.games.Game):
-  if _CHECKPOINT.value:
-    return checkpoint.restore_leaf_model(_CHECKPOINT.value, game.name)
-  network = cvpn_lib.make_network(game.tree)
-  return leaf_lib.cvpn_leaf_model(network, cvpn_lib.init_params(network, game.tree,
-                                                                jax.random.PRNGKey(0)))
 
 
 def _ismcts_composed(game: sog.games.Game, simulations: int) -> tuple[float, float, int]:
@@ -72,10 +63,11 @@ def _ismcts_composed(game: sog.games.Game, simulations: int) -> tuple[float, flo
 def main(argv):
   del argv
   game = sog.games.load(_GAME.value)
-  searcher = gtcfr.GTCFR(game, _leaf_model(game), gtcfr.GTCFRConfig(simulations=_SIMS.value))
+  searcher = gtcfr.GTCFR(game, common.leaf_model(_LEAF.value, game),
+                         gtcfr.GTCFRConfig(simulations=_SIMS.value))
   seeds = range(_SEEDS.value)
-  print(f"{game.name}: SoG({_SIMS.value}, 1) protocol, CVPN leaf "
-        f"({_CHECKPOINT.value or 'untrained'}), {_SEEDS.value} seeds timed")
+  print(f"{game.name}: SoG({_SIMS.value}, 1) protocol, leaf={_LEAF.value}, "
+        f"{_SEEDS.value} seeds timed")
   rows = []
   for batch in (int(b) for b in _BATCHES.value):
     warm_up = composed.compose(searcher, [0], batch_size=batch)  # compiles this batch size
@@ -97,7 +89,7 @@ def main(argv):
         f"exploitability {peer_exploitability:.4g}; SoG / IS-MCTS time per composed policy: "
         f"{ratio:.1f}")
   print(json.dumps({"game": game.name, "sims": _SIMS.value, "seeds_timed": _SEEDS.value,
-                    "checkpoint": _CHECKPOINT.value, "results": rows,
+                    "leaf": _LEAF.value, "results": rows,
                     "ismcts_seconds": peer_seconds, "ismcts_exploitability": peer_exploitability,
                     "ratio_to_ismcts": ratio, "device": jax.devices()[0].platform,
                     "seconds_50_seeds": best["seconds_50_seeds"]}))

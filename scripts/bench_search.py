@@ -20,9 +20,8 @@ import jax
 import numpy as np
 import pyspiel
 
+import common
 import sog.games
-from sog.nets import cvpn as cvpn_lib
-from sog.nets import leaf as leaf_lib
 from sog.openspiel import bridge as openspiel_bridge
 from sog.search import gtcfr
 from sog.search import solver as solver_lib
@@ -50,9 +49,8 @@ def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.g
   return tree.limited(keep, leaves[keep])
 
 
-def _cfr_iteration_seconds(tree, network, params) -> float:
-  leaf = leaf_lib.cvpn_leaf_model(network, params) if tree.is_leaf.any() else None
-  solver = solver_lib.Solver(tree, "simultaneous", leaf)
+def _cfr_iteration_seconds(tree: sog.games.PublicTree, model) -> float:
+  solver = solver_lib.Solver(tree, "simultaneous", model if tree.is_leaf.any() else None)
   ranges = solver.root_ranges(None)
   solver.compile(ranges)
   iterations = 200
@@ -83,9 +81,7 @@ def main(argv):
         f"{'PBSs':>8} {'cost ratio':>10} {'IS-MCTS s':>9}")
   for name in _GAMES.value:
     game = sog.games.load(name)
-    network = cvpn_lib.make_network(game.tree)
-    params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0))
-    model = leaf_lib.cvpn_leaf_model(network, params)
+    model = common.leaf_model("untrained", game)
     for sims in (int(x) for x in _SIMS.value):
       config = gtcfr.GTCFRConfig(simulations=sims)
       searcher = gtcfr.GTCFR(game, model, config)
@@ -98,8 +94,7 @@ def main(argv):
       jax.block_until_ready(searcher.search_batch(rngs))
       batched, _ = _timed(lambda: searcher.search_batch(rngs), 1)
       iterations = config.phases * config.updates_per_phase
-      ratio = (single / iterations) / _cfr_iteration_seconds(_grown_tree(game.tree, result),
-                                                             network, params)
+      ratio = (single / iterations) / _cfr_iteration_seconds(_grown_tree(game.tree, result), model)
       ismcts = _ismcts_seconds(game, sims)
       row = {"seconds_per_search": single,
              f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,

@@ -3,11 +3,11 @@
   python scripts/eval_snapshots.py --workdir=out/leduc --sims=33,100,300,1000 --seeds=3
 
 Evaluates each ``snapshots/step_N`` (with --every_steps, those at its multiples and the last), with
-the library's default search and re-solving settings (--prior_temperature aside); a run writes its
-untrained network as step 0 and its final one as a snapshot too. Rows go to
-``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max over the seeds;
-``snapshot_evaluation_prior_inf.csv`` and so on for another T_prior, with the PNG named alike); rows
-already there are kept and not re-run, so a killed evaluation resumes. Draws
+the search and re-solving flags of ``scripts/evaluate.py`` (``scripts/common.py``; the library's
+defaults unless given); a run writes its untrained network as step 0 and its final one as a snapshot
+too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max
+over the seeds; ``snapshot_evaluation_prior_inf.csv`` and so on for settings off the defaults, the
+PNG named alike); rows already there are kept and not re-run, so a killed evaluation resumes. Draws
 ``snapshot_exploitability.png``: mean and min-max ribbon per setting against train steps, with SoG
 fig. 3's values where the paper has the game, and with --references (files holding
 ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and setting,
@@ -27,6 +27,7 @@ from absl import app
 from absl import flags
 from absl import logging
 
+import common
 import sog.games
 from sog.nets import checkpoint
 from sog.protocol import composed
@@ -36,18 +37,13 @@ from sog.selfplay import config as config_lib
 from sog.selfplay import run as run_lib
 
 _WORKDIR = flags.DEFINE_string("workdir", None, "Training work directory.", required=True)
-_SIMS = flags.DEFINE_list("sims", ["33", "100", "300", "1000"], "Values of s.")
-_C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
-_SEEDS = flags.DEFINE_integer("seeds", 3, "Composed policies (seeds) per point.", lower_bound=1)
+_SEARCH = common.define_search_flags(sims=["33", "100", "300", "1000"])
+_PROTOCOL = common.define_protocol_flags(seeds=3)
 _EVERY = flags.DEFINE_integer("every_steps", 0, "Only the snapshots at multiples of this and the "
                               "last (0: all).", lower_bound=0)
-_PRIOR_TEMPERATURE = flags.DEFINE_float(
-    "prior_temperature", gtcfr.GTCFRConfig.prior_temperature,
-    "T_prior of PUCT's prior (SoG: 1); inf: uniform, as the run's actors if it set "
-    "actor.prior_temperature=inf.", lower_bound=0.0)
-_BATCH = flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch.", lower_bound=1)
 _REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py JSON lines, drawn "
                                 "as horizontal lines (mean over their pooled seeds per leaf and s).")
+flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 CSV = "snapshot_evaluation.csv"
 PNG = "snapshot_exploitability.png"
@@ -55,12 +51,21 @@ _FIELDS = ("step", "setting", "min", "mean", "max", "eval_seconds", "seeds")
 
 
 def _outputs() -> tuple[str, str]:
-  """The CSV and PNG names for this --prior_temperature: rows searched with another prior go to their
-  own files (``snapshot_evaluation_prior_inf.csv``), so a resumed evaluation never reuses them."""
-  if _PRIOR_TEMPERATURE.value == gtcfr.GTCFRConfig.prior_temperature:
-    return CSV, PNG
-  suffix = f"_prior_{_PRIOR_TEMPERATURE.value:g}"
-  return (CSV.replace(".csv", f"{suffix}.csv"), PNG.replace(".png", f"{suffix}.png"))
+  """The CSV and PNG names for these search and re-solving flags: rows searched with any setting off
+  the library's defaults go to their own files (``snapshot_evaluation_prior_inf.csv``,
+  ``..._puct_2_unsafe.csv``), so a resumed evaluation never reuses rows of another setting."""
+  search, search_default = _SEARCH.config(1), gtcfr.GTCFRConfig()
+  resolve, resolve_default = _PROTOCOL.resolving_config(), resolving.ResolvingConfig()
+  settings = (("prior", search.prior_temperature, search_default.prior_temperature),
+              ("puct", search.puct_constant, search_default.puct_constant),
+              ("updates", search.updates, search_default.updates),
+              ("alpha", resolve.alpha, resolve_default.alpha),
+              ("terminate", resolve.terminate_values, resolve_default.terminate_values),
+              ("first_seed", _PROTOCOL.first_seed.value, 0))
+  suffix = "".join(f"_{name}_{value:g}" if isinstance(value, float) else f"_{name}_{value}"
+                   for name, value, default in settings if value != default)
+  suffix += "" if resolve.safe else "_unsafe"
+  return CSV.replace(".csv", f"{suffix}.csv"), PNG.replace(".png", f"{suffix}.png")
 
 
 def _networks(workdir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:
@@ -112,12 +117,13 @@ def main(argv):
   last_step, last_dir = networks[-1]
   game_name = checkpoint.read_config(last_dir).game
   game = sog.games.load(game_name)
-  settings = [(int(s), _C.value) for s in _SIMS.value]
+  settings = [(sims, _SEARCH.c.value) for sims in _SEARCH.simulations()]
   csv_name, png_name = _outputs()
   done = _done(workdir / csv_name)
   references = _reference_levels(_REFERENCES.value, game.name)
   print(f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
-        f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEEDS.value} seeds each")
+        f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
+        f"{_PROTOCOL.describe()}")
   last_rows = []
   for step, directory in networks:
     leaf = checkpoint.restore_leaf_model(directory, game_name)
@@ -125,20 +131,22 @@ def main(argv):
       name = config_lib.setting_name(sims, c)
       if (step, name) in done:
         continue
-      searcher = gtcfr.GTCFR(game, leaf, gtcfr.GTCFRConfig(
-          simulations=sims, simulations_per_phase=c, prior_temperature=_PRIOR_TEMPERATURE.value))
-      result = composed.compose(searcher, range(_SEEDS.value), resolving.ResolvingConfig(),
-                                _BATCH.value)
+      searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
+      result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
+                                _PROTOCOL.batch_size.value,
+                                common.progress_printer(f"step {step} {name}"))
       stats = result.summary()
       row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
-             "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}", "seeds": _SEEDS.value}
+             "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",
+             "seeds": len(_PROTOCOL.seeds())}
       run_lib.append_row(workdir / csv_name, _FIELDS, row)
       print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-{stats['max']:.4g}), "
             f"{result.seconds:.0f} s", flush=True)
       if step == last_step:
         last_rows.append(row)
   run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
-                          f"{_SEEDS.value} seeds per point", game.name, csv_name, png_name, references)
+                          f"{len(_PROTOCOL.seeds())} seeds per point", game.name, csv_name,
+                          png_name, references)
   print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows,
                     "references": references}))
 

@@ -4,8 +4,8 @@
       --plot=out/gtcfr_soundness_leduc.png
 
 For each s, runs SoG(s, c) searches from the game's root (one vmapped batch of --seeds searches, the
-exact oracle valuing the frontier) and measures the exact exploitability of each search's completed
-policy two ways (see ``GTCFR.completed_policy``): "resolve" (below every frontier leaf, a solve at its
+exact oracle valuing the frontier unless --leaf names another leaf model) and measures the exact
+exploitability of each search's completed policy two ways (see ``GTCFR.completed_policy``): "resolve" (below every frontier leaf, a solve at its
 final ranges) and "average" (the average of the strategies each iteration played, the oracle's below
 the frontier). Prints min / mean / max per s, ends with one JSON line.
 """
@@ -18,26 +18,20 @@ from absl import flags
 import jax
 import numpy as np
 
+import common
 import sog.games
 from sog import plotting
-from sog.search import cfr
 from sog.search import gtcfr
-from sog.search import leaf_models
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
-_SIMS = flags.DEFINE_list("sims", ["10", "100", "1000", "10000"], "Values of s.")
-_C = flags.DEFINE_float("c", 1.0, "Simulations per CFR phase (c).")
+_SEARCH = common.define_search_flags(sims=["10", "100", "1000", "10000"])
+_LEAF = common.define_leaf_flags(leaf="oracle", oracle_iterations=100)
 _SEEDS = flags.DEFINE_integer("seeds", 3, "Searches per s (one vmapped batch).", lower_bound=1)
-_ORACLE_ITERATIONS = flags.DEFINE_integer("oracle_iterations", 100,
-                                          "CFR+ iterations of each exact-oracle solve.", lower_bound=1)
-_ORACLE_WARM_START = flags.DEFINE_bool("oracle_warm_start", False,
-                                       "Each oracle call continues the search's previous call's solve.")
 _EVAL_ITERATIONS = flags.DEFINE_integer("eval_iterations", 1000,
                                         "CFR+ iterations of the re-solves below the frontier.",
                                         lower_bound=1)
-_UPDATES = flags.DEFINE_enum("updates", gtcfr.GTCFRConfig.updates, cfr.UPDATES,
-                              "GT-CFR's CFR+ updates (default: the library's).")
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
+flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 _METHODS = ("resolve", "average")
 
@@ -45,18 +39,13 @@ _METHODS = ("resolve", "average")
 def main(argv):
   del argv
   game = sog.games.load(_GAME.value)
-  oracle = leaf_models.exact_leaf_model(_ORACLE_ITERATIONS.value,
-                                        warm_start=_ORACLE_WARM_START.value)
-  print(f"{game.name}: GT-CFR SoG(s, {_C.value:g}), {_UPDATES.value} updates, exact oracle "
-        f"({_ORACLE_ITERATIONS.value} CFR+ iterations per solve"
-        f"{', warm-started' if _ORACLE_WARM_START.value else ''}), {_SEEDS.value} seeds")
+  leaf = _LEAF.model(game)
+  print(f"{game.name}: GT-CFR {_SEARCH.describe()}, {_LEAF.describe()}, {_SEEDS.value} seeds")
   print(f"{'s':>6} {'nodes':>7} " + " ".join(f"{m + ' min/mean/max':>34}" for m in _METHODS)
         + f" {'s/search':>9}")
   rows = []
-  for sims in (int(x) for x in _SIMS.value):
-    config = gtcfr.GTCFRConfig(simulations=sims, simulations_per_phase=_C.value,
-                               updates=_UPDATES.value)
-    searcher = gtcfr.GTCFR(game, oracle, config)
+  for sims in _SEARCH.simulations():
+    searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
     rngs = jax.random.split(jax.random.PRNGKey(sims), _SEEDS.value)
     start = time.perf_counter()
     results = jax.block_until_ready(searcher.search_batch(rngs))
@@ -76,12 +65,10 @@ def main(argv):
   if _PLOT.value:
     sims = [r["sims"] for r in rows]
     plotting.line_plot(_PLOT.value, {m: (sims, [r[m]["mean"] for r in rows]) for m in _METHODS},
-                       f"{game.name}: GT-CFR SoG(s, {_C.value:g}) with an exact oracle "
-                       f"({_UPDATES.value}), mean of {_SEEDS.value}", "simulations s",
+                       f"{game.name}: GT-CFR SoG(s, {_SEARCH.c.value:g}), {_LEAF.leaf.value} "
+                       f"leaf ({_SEARCH.updates.value}), mean of {_SEEDS.value}", "simulations s",
                        "exploitability of the completed policy", logx=True)
-  print(json.dumps({"game": game.name, "c": _C.value, "updates": _UPDATES.value,
-                    "seeds": _SEEDS.value, "oracle_iterations": _ORACLE_ITERATIONS.value,
-                    "oracle_warm_start": _ORACLE_WARM_START.value,
+  print(json.dumps({"game": game.name, **_SEARCH.record(), **_LEAF.record(), "seeds": _SEEDS.value,
                     "results": rows}))
 
 

@@ -35,7 +35,8 @@ class GTCFRConfig:
     virtual_loss: subtracted from Q(s, a) per simulation of the same phase already through (s, a);
       only acts when ceil(c) > 1.
     leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
-    query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search.
+    query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search
+      (self-play's actors and query solver hand them on; other searches ignore them).
     updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
       OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
       per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
@@ -50,7 +51,7 @@ class GTCFRConfig:
   prior_temperature: float = 1.0
   virtual_loss: float = 1.0
   leaf_capacity: int | None = None
-  query_samples: int = 16
+  query_samples: int = 4
   updates: str = "alternating"
 
   def __post_init__(self):

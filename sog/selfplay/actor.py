@@ -94,13 +94,13 @@ class Actors:
   ended and the queries handed to the solver.
   """
 
-  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1):
+  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1,
+               resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig()):
     self.tree, self.config, self.chunk = searcher.tree, config, chunk
     self.searcher = searcher
     self.tables = self.searcher.tables  # the game's: the world steps in them
     self.root_ranges = self.searcher.root_ranges(None)
-    self._resolver = resolver_lib.Resolver(
-        searcher, resolving.ResolvingConfig(safe=config.safe, alpha=config.alpha))
+    self._resolver = resolver_lib.Resolver(searcher, resolving_config)
     self._initial = self._resolver.initial_summary()
     self._deal = jax.jit(deal)
     self._advance = jax.jit(advance)

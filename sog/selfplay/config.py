@@ -18,6 +18,7 @@ import ml_collections
 from sog.games import registry
 from sog.nets import config as nets_config
 from sog.search import gtcfr
+from sog.search import resolving as resolving_lib
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +48,9 @@ class SelfPlayConfig:
     min_replay: examples in the replay buffer before the first train step.
     train_steps_per_round: train steps after each round of acting and solving.
     publish_every: train steps between parameter copies to the actors and the solver (K).
-    safe, alpha: the actors' re-solving (:class:`sog.search.ResolvingConfig`).
+
+  How the actors re-solve (the gadget's ``safe`` and ``alpha``) is ``Experiment.resolving``, a
+  :class:`sog.search.ResolvingConfig` like every other re-solving search's.
   """
 
   games: int = 8
@@ -65,8 +68,6 @@ class SelfPlayConfig:
   min_replay: int = 256
   train_steps_per_round: int = 1
   publish_every: int = 10
-  safe: bool = True
-  alpha: float = 0.5
 
   def __post_init__(self):
     positive = ("games", "solver_batch", "search_chunk", "query_capacity", "replay_capacity",
@@ -77,7 +78,7 @@ class SelfPlayConfig:
     for name in ("min_replay", "train_steps_per_round", "random_queries"):
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
         raise ValueError(f"selfplay.{name} must be an int >= 0, got {getattr(self, name)!r}")
-    for name in ("eps", "p_td1", "q_search", "q_recursive", "alpha"):
+    for name in ("eps", "p_td1", "q_search", "q_recursive"):
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
     if self.batch_size > self.replay_capacity:
@@ -136,6 +137,7 @@ class Experiment:
   Attributes:
     game: registry name of the game.
     actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior, ...).
+    resolving: how the actors' and the evaluation's searches re-solve (safe, alpha, Terminate's values).
     network, optimizer: the CVPN and its training.
     selfplay: the roles and buffers.
     evaluation: the periodic exploitability check.
@@ -154,6 +156,7 @@ class Experiment:
   game: str
   actor: gtcfr.GTCFRConfig
   solver: gtcfr.GTCFRConfig
+  resolving: resolving_lib.ResolvingConfig
   network: nets_config.NetworkConfig
   optimizer: nets_config.OptimizerConfig
   selfplay: SelfPlayConfig
@@ -179,6 +182,7 @@ class Experiment:
 
 
 _SECTIONS = {"actor": gtcfr.GTCFRConfig, "solver": gtcfr.GTCFRConfig,
+             "resolving": resolving_lib.ResolvingConfig,
              "network": nets_config.NetworkConfig, "optimizer": nets_config.OptimizerConfig,
              "selfplay": SelfPlayConfig, "evaluation": EvaluationConfig}
 
@@ -203,22 +207,39 @@ def from_config_dict(config: ml_collections.ConfigDict | dict[str, Any]) -> Expe
     raise ValueError(f"config: unknown keys {unknown}; valid keys: {sorted(top)}")
   if "game" not in values:
     raise ValueError("config: the game is missing (config.game)")
+  _move_resolving_keys(values)
   for name, cls in _SECTIONS.items():
     values[name] = _section(name, cls, dict(values.get(name) or {}))
   return Experiment(**values)
 
 
-def default_config_dict(game: str, simulations: int = 100, simulations_per_phase: float = 1.0,
-                        query_samples: int = 4) -> ml_collections.ConfigDict:
+def _move_resolving_keys(values: dict[str, Any]) -> None:
+  """Reads experiments written before re-solving had its own section (the ``experiment`` of an older
+  run's ``selfplay.json`` held ``selfplay.safe`` and ``selfplay.alpha``): moves those keys to
+  ``resolving``, and refuses a config that sets one in both places."""
+  selfplay = dict(values.get("selfplay") or {})
+  moved = {key: selfplay.pop(key) for key in ("safe", "alpha") if key in selfplay}
+  if not moved:
+    return
+  resolving = dict(values.get("resolving") or {})
+  both = sorted(set(moved) & set(resolving))
+  if both:
+    raise ValueError(f"config: {['selfplay.' + key for key in both]} and "
+                     f"{['resolving.' + key for key in both]} both set; re-solving settings belong in "
+                     "config.resolving")
+  values["selfplay"], values["resolving"] = selfplay, {**resolving, **moved}
+
+
+def default_config_dict(game: str, simulations: int = gtcfr.GTCFRConfig.simulations,
+                        simulations_per_phase: float = gtcfr.GTCFRConfig.simulations_per_phase
+                        ) -> ml_collections.ConfigDict:
   """Every field of an :class:`Experiment` for ``game`` at its default, the actors' and the solver's
-  searches SoG(simulations, simulations_per_phase) with ``query_samples`` sampled leaf queries each,
-  as a ``ConfigDict`` that experiment files start from and change (so the command line can override
-  any field)."""
+  searches SoG(simulations, simulations_per_phase), as a ``ConfigDict`` that experiment files start
+  from and change (so the command line can override any field)."""
   experiment_defaults = {f.name: f.default for f in dataclasses.fields(Experiment)
                          if f.default is not dataclasses.MISSING}
   sections = {name: dataclasses.asdict(cls()) for name, cls in _SECTIONS.items()}
   sections["evaluation"]["settings"] = tuple(sections["evaluation"]["settings"])
   for role in ("actor", "solver"):
-    sections[role].update(simulations=simulations, simulations_per_phase=simulations_per_phase,
-                          query_samples=query_samples)
+    sections[role].update(simulations=simulations, simulations_per_phase=simulations_per_phase)
   return ml_collections.ConfigDict({"game": game, **experiment_defaults, **sections})

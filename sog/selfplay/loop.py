@@ -31,7 +31,6 @@ from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.nets import leaf as leaf_lib
 from sog.search import gtcfr
-from sog.search import resolving
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -59,7 +58,7 @@ class SelfPlay:
                                        selfplay.batch_size, selfplay.publish_every)
     self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
     self.actors = actor_lib.Actors(self._searcher(experiment.actor), selfplay,
-                                   selfplay.search_chunk)
+                                   selfplay.search_chunk, experiment.resolving)
     self.solver = query_solver.QuerySolver(self._searcher(experiment.solver), selfplay,
                                            selfplay.search_chunk)
     self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
@@ -136,13 +135,11 @@ class SelfPlay:
     the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
     evaluation = self.experiment.evaluation
     seeds = evaluation.seeds if seeds is None else seeds
-    resolving_config = resolving.ResolvingConfig(safe=self.experiment.selfplay.safe,
-                                                 alpha=self.experiment.selfplay.alpha)
     out = {}
     for (sims, c), name in zip(evaluation.settings, evaluation.names):
       config = dataclasses.replace(self.experiment.actor, simulations=sims,
                                    simulations_per_phase=c)  # the actors' compiled search if s, c match
-      result = composed.compose(self._searcher(config), range(seeds), resolving_config,
+      result = composed.compose(self._searcher(config), range(seeds), self.experiment.resolving,
                                 evaluation.batch_size, params=self.learner.state.params)
       out[name] = {**result.summary(), "seconds": result.seconds}
     return out

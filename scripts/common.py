@@ -1,0 +1,226 @@
+"""What the scripts share: the flags of a GT-CFR search, of SoG's protocol and of a leaf model, each
+defined once (defaults read from the library's configs), and the leaf model a flag names.
+
+A script defines the groups it needs at import time and reads them in ``main``::
+
+  _SEARCH = common.define_search_flags(sims=["100"])
+  _PROTOCOL = common.define_protocol_flags()
+  _LEAF = common.define_leaf_flags()
+  ...
+  searcher = gtcfr.GTCFR(game, _LEAF.model(game), _SEARCH.config(sims))
+  result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
+                            _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import time
+from typing import Callable
+
+from absl import flags
+import jax
+
+import sog.games
+from sog.nets import checkpoint
+from sog.nets import cvpn as cvpn_lib
+from sog.nets import leaf as leaf_lib
+from sog.search import cfr
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import resolving
+
+LEAF_CHOICES = ("oracle", "zeros", "untrained")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchFlags:
+  """--sims, --c, --updates, --prior_temperature, --puct_constant: SoG(s, c) and PUCT."""
+
+  sims: flags.FlagHolder[list[str]]
+  c: flags.FlagHolder[float]
+  updates: flags.FlagHolder[str]
+  prior_temperature: flags.FlagHolder[float]
+  puct_constant: flags.FlagHolder[float]
+
+  def simulations(self) -> list[int]:
+    """The values of s, each an int >= 1 (``ValueError`` naming the bad one)."""
+    values = []
+    for text in self.sims.value:
+      if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"--sims: each value of s must be an int >= 1, got {text!r}")
+      values.append(int(text))
+    return values
+
+  def config(self, simulations: int) -> gtcfr.GTCFRConfig:
+    """The library's GT-CFR config with these flags' values and s = ``simulations``."""
+    return gtcfr.GTCFRConfig(simulations=simulations, simulations_per_phase=self.c.value,
+                             updates=self.updates.value,
+                             prior_temperature=self.prior_temperature.value,
+                             puct_constant=self.puct_constant.value)
+
+  def describe(self) -> str:
+    return (f"SoG(s, {self.c.value:g}), {self.updates.value} updates, "
+            f"T_prior {self.prior_temperature.value:g}, PUCT C {self.puct_constant.value:g}")
+
+  def record(self) -> dict:
+    """The flags' values for a script's JSON line."""
+    return {"c": self.c.value, "updates": self.updates.value,
+            "prior_temperature": str(self.prior_temperature.value),
+            "puct_constant": self.puct_constant.value}
+
+
+def define_search_flags(sims: list[str]) -> SearchFlags:
+  """Defines the search flags, --sims defaulting to ``sims`` and the rest to ``GTCFRConfig``'s."""
+  defaults = gtcfr.GTCFRConfig()
+  return SearchFlags(
+      sims=flags.DEFINE_list("sims", sims, "Values of s (expansion simulations per search)."),
+      c=flags.DEFINE_float("c", defaults.simulations_per_phase, "Simulations per CFR phase (c).",
+                           lower_bound=1e-9),
+      updates=flags.DEFINE_enum("updates", defaults.updates, cfr.UPDATES,
+                                "GT-CFR's CFR+ updates (default: the library's)."),
+      prior_temperature=flags.DEFINE_float(
+          "prior_temperature", defaults.prior_temperature,
+          "T_prior of PUCT's prior, softmax(logits / T) of the leaf model's policy head (SoG: 1); "
+          "inf: a uniform prior (what zeros and the oracle give).", lower_bound=1e-9),
+      puct_constant=flags.DEFINE_float("puct_constant", defaults.puct_constant,
+                                       "C of PUCT's expansion rule (values scaled to [-1, 1]).",
+                                       lower_bound=0.0))
+
+
+@dataclasses.dataclass(frozen=True)
+class ProtocolFlags:
+  """--seeds, --first_seed, --batch_size and the re-solving flags of SoG's protocol."""
+
+  seeds_count: flags.FlagHolder[int]
+  first_seed: flags.FlagHolder[int]
+  batch_size: flags.FlagHolder[int]
+  safe: flags.FlagHolder[bool]
+  unsafe: flags.FlagHolder[bool]
+  alpha: flags.FlagHolder[float]
+  terminate_values: flags.FlagHolder[str]
+
+  def seeds(self) -> range:
+    return range(self.first_seed.value, self.first_seed.value + self.seeds_count.value)
+
+  def resolving_config(self) -> resolving.ResolvingConfig:
+    """The re-solving the flags ask for (``ValueError`` if --safe and --unsafe are both given)."""
+    if self.unsafe.value and flags.FLAGS["safe"].present and self.safe.value:
+      raise ValueError("--safe and --unsafe contradict each other; give one")
+    return resolving.ResolvingConfig(safe=self.safe.value and not self.unsafe.value,
+                                     alpha=self.alpha.value,
+                                     terminate_values=self.terminate_values.value)
+
+  def describe(self) -> str:
+    config = self.resolving_config()
+    kind = f"safe (alpha={config.alpha:g})" if config.safe else "unsafe"
+    return f"{kind} re-solving, seeds {self.seeds().start}-{self.seeds().stop - 1}"
+
+
+def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
+  """Defines the protocol's flags, --seeds defaulting to ``seeds``, re-solving to the library's."""
+  defaults = resolving.ResolvingConfig()
+  return ProtocolFlags(
+      seeds_count=flags.DEFINE_integer("seeds", seeds, "Composed policies (seeds) per setting.",
+                                       lower_bound=1),
+      first_seed=flags.DEFINE_integer("first_seed", 0, "Seeds run are first_seed, first_seed + 1, "
+                                      "... (to split a long evaluation over runs).", lower_bound=0),
+      batch_size=flags.DEFINE_integer("batch_size", 1, "Searches per vmapped batch (one "
+                                      "breadth-first depth at a time; 1 is fastest on a CPU).",
+                                      lower_bound=1),
+      safe=flags.DEFINE_bool("safe", defaults.safe,
+                             "Safe re-solving (the gadget); --nosafe or --unsafe: unsafe."),
+      unsafe=flags.DEFINE_bool("unsafe", False, "Unsafe re-solving (same as --nosafe)."),
+      alpha=flags.DEFINE_float("alpha", defaults.alpha,
+                               "Weight of the gadget's opponent range in the mix.", lower_bound=0.0,
+                               upper_bound=1.0),
+      terminate_values=flags.DEFINE_enum(
+          "terminate_values", defaults.terminate_values, resolving.TERMINATE_VALUES,
+          "Which opponent values of the last search the gadget's Terminate pays."))
+
+
+@dataclasses.dataclass(frozen=True)
+class LeafFlags:
+  """--leaf and what refines it: the exact oracle's budget and an injected value error."""
+
+  leaf: flags.FlagHolder[str]
+  oracle_iterations: flags.FlagHolder[int]
+  oracle_warm_start: flags.FlagHolder[bool]
+  value_error: flags.FlagHolder[float]
+  value_error_seed: flags.FlagHolder[int]
+
+  def model(self, game: sog.games.Game) -> leaf_models.LeafModel:
+    model = leaf_model(self.leaf.value, game, self.oracle_iterations.value,
+                       self.oracle_warm_start.value)
+    if self.value_error.value > 0:
+      model = leaf_models.with_value_error(model, self.value_error.value,
+                                           self.value_error_seed.value)
+    return model
+
+  def describe(self) -> str:
+    text = f"leaf={self.leaf.value}"
+    if self.leaf.value == "oracle":
+      text += (f" ({self.oracle_iterations.value} CFR+ iterations per call"
+               f"{', warm-started' if self.oracle_warm_start.value else ''})")
+    if self.value_error.value:
+      text += f" + value error sigma {self.value_error.value:g}"
+    return text
+
+  def record(self) -> dict:
+    return {"leaf": self.leaf.value, "oracle_iterations": self.oracle_iterations.value,
+            "oracle_warm_start": self.oracle_warm_start.value,
+            "leaf_value_error": self.value_error.value,
+            "leaf_value_error_seed": self.value_error_seed.value}
+
+
+def define_leaf_flags(leaf: str = "oracle", oracle_iterations: int = 50) -> LeafFlags:
+  """Defines the leaf-model flags, --leaf defaulting to ``leaf``."""
+  return LeafFlags(
+      leaf=flags.DEFINE_string("leaf", leaf, f"{' | '.join(LEAF_CHOICES)} | a CVPN checkpoint "
+                               "directory (untrained: a CVPN of the default size, seed 0)."),
+      oracle_iterations=flags.DEFINE_integer("oracle_iterations", oracle_iterations,
+                                             "CFR+ iterations of each exact-oracle call.",
+                                             lower_bound=1),
+      oracle_warm_start=flags.DEFINE_bool(
+          "oracle_warm_start", False, "Each exact-oracle call continues the search's previous "
+          "call's CFR+ run (so t calls have solved below the frontier for t * oracle_iterations "
+          "iterations)."),
+      value_error=flags.DEFINE_float(
+          "leaf_value_error", 0.0, "sigma of a fixed N(0, sigma^2) error added to the leaf model's "
+          "conditional values at each (public state, player, infostate) "
+          "(leaf_models.with_value_error): with --leaf=oracle, a perfect network but for an error "
+          "of known size.", lower_bound=0.0),
+      value_error_seed=flags.DEFINE_integer("leaf_value_error_seed", 0, "Seed of that error."))
+
+
+def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = 50,
+               oracle_warm_start: bool = False) -> leaf_models.LeafModel:
+  """The leaf model ``spec`` names: "oracle" (a CFR+ solve of every frontier leaf's subgame),
+  "zeros", "untrained" (a CVPN of the default size initialised with seed 0) or a CVPN checkpoint
+  directory of ``game``."""
+  if spec == "oracle":
+    return leaf_models.exact_leaf_model(oracle_iterations, warm_start=oracle_warm_start)
+  if spec == "zeros":
+    return leaf_models.zero_leaf_model()
+  if spec == "untrained":
+    network = cvpn_lib.make_network(game.tree)
+    return leaf_lib.cvpn_leaf_model(network, cvpn_lib.init_params(network, game.tree,
+                                                                  jax.random.PRNGKey(0)))
+  if not pathlib.Path(spec).is_dir():
+    raise ValueError(f"--leaf: {spec!r} is neither one of {LEAF_CHOICES} nor a checkpoint directory")
+  return checkpoint.restore_leaf_model(spec, game.name)
+
+
+def progress_printer(label: str) -> Callable[[int, int], None]:
+  """A ``compose`` progress callback printing searches done, rate and ETA about every tenth."""
+  started, reported = time.perf_counter(), [0]
+
+  def progress(done: int, total: int) -> None:
+    if done * 10 // total > reported[0] or done == total:
+      reported[0] = done * 10 // total
+      rate = done / (time.perf_counter() - started)
+      print(f"  {label}: {done}/{total} searches, {rate:.2f}/s, ETA {(total - done) / rate:.0f} s",
+            flush=True)
+
+  return progress
