@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-slow install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,11 @@ demo: $(STAMP)
 	  --log_every=20
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+# The checks marked slow, kept out of `make test` (a faster test there covers each one's property).
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m slow
 
 clean:
 	rm -rf $(VENV)

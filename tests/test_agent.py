@@ -16,9 +16,13 @@ from sog.search import gtcfr
 from sog.search import leaf_models
 
 
-@pytest.mark.parametrize("name, leaf", [("kuhn_poker", leaf_models.exact_leaf_model(50)),
-                                        ("leduc_poker", leaf_models.zero_leaf_model())])
-def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf):
+@pytest.mark.parametrize("name, leaf, games", [
+    ("kuhn_poker", leaf_models.exact_leaf_model(50), 2),
+    pytest.param("leduc_poker", leaf_models.zero_leaf_model(), 1, marks=pytest.mark.slow)])
+def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, games):
+  """``games`` whole games per seat against each opponent. Leduc (chance between decisions; every
+  depth compiles its own subgame search, 80 s) is marked slow: the bot's mechanics are Kuhn's, and
+  the agent's re-solves in Leduc's subgames are ``test_subgames``' and the protocol's tests."""
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
   solver = openspiel_cfr.CFRPlusSolver(os_game)
@@ -30,7 +34,7 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
     opponents = {"random": uniform_random.UniformRandomBot(1 - seat, rng),
                  "cfr_plus": policy_bot.PolicyBot(1 - seat, rng, solver.average_policy())}
     for opponent in opponents.values():
-      for game_index in range(2):
+      for game_index in range(games):
         bots = [None, None]
         bots[seat] = bot_lib.SoGBot(agent, seat, seed=game_index)
         bots[1 - seat] = opponent

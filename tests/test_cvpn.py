@@ -38,14 +38,15 @@ def test_shapes_and_masks(name, rng):
   network = cvpn_lib.make_network(tree, _SMALL)
   params = cvpn_lib.init_params(network, tree, jax.random.PRNGKey(0))
   nodes, pbs = _random_pbs(game, rng)
-  prediction = network.apply({"params": params}, pbs)
+  apply = jax.jit(network.apply)  # one compilation for both calls, not one per op
+  prediction = apply({"params": params}, pbs)
   S, A = tree.max_infostates, tree.num_actions
   assert prediction.values.shape == (16, 2, S) and prediction.logits.shape == (16, 2, S, A)
   assert not np.asarray(prediction.values)[~np.asarray(pbs.valid)].any()
   masked = np.asarray(prediction.logits)[~np.asarray(pbs.policy_mask)]
   assert (masked <= -1e8).all()
   # Values are linear in the opponent's range mass: scaling player 1's range scales player 0's values.
-  scaled = network.apply({"params": params}, pbs.replace(ranges=pbs.ranges * jnp.array([1.0, 3.0])[
+  scaled = apply({"params": params}, pbs.replace(ranges=pbs.ranges * jnp.array([1.0, 3.0])[
       None, :, None]))
   np.testing.assert_allclose(scaled.values[:, 0], 3 * prediction.values[:, 0], rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(scaled.values[:, 1], prediction.values[:, 1], rtol=1e-5, atol=1e-6)
@@ -73,6 +74,7 @@ def leduc_examples():
   return dataset.generate(load("leduc_poker"), 64, 300, np.random.default_rng(7))
 
 
+@pytest.mark.xdist_group("leduc_examples")  # one worker generates the module's examples once
 def test_exact_examples_are_zero_sum_solutions(leduc_examples):
   data = leduc_examples
   np.testing.assert_allclose((data["ranges"] * data["values"]).sum((1, 2)), 0.0, atol=1e-4)
@@ -80,6 +82,7 @@ def test_exact_examples_are_zero_sum_solutions(leduc_examples):
   np.testing.assert_allclose(data["policy"][rows].sum(-1), 1.0, atol=1e-5)
 
 
+@pytest.mark.xdist_group("leduc_examples")
 def test_small_cvpn_overfits_64_exact_leduc_examples(leduc_examples):
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree, config_lib.NetworkConfig(width=128, depth=3))

@@ -12,6 +12,7 @@ from sog.search import gadget as gadget_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolving
+from tests.conftest import shared_searcher
 
 
 def _gadget(terminate_values, previous_range, alpha=1.0, prior=None):
@@ -80,7 +81,7 @@ def _leduc_summary_after_the_board(rng):
   summary whose tree holds the node's parent chain up to the chance node above it."""
   game = load("leduc_poker")
   tree = game.tree
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(20))
+  searcher = shared_searcher("leduc_poker", "zeros", 30)
   chance = np.flatnonzero(tree.kind == 2)
   below_board = np.isin(tree.parent, chance) & (tree.kind == 0)
   node = int(np.flatnonzero((tree.kind == 1) & np.isin(tree.parent, np.flatnonzero(below_board)))[0])
@@ -94,6 +95,7 @@ def _leduc_summary_after_the_board(rng):
   return searcher, node, s_prev, summary
 
 
+@pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
 def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
   """r_o = alpha f p_o + (1 - alpha) r_prev, p_o the chance weight (1/6 per possible card): alpha = 0
@@ -119,6 +121,7 @@ def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
     np.testing.assert_array_equal(ranges, np.asarray(summary.ranges)[s_prev] * tree.valid[s_prev])
 
 
+@pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 def test_safe_resolving_with_alpha_zero_is_unsafe_resolving(rng):
   """With alpha = 0 the gadget's regrets move but never the ranges: the search is the unsafe one (its
   final pass at the averaged range, sum_t t r_prev / sum_t t, equal to r_prev up to rounding)."""
@@ -136,10 +139,11 @@ def test_safe_resolving_with_alpha_zero_is_unsafe_resolving(rng):
                                err_msg=field)
 
 
+@pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 def test_a_resolving_search_grows_only_below_its_decision():
   game = load("leduc_poker")
   tree = game.tree
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(60))
+  searcher = shared_searcher("leduc_poker", "zeros", 30)
   tables = searcher.tables
   node = int(np.flatnonzero((tree.kind == 0) & (tree.depth == 3))[0])
   start = resolving.plan(tables, resolving.initial_summary(tables, tree.root_ranges), node)
@@ -192,12 +196,12 @@ def test_gadget_resolving_is_safe_where_unsafe_resolving_is_exploitable():
   assert exploitability["unsafe"] > 0.5, exploitability
 
 
+@pytest.mark.xdist_group("kuhn_oracle_searchers")
 def test_gadget_resolving_beats_unsafe_resolving_in_kuhn():
   """Kuhn with the exact oracle, SoG(100,1): unsafe re-solving takes player 0's range from the first
   search as given and stays exploitable (about 0.06 at s = 30 and at s = 300 over 10 seeds), while the
   gadget's composed policies converge (0.010 at s = 30, 0.0005 at s = 300), whatever alpha."""
-  game = load("kuhn_poker")
-  searcher = gtcfr.GTCFR(game, leaf_models.exact_leaf_model(50), gtcfr.GTCFRConfig(100))
+  searcher = shared_searcher("kuhn_poker", "oracle", 100)
   exploitability = {
       name: composed.compose(searcher, range(4), config, batch_size=4).exploitability
       for name, config in (("sog_mix", resolving.ResolvingConfig()),
@@ -208,16 +212,16 @@ def test_gadget_resolving_beats_unsafe_resolving_in_kuhn():
     assert exploitability[name].max() < exploitability["unsafe"].min() / 3, exploitability
 
 
+@pytest.mark.xdist_group("kuhn_oracle_searchers")
 def test_kuhn_composed_exploitability_falls_with_simulations():
   game = load("kuhn_poker")
   means = []
-  for sims in (10, 100, 1000):
-    searcher = gtcfr.GTCFR(game, leaf_models.exact_leaf_model(50), gtcfr.GTCFRConfig(sims))
-    result = composed.compose(searcher, range(10), batch_size=40)
+  for sims in (10, 100):  # s = 100: the gadget test's compiled searches
+    result = composed.compose(shared_searcher("kuhn_poker", "oracle", sims), range(4), batch_size=4)
     means.append(result.exploitability.mean())
     if sims == 10:  # the protocol's number is the game's exact exploitability, as OpenSpiel's
       np.testing.assert_allclose(
           result.exploitability[0],
           openspiel_bridge.exploitability_in_openspiel(game, result.policies[0]), rtol=1e-6)
-  assert means[0] > means[1] > means[2], means
-  assert means[2] < 0.01, means
+  assert means[0] > 5 * means[1], means
+  assert means[1] < 0.01, means

@@ -18,7 +18,7 @@ import sog.games
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import dataset
 from sog.search import gtcfr
-from sog.search import leaf_models
+from sog.search import resolving
 from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -26,6 +26,7 @@ from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
 from sog.selfplay import query_solver
 from sog.selfplay import run
+from tests.conftest import shared_searcher
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -178,21 +179,38 @@ def test_config_files_load_and_bad_values_are_named():
     config_lib.parse_setting("GT-CFR(100)")
 
 
+def test_saved_experiments_from_before_the_resolving_section_still_load():
+  """An older run's ``selfplay.json`` kept the actors' re-solving in ``selfplay``; its experiment reads
+  back with those settings in ``resolving``, the round trip of a new one is exact, and a config
+  setting one key in both places is refused."""
+  experiment = config_lib.from_config_dict(config_lib.default_config_dict("kuhn_poker"))
+  assert experiment.resolving == resolving.ResolvingConfig()
+  assert config_lib.from_config_dict(experiment.to_dict()) == experiment
+  old = experiment.to_dict()
+  del old["resolving"]
+  old["selfplay"].update(safe=False, alpha=0.25)
+  migrated = config_lib.from_config_dict(old)
+  assert migrated.resolving == resolving.ResolvingConfig(safe=False, alpha=0.25)
+  assert migrated.selfplay == experiment.selfplay
+  old["resolving"] = {"alpha": 0.5}
+  with pytest.raises(ValueError, match="both set"):
+    config_lib.from_config_dict(old)
+
+
 def test_query_solver_answers_as_whole_game_searches_do():
   """The solver searches each query in its subgame's compact tables (grouped by depth, chunks of 2);
-  its value and policy targets equal those of the same searches in the whole game's tables."""
-  game = sog.games.load("leduc_poker")
+  its value and policy targets equal those of the same searches in the whole game's tables (Kuhn's
+  four decision states: depths 0, 1, 1 and 2)."""
+  game = sog.games.load("kuhn_poker")
   tree = game.tree
-  search_config = gtcfr.GTCFRConfig(simulations=10, query_samples=4)
-  config = config_lib.SelfPlayConfig(solver_batch=5, q_recursive=1.0)
-  solver = query_solver.QuerySolver(gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), search_config),
-                                    config, chunk=2)
-  inner = np.flatnonzero(tree.kind < 3)
-  nodes = np.array([inner[0], *[inner[tree.depth[inner] == d][0] for d in (3, 3, 5, 6)]], np.int32)
+  whole = shared_searcher("kuhn_poker", "zeros", 30)
+  config = config_lib.SelfPlayConfig(solver_batch=4, q_recursive=1.0)
+  solver = query_solver.QuerySolver(whole, config, chunk=2)
+  nodes = np.flatnonzero(tree.kind < sog.games.CHANCE).astype(np.int32)
+  assert tree.depth[nodes].tolist() == [0, 1, 1, 2]
   ranges = (tree.root_ranges * tree.valid[nodes]).astype(np.float32)
   examples, recursive = solver.solve(None, buffers.Queries(nodes=nodes, ranges=ranges),
                                      jax.random.PRNGKey(0), np.random.default_rng(0))
-  whole = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), search_config)
   keys = jax.random.split(jax.random.PRNGKey(0), nodes.size)
   for i, node in enumerate(nodes):
     result = whole.search_from(keys[i], gtcfr.root_start(whole.tables, ranges[i], node))
@@ -280,6 +298,15 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert float(rows[1]["mean"]) < 0.8 * untrained
   assert (tmp_path / "snapshot_exploitability.png").is_file()
   assert json.loads(first.stdout.splitlines()[-1])["step"] == 260
+  # evaluate.py, reading the same shared flags (scripts/common.py), gives the last snapshot's number.
+  evaluated = subprocess.run(
+      [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--game=kuhn_poker",
+       f"--leaf={snapshots[-1]}", "--sims=4", "--seeds=4"], capture_output=True, text=True, cwd=ROOT,
+      check=True)
+  evaluated = json.loads(evaluated.stdout.splitlines()[-1])
+  assert (evaluated["leaf"], evaluated["sims"], evaluated["c"], evaluated["seeds"]) == (
+      str(snapshots[-1]), 4, 1.0, 4)
+  assert evaluated["exploitability"]["mean"] == pytest.approx(float(rows[1]["mean"]), rel=1e-6)
   # evaluate.py's JSON lines as references: seed slices of one leaf and s pool into one mean.
   slices = [{"game": "kuhn_poker", "leaf": "zeros", "sims": 4, "c": 1.0, "first_seed": first,
              "per_seed": per_seed} for first, per_seed in ((0, [0.5, 0.7]), (2, [0.9]))]

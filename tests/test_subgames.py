@@ -8,11 +8,10 @@ import pytest
 from sog.eval import best_response
 from sog.games import load
 from sog.games import rules as rules_lib
-from sog.search import gtcfr
-from sog.search import leaf_models
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
+from tests.conftest import shared_searcher
 
 
 @pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard(map=glasses_short)"])
@@ -58,21 +57,24 @@ def test_padded_subgame_keeps_the_subgame_values():
   np.testing.assert_allclose(wider.exploitability, plain.exploitability, rtol=0, atol=1e-12)
 
 
+@pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 def test_resolving_search_in_a_subgame_equals_the_search_in_the_whole_game():
   """A re-solve planned from a root search's summary, run in the subgame of its s_prev, grows the same
   tree and returns the same policy as in the game's tables (zero leaf model: no batch-shape effects)."""
   game = load("leduc_poker")
   tree = game.tree
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
+  searcher = shared_searcher("leduc_poker", "zeros", 30)
   tables = searcher.tables
   first = searcher.search_from(jax.random.PRNGKey(0), resolving.plan(
       tables, resolving.initial_summary(tables, searcher.root_ranges(None)), 0))
   summary = jax.device_get(resolving.summarise(first))
   every_node = np.arange(tree.num_nodes)
   depths_seen = set()
+  # Two root depths (each compiles its own subgame search): s_prev at depth 3, whose subgames span the
+  # board card, and at depth 5, after it.
   for node in np.flatnonzero(tree.kind == 0)[1:]:
     s_prev = int(resolving.closest_known(tables, summary.in_tree, node))
-    if tree.depth[s_prev] in depths_seen:
+    if tree.depth[s_prev] in depths_seen or tree.depth[s_prev] not in (3, 5):
       continue
     depths_seen.add(tree.depth[s_prev])
     whole = searcher.search_from(jax.random.PRNGKey(1), resolving.plan(tables, summary, node))
@@ -88,4 +90,4 @@ def test_resolving_search_in_a_subgame_equals_the_search_in_the_whole_game():
     in_tree[sub.game_nodes[np.asarray(local.in_tree[0]) & (sub.game_nodes >= 0)]] = True
     np.testing.assert_array_equal(in_tree, np.asarray(whole.in_tree))
     assert sub.capacity <= tables_lib.frontier_capacity(tree, 30, None, branches=True)
-  assert len(depths_seen) >= 2, depths_seen
+  assert depths_seen == {3, 5}, depths_seen

@@ -89,7 +89,8 @@ def generate(game: registry.Game, count: int, iterations: int, rng: np.random.Ge
 
   Examples are solved by the depth of their public state, in groups of at most ``group_size`` and
   small enough that the group size times the largest subtree at that depth stays under
-  ``max_group_nodes`` (padded tables take memory in proportion).
+  ``max_group_nodes`` (padded tables take memory in proportion); a depth with fewer examples than
+  that is one group of just those.
   """
   tree = game.tree
   candidates = np.flatnonzero(tree.kind != rules_lib.TERMINAL)
@@ -101,8 +102,8 @@ def generate(game: registry.Game, count: int, iterations: int, rng: np.random.Ge
     # One compilation per root depth: every group is padded to all subtrees rooted at that depth.
     reference = [tree.subtree(int(n)) for n in candidates[tree.depth[candidates] == depth]]
     size = max(t.num_nodes for t in reference)
-    per_group = max(1, min(group_size, max_group_nodes // size))
     members = np.flatnonzero(tree.depth[nodes] == depth)
+    per_group = max(1, min(group_size, max_group_nodes // size, len(members)))
     for start in range(0, len(members), per_group):
       index = members[start:start + per_group]
       padded = np.concatenate([index, np.repeat(index[-1:], per_group - len(index))])

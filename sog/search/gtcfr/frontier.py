@@ -65,31 +65,31 @@ def evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int
   def leaf_values(ranges):
     flat = jnp.concatenate(ranges)
     count = frontier.sum()
+    # The frontier's first rows in node order, for the largest size; a smaller call takes a prefix
+    # (the same rows), so only the call itself differs between the switch's branches.
+    nodes = jnp.nonzero(frontier, size=full, fill_value=0)[0].astype(jnp.int32)
+    mask = jnp.arange(full) < count
+    batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
 
     def at(size):
       def evaluate(_):
-        nodes = jnp.nonzero(frontier, size=size, fill_value=0)[0].astype(jnp.int32)
-        mask = jnp.arange(size) < count
-        batch = jnp.where(mask[:, None, None], flat[nodes], 0.0)
-        out = apply(params, tables, nodes, batch, mask, leaf_state)
-        placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
+        out = apply(params, tables, nodes[:size], batch[:size], mask[:size], leaf_state)
         pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
-        out = out._replace(values=pad(out.values), logits=pad(out.logits))
-        return placed, (pad(nodes), pad(batch), pad(mask), out, jnp.bool_(True))
+        return out._replace(values=pad(out.values), logits=pad(out.logits)), jnp.bool_(True)
       return evaluate
 
     def skip(_):  # what a call with every row masked gives, without the call
-      placed, (nodes, batch, mask, out, _) = jax.tree.map(
-          lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
-      return placed, (nodes, batch, mask, out._replace(state=leaf_state), jnp.bool_(False))
+      out, _ = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
+      return out._replace(state=leaf_state), jnp.bool_(False)
 
     if not isinstance(capacity, tuple):
-      placed, extra = at(full)(None)
+      out, called = at(full)(None)
     else:
       tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
-      placed, extra = jax.lax.switch(jnp.where(count > 0, tier + 1, 0),
-                                     [skip] + [at(size) for size in sizes], None)
-    return tables.split(placed), extra
+      out, called = jax.lax.switch(jnp.where(count > 0, tier + 1, 0),
+                                   [skip] + [at(size) for size in sizes], None)
+    placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
+    return tables.split(placed), (nodes, batch, mask, out, called)
 
   return leaf_values
 

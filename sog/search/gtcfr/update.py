@@ -8,6 +8,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from sog.games import rules as rules_lib
 from sog.search import cfr
 from sog.search import gadget as gadget_lib
 from sog.search import types
@@ -56,30 +57,36 @@ def _sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> type
 
 def cfr_update(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
                capacity: int | tuple[int, ...]) -> types.SearchState:
-  """One CFR+ update of the current tree (both players from one pass, or player 0 then player 1)."""
-  groups = ((0, 1),) if config.updates == "simultaneous" else ((0,), (1,))
+  """One CFR+ update of the current tree: both players from one pass (simultaneous), or player 0 and
+  then player 1 from a second pass against player 0's new policy (alternating; a ``fori_loop`` over
+  the two, so the pass and its leaf-model call are compiled once, not twice)."""
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
-  for players in groups:
-    state = _update_players(tables, apply, params, state, config, capacity, players, weight)
+  if config.updates == "simultaneous":
+    state = _update_players(tables, apply, params, state, config, capacity,
+                            jnp.ones(2, bool), weight)
+  else:
+    state = jax.lax.fori_loop(
+        0, 2, lambda player, s: _update_players(tables, apply, params, s, config, capacity,
+                                                jnp.arange(2) == player, weight), state)
   return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
 
 
-def _update_gadget(tables, state: types.SearchState, values, players,
+def _update_gadget(tables, state: types.SearchState, values, updating: chex.Array,
                    weight) -> gadget_lib.GadgetState:
   """The gadget's regret-matching+ step from the opponent's root values, if the opponent updated."""
   gadget, root = state.start.gadget, state.start.root
   updated = gadget_lib.update(gadget, state.gadget, jnp.concatenate(values)[root, gadget.player],
                               tables.valid[root, gadget.player], weight)
-  applies = jnp.isin(gadget.player, jnp.asarray(players))
-  return jax.tree.map(lambda new, old: jnp.where(applies, new, old), updated, state.gadget)
+  return jax.tree.map(lambda new, old: jnp.where(updating[gadget.player], new, old), updated,
+                      state.gadget)
 
 
 def _update_players(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
-                    capacity: int | tuple[int, ...], players: tuple[int, ...],
+                    capacity: int | tuple[int, ...], updating: chex.Array,
                     weight: chex.Array) -> types.SearchState:
-  """One pass over the current tree (frontier valued by the leaf model) updating ``players``'
-  regrets and average policies (and the gadget's, for the opponent), and the statistics PUCT reads
-  from it."""
+  """One pass over the current tree (frontier valued by the leaf model) updating the regrets and
+  average policies of the players ``updating`` [2] (bool, possibly traced) marks (and the gadget's,
+  for the opponent), and the statistics PUCT reads from it."""
   frontier = frontier_lib.current_frontier(tables, state)
   levels = frontier_lib.with_leaves(tables, frontier)
   available = frontier_lib.available(tables, state)
@@ -92,18 +99,21 @@ def _update_players(tables, apply, params, state: types.SearchState, config: typ
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
   solver_state = state.cfr
-  for player in players:
-    solver_state = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
-                                     q_values, player, weight)
+  for player in (0, 1):
+    updated = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
+                                q_values, player, weight)
+    solver_state = jax.tree.map(lambda new, old: jnp.where(updating[player], new, old), updated,
+                                solver_state)
   positions = tables.inner_position[nodes]
   prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
   leaf_policy_sums = state.leaf_policy_sums
   if out.policy_sums is not None:
-    updated = tables.to_inner(jnp.isin(tables.kind, jnp.asarray(players)))[:, None, None]
+    updated = tables.to_inner((tables.kind < rules_lib.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)])
+    updated = updated[:, None, None]
     leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
   rng, query_rng = jax.random.split(state.rng)
   return state.replace(
-      cfr=solver_state, gadget=_update_gadget(tables, state, values, players, weight),
+      cfr=solver_state, gadget=_update_gadget(tables, state, values, updating, weight),
       prior=state.prior.at[positions].set(
           jnp.where(mask[:, None, None], prior, state.prior[positions])),
       action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
