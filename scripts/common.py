@@ -32,6 +32,7 @@ from sog.search import leaf_models
 from sog.search import resolving
 
 LEAF_CHOICES = ("oracle", "zeros", "untrained")
+ORACLE_ITERATIONS = 50  # CFR+ iterations of each exact-oracle call, unless a script says otherwise
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,7 +175,8 @@ class LeafFlags:
             "leaf_value_error_seed": self.value_error_seed.value}
 
 
-def define_leaf_flags(leaf: str = "oracle", oracle_iterations: int = 50) -> LeafFlags:
+def define_leaf_flags(leaf: str = "oracle",
+                      oracle_iterations: int = ORACLE_ITERATIONS) -> LeafFlags:
   """Defines the leaf-model flags, --leaf defaulting to ``leaf``."""
   return LeafFlags(
       leaf=flags.DEFINE_string("leaf", leaf, f"{' | '.join(LEAF_CHOICES)} | a CVPN checkpoint "
@@ -194,7 +196,7 @@ def define_leaf_flags(leaf: str = "oracle", oracle_iterations: int = 50) -> Leaf
       value_error_seed=flags.DEFINE_integer("leaf_value_error_seed", 0, "Seed of that error."))
 
 
-def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = 50,
+def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = ORACLE_ITERATIONS,
                oracle_warm_start: bool = False) -> leaf_models.LeafModel:
   """The leaf model ``spec`` names: "oracle" (a CFR+ solve of every frontier leaf's subgame),
   "zeros", "untrained" (a CVPN of the default size initialised with seed 0) or a CVPN checkpoint
@@ -208,7 +210,8 @@ def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = 50,
     return leaf_lib.cvpn_leaf_model(network, cvpn_lib.init_params(network, game.tree,
                                                                   jax.random.PRNGKey(0)))
   if not pathlib.Path(spec).is_dir():
-    raise ValueError(f"--leaf: {spec!r} is neither one of {LEAF_CHOICES} nor a checkpoint directory")
+    raise ValueError(f"--leaf: {spec!r} is neither one of {LEAF_CHOICES} nor a checkpoint "
+                     "directory")
   return checkpoint.restore_leaf_model(spec, game.name)
 
 

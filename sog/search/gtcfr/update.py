@@ -71,14 +71,18 @@ def cfr_update(tables, apply, params, state: types.SearchState, config: types.GT
   return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
 
 
+def _select(take: chex.Array, new, old):
+  """``new`` where the scalar ``take`` (possibly traced) holds, else ``old``, leaf by leaf."""
+  return jax.tree.map(lambda a, b: jnp.where(take, a, b), new, old)
+
+
 def _update_gadget(tables, state: types.SearchState, values, updating: chex.Array,
                    weight) -> gadget_lib.GadgetState:
   """The gadget's regret-matching+ step from the opponent's root values, if the opponent updated."""
   gadget, root = state.start.gadget, state.start.root
   updated = gadget_lib.update(gadget, state.gadget, jnp.concatenate(values)[root, gadget.player],
                               tables.valid[root, gadget.player], weight)
-  return jax.tree.map(lambda new, old: jnp.where(updating[gadget.player], new, old), updated,
-                      state.gadget)
+  return _select(updating[gadget.player], updated, state.gadget)
 
 
 def _update_players(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
@@ -102,14 +106,13 @@ def _update_players(tables, apply, params, state: types.SearchState, config: typ
   for player in (0, 1):
     updated = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
                                 q_values, player, weight)
-    solver_state = jax.tree.map(lambda new, old: jnp.where(updating[player], new, old), updated,
-                                solver_state)
+    solver_state = _select(updating[player], updated, solver_state)
   positions = tables.inner_position[nodes]
   prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
   leaf_policy_sums = state.leaf_policy_sums
   if out.policy_sums is not None:
-    updated = tables.to_inner((tables.kind < rules_lib.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)])
-    updated = updated[:, None, None]
+    acts = (tables.kind < rules_lib.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
+    updated = tables.to_inner(acts)[:, None, None]
     leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
   rng, query_rng = jax.random.split(state.rng)
   return state.replace(
