@@ -1,8 +1,9 @@
 """The package's layout as a checked property (static, from the source: no import runs).
 
 Packages import one way, each only from those of a lower layer or its own: games < eval < search <
-nets < protocol < selfplay, with openspiel (the only pyspiel importer) beside selfplay and nothing
-importing it; ``sog.plotting`` imports no sog module. Modules stay small enough to read in one go.
+nets < protocol < selfplay < baselines, with openspiel (the only pyspiel importer) beside selfplay
+and nothing importing it; ``sog.plotting`` imports no sog module. Modules stay small enough to read
+in one go.
 """
 
 import ast
@@ -18,7 +19,7 @@ import sog
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1] / "sog"
 LAYERS = {"plotting": 0, "games": 1, "eval": 2, "search": 3, "nets": 4, "protocol": 5,
-          "selfplay": 6, "openspiel": 6}
+          "selfplay": 6, "openspiel": 6, "baselines": 7}
 MAX_LINES = 450
 
 
