@@ -14,6 +14,15 @@ bounded by --oracle_iterations; with --oracle_warm_start each call continues the
 zeros, an untrained CVPN or a CVPN checkpoint directory (the flags shared with other scripts are
 defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
 value's keys at the top level, every value under "results").
+
+With ``--agent=rebel`` the agent is ReBeL (``sog.baselines.rebel``): depth-limited CFR-D subgames of
+--depth levels and --iterations iterations, random-iteration play, its policy composed over the whole
+tree per seed; reported are the per-seed exploitability (min / mean / max) and that of the seeds'
+mixture (ReBeL's table 2 measure); the search flags (--sims, --c, ...) and re-solving flags do not
+apply to it.
+
+  python scripts/evaluate.py --agent=rebel --game="liars_dice(faces=4)" \
+      --leaf=checkpoints/rebel_liars_dice4 --seeds=10
 """
 
 import json
@@ -25,6 +34,8 @@ import jax
 
 import common
 from sog import plotting
+from sog.baselines import rebel
+from sog.eval import best_response
 import sog.games
 from sog.protocol import composed
 from sog.search import gtcfr
@@ -34,6 +45,12 @@ _SEARCH = common.define_search_flags(sims=["100"])
 _PROTOCOL = common.define_protocol_flags(seeds=3)
 _LEAF = common.define_leaf_flags(leaf="oracle")
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
+_AGENT = flags.DEFINE_enum("agent", "sog", ["sog", "rebel"], "The agent: SoG or ReBeL.")
+_DEPTH = flags.DEFINE_integer("depth", rebel.ReBeLConfig.depth, "ReBeL: levels per subgame.")
+_ITERATIONS = flags.DEFINE_integer("iterations", rebel.ReBeLConfig.iterations,
+                                   "ReBeL: CFR-D iterations per subgame.")
+_PLAY = flags.DEFINE_enum("play", rebel.ReBeLConfig.play, list(rebel.PLAYS),
+                          "ReBeL: play a random iteration (safe) or the average policy.")
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 
@@ -42,6 +59,9 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   game = sog.games.load(_GAME.value)
   leaf = _LEAF.model(game)
+  if _AGENT.value == "rebel":
+    _evaluate_rebel(game, leaf)
+    return
   resolving_config = _PROTOCOL.resolving_config()
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
@@ -67,6 +87,29 @@ def main(argv):
                        f"{game.name}: SoG(s, {c:g}) composed policy, {len(_PROTOCOL.seeds())} seeds",
                        "simulations s", "exploitability", logx=True)
   print(json.dumps({**rows[0], "results": rows}))
+
+
+def _evaluate_rebel(game: sog.games.Game, leaf) -> None:
+  config = rebel.ReBeLConfig(depth=_DEPTH.value, iterations=_ITERATIONS.value,
+                             updates=_SEARCH.updates.value, play=_PLAY.value)
+  print(f"{game.name}: ReBeL agent, depth {config.depth}, T = {config.iterations} "
+        f"({config.updates}), {config.play} play, {_LEAF.describe()}, "
+        f"{_PROTOCOL.seeds_count.value} seeds")
+  agent = rebel.ReBeL(game, leaf, config)
+  result = agent.compose(_PROTOCOL.seeds(), _PROTOCOL.batch_size.value,
+                         common.progress_printer("ReBeL"))
+  mixture = best_response.exploitability(game, rebel.mixture_policy(game.tree, result.policies))
+  stats = result.summary()
+  print(f"per seed: min {stats['min']:.4g}  mean {stats['mean']:.4g}  max {stats['max']:.4g}; "
+        f"mixture of the seeds' policies: {mixture:.4g}; {result.searches} subgames in "
+        f"{result.seconds:.1f} s")
+  row = {"game": game.name, "agent": "rebel", "depth": config.depth,
+         "iterations": config.iterations, "updates": config.updates, "play": config.play,
+         "seeds": _PROTOCOL.seeds_count.value, "exploitability": stats, "mixture": mixture,
+         "seconds": result.seconds, "searches": result.searches, **_LEAF.record(),
+         "first_seed": _PROTOCOL.first_seed.value, "per_seed": result.exploitability.tolist(),
+         "device": jax.devices()[0].platform}
+  print(json.dumps({**row, "results": [row]}))
 
 
 if __name__ == "__main__":

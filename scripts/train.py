@@ -1,6 +1,8 @@
-"""Trains a CVPN by SoG's sound self-play (actors, query solver, trainer) and evaluates it.
+"""Trains a CVPN by SoG's sound self-play (actors, query solver, trainer), or by ReBeL's self-play for a
+config with a ``rebel`` section, and evaluates it.
 
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc
+  python scripts/train.py --config=configs/rebel_liars_dice.py --workdir=out/rebel_ld4
   python scripts/train.py --config=configs/kuhn.py --workdir=out/kuhn --config.max_steps=500
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc --config.max_seconds=3600
 
@@ -18,6 +20,7 @@ from absl import flags
 from absl import logging
 from ml_collections import config_flags
 
+from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.selfplay import config as config_lib
 from sog.selfplay import run
 
@@ -30,6 +33,10 @@ _LOG_EVERY = flags.DEFINE_float("log_every", 10.0, "Seconds between progress lin
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO
+  log = lambda line: print(line, flush=True)  # noqa: E731
+  if "rebel" in _CONFIG.value:
+    _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value), log)
+    return
   experiment = config_lib.from_config_dict(_CONFIG.value)
   selfplay = experiment.selfplay
   print(f"{experiment.game}: self-play with actors SoG({experiment.actor.simulations},"
@@ -38,8 +45,22 @@ def main(argv):
         f"{selfplay.solver_batch} queries per round, network {experiment.network.depth} x "
         f"{experiment.network.width}; up to {experiment.max_steps} steps"
         + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
-  summary = run.train(experiment, _WORKDIR.value, log=lambda line: print(line, flush=True),
-                      log_every_seconds=_LOG_EVERY.value)
+  summary = run.train(experiment, _WORKDIR.value, log=log, log_every_seconds=_LOG_EVERY.value)
+  _report(summary, experiment)
+
+
+def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment, log) -> None:
+  base, rebel = experiment.base, experiment.rebel
+  print(f"{base.game}: ReBeL self-play, {base.selfplay.games} games, depth-{rebel.depth} subgames "
+        f"of T = {rebel.iterations} CFR-D iterations ({rebel.updates}), eps {base.selfplay.eps:g}, "
+        f"network {base.network.depth} x {base.network.width}; up to {base.max_steps} steps"
+        + (f" or {base.max_seconds:.0f} s" if base.max_seconds else ""), flush=True)
+  summary = rebel_selfplay.train(experiment, _WORKDIR.value, log=log,
+                                 log_every_seconds=_LOG_EVERY.value)
+  _report(summary, base)
+
+
+def _report(summary: dict, experiment: config_lib.Experiment) -> None:
   print(f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
         f"{summary['queries_solved']} queries solved")
   for name, stats in summary["exploitability"].items():

@@ -1,6 +1,12 @@
 """ReBeL in SoG's harness (sog.baselines.rebel): CFR-D subgame solves, random-iteration play, and the
 composed policy evaluated exactly."""
 
+import csv
+import json
+import pathlib
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,10 +14,16 @@ import pytest
 
 import sog.eval
 from sog.baselines import rebel
+from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.search import cfr
 from sog.search import leaf_models
 from sog.search import solver as solver_lib
+from sog.search import tables as tables_lib
+from sog.selfplay import config as selfplay_config
+from sog.selfplay import run as selfplay_run
 from tests.conftest import load
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _keys(count: int, seed: int = 0) -> jax.Array:
@@ -158,3 +170,73 @@ def test_beliefs_and_config_checks():
       rebel.ReBeLConfig(**bad)
   with pytest.raises(ValueError, match="whole tree"):
     rebel.ReBeL(load("kuhn_poker").tree.subtree(1), leaf_models.zero_leaf_model())
+
+
+def test_walk_follows_the_policy_and_explores_with_the_explorer_seat():
+  """From Kuhn's root, two levels down: always action 0 (check, check) reaches the showdown (0, 0),
+  always action 1 (bet, call) reaches (1, 1); with eps = 1 the explorer's first action is uniform."""
+  game = load("kuhn_poker")
+  tree = game.tree
+  tables = tables_lib.make_tables(tree)
+  ranges = jnp.asarray(tree.root_ranges, jnp.float32)
+  walk = jax.jit(rebel_selfplay.walk, static_argnames=("eps", "depth"))
+  for action in (0, 1):
+    policy = np.zeros((tree.num_nodes, *tree.legal.shape[1:]), np.float32)
+    policy[..., action] = 1.0
+    reached = walk(tables, 0, ranges, policy, 0, jax.random.PRNGKey(0), eps=0.0, depth=2)
+    assert int(reached) == tree.node_of_path((action, action))
+  policy = np.zeros((tree.num_nodes, *tree.legal.shape[1:]), np.float32)
+  policy[..., 0] = 1.0
+  reached = jax.vmap(lambda key: walk(tables, 0, ranges, policy, 0, key, eps=1.0, depth=1))(
+      _keys(2000))
+  first_bets = np.mean(np.asarray(reached) == tree.node_of_path((1,)))
+  assert 0.45 < first_bets < 0.55, first_bets
+
+
+def _kuhn_rebel_config(**overrides):
+  config = selfplay_config.default_config_dict("kuhn_poker")
+  config.rebel = {"iterations": 16}
+  config.network.update(depth=1, width=32)
+  config.selfplay.update(games=4, min_replay=8, batch_size=8, train_steps_per_round=2, eps=0.25)
+  config.evaluation.update(settings=(), seeds=2, every_steps=0, batch_size=4)
+  config.update(overrides)
+  return rebel_selfplay.from_config_dict(config)
+
+
+def test_selfplay_trains_evaluates_and_resumes_with_its_buffer(tmp_path):
+  """ReBeL's self-play through SoG's training loop: steps, the evaluation rows (per seed and the
+  mixture), a checkpoint holding the replay buffer, a resumed run continuing from it; evaluate.py
+  --agent=rebel reads the checkpoint and gives the run's final evaluation."""
+  lines = []
+  summary = rebel_selfplay.train(_kuhn_rebel_config(max_steps=6), tmp_path, log=lines.append)
+  assert summary["steps"] == 6 and summary["games"] > 0
+  assert set(summary["exploitability"]) == {"ReBeL(2,16)", "ReBeL(2,16) mixture"}
+  with (tmp_path / selfplay_run.EVALUATION).open() as f:
+    rows = list(csv.DictReader(f))
+  assert [(r["step"], r["setting"]) for r in rows] == [
+      ("0", "ReBeL(2,16)"), ("0", "ReBeL(2,16) mixture"), ("6", "ReBeL(2,16)"),
+      ("6", "ReBeL(2,16) mixture")]
+  saved = np.load(tmp_path / selfplay_run.CHECKPOINT / "selfplay.npz")
+  resumed = rebel_selfplay.ReBeLSelfPlay(_kuhn_rebel_config(max_steps=6))
+  resumed.restore(tmp_path / selfplay_run.CHECKPOINT)
+  assert resumed.step == 6 and resumed.counters["games"] == summary["games"]
+  for name, value in resumed.replay.state().items():
+    np.testing.assert_array_equal(saved[name], value)
+  more = rebel_selfplay.train(_kuhn_rebel_config(max_steps=8), tmp_path, log=lines.append)
+  assert more["steps"] == 8 and any(line.startswith("resumed from") for line in lines)
+  evaluated = subprocess.run(
+      [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agent=rebel", "--game=kuhn_poker",
+       f"--leaf={tmp_path}", "--iterations=16", "--seeds=2", "--batch_size=4"],
+      capture_output=True, text=True, cwd=ROOT, check=True)
+  result = json.loads(evaluated.stdout.splitlines()[-1])
+  assert (result["agent"], result["depth"], result["iterations"]) == ("rebel", 2, 16)
+  final = more["exploitability"]
+  assert result["exploitability"]["mean"] == pytest.approx(final["ReBeL(2,16)"]["mean"], rel=1e-5)
+  assert result["mixture"] == pytest.approx(final["ReBeL(2,16) mixture"]["mean"], rel=1e-5)
+
+
+def test_a_rebel_config_with_unknown_keys_is_refused():
+  config = selfplay_config.default_config_dict("kuhn_poker")
+  config.rebel = {"iterations": 16, "depht": 2}
+  with pytest.raises(ValueError, match=r"config.rebel: unknown keys \['depht'\]"):
+    rebel_selfplay.from_config_dict(config)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import sog.games
+from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import dataset
 from sog.search import gtcfr
@@ -161,7 +162,11 @@ def test_actors_play_whole_games_and_emit_td1_targets():
 
 def test_config_files_load_and_bad_values_are_named():
   for path in sorted((ROOT / "configs").glob("*.py")):
-    experiment = config_lib.from_config_dict(runpy.run_path(str(path))["get_config"]())
+    config = runpy.run_path(str(path))["get_config"]()
+    if "rebel" in config:  # ReBeL's self-play (sog.baselines.rebel)
+      experiment = rebel_selfplay.from_config_dict(config).base
+    else:
+      experiment = config_lib.from_config_dict(config)
     sog.games.load(experiment.game)
   config = config_lib.default_config_dict("kuhn_poker")
   config.selfplay.q_search = 1.5

@@ -80,6 +80,19 @@ def search_keys(seeds: Sequence[int], nodes: Sequence[int]) -> jax.Array:
                                       jnp.asarray(nodes, jnp.uint32))
 
 
+def uniform_policies(tree: tree_lib.PublicTree, seeds: Sequence[int],
+                     batch_size: int) -> tuple[tuple[int, ...], np.ndarray]:
+  """The seeds as ints and one uniform policy [len(seeds), N, S, A] per seed, for a composition to
+  fill in (``ValueError`` for no seeds or a batch size below 1)."""
+  if batch_size < 1:
+    raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+  seeds = tuple(int(s) for s in seeds)
+  if not seeds:
+    raise ValueError("give at least one seed")
+  return seeds, np.broadcast_to(policy_lib.uniform_policy(tree),
+                                (len(seeds), *tree.legal.shape)).copy()
+
+
 def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
             resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
             batch_size: int = 32, progress: Callable[[int, int], None] | None = None,
@@ -95,11 +108,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   tree = searcher.tree
   if tree.game_node[0] != 0 or tree.parent[0] != -1:
     raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
-  if batch_size < 1:
-    raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-  seeds = tuple(int(s) for s in seeds)
-  if not seeds:
-    raise ValueError("give at least one seed")
+  seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
   previous = previous_decisions(tree)
   needed = np.zeros(tree.num_nodes, bool)
@@ -107,7 +116,6 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   resolver = resolver_lib.Resolver(searcher, resolving_config)
   initial = resolver.initial_summary()
   kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
-  policies = np.broadcast_to(policy_lib.uniform_policy(tree), (len(seeds), *tree.legal.shape)).copy()
   decisions = np.flatnonzero(tree.kind < rules_lib.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   for depth in range(tree.num_levels):

@@ -20,6 +20,7 @@ import json
 import pathlib
 import shutil
 import time
+from typing import Any
 
 import jax
 import numpy as np
@@ -155,39 +156,55 @@ class SelfPlay:
     checkpoint_lib.save(directory, self.learner.state, self.checkpoint_config())
 
   def save(self, directory: str | pathlib.Path) -> None:
-    """Writes the checkpoint to ``directory``, atomically: a new one is written beside it and then
-    takes its place, so a run killed while saving keeps the previous checkpoint."""
-    directory = pathlib.Path(directory).absolute()
-    partial = directory.with_name(directory.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    checkpoint_lib.save(partial, self.learner.state, self.checkpoint_config())
-    state = {**self.replay.state(), **self.queries.state()}
-    np.savez(partial / _BUFFERS, **state)
-    progress = {"counters": self.counters, "rng": self.rng.bit_generator.state,
-                "experiment": self.experiment.to_dict()}
-    (partial / _PROGRESS).write_text(json.dumps(progress, indent=1, default=list))
-    previous = directory.with_name(directory.name + ".previous")
-    shutil.rmtree(previous, ignore_errors=True)
-    if directory.exists():
-      directory.rename(previous)
-    partial.rename(directory)
-    shutil.rmtree(previous, ignore_errors=True)
+    """Writes the checkpoint to ``directory`` (:func:`write_checkpoint`)."""
+    write_checkpoint(directory, self.learner.state, self.checkpoint_config(),
+                     {**self.replay.state(), **self.queries.state()},
+                     {"counters": self.counters, "rng": self.rng.bit_generator.state,
+                      "experiment": self.experiment.to_dict()})
 
   def restore(self, directory: str | pathlib.Path) -> None:
     """Continues from the checkpoint in ``directory`` (``ValueError`` if it was written for another
     game, network or optimiser, or its buffers for other sizes)."""
-    directory = pathlib.Path(directory)
-    state, _ = checkpoint_lib.restore(directory, self.learner.state, self.checkpoint_config())
+    state, arrays, progress = read_checkpoint(directory, self.learner.state,
+                                              self.checkpoint_config())
     self.learner.state = state
     self.learner.published = state.params
-    with np.load(directory / _BUFFERS) as saved:
-      arrays = dict(saved)
     self.replay.load(arrays)
     self.queries.load(arrays)
-    progress = json.loads((directory / _PROGRESS).read_text())
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]
     self.actors.restart(self._round_key(_DEALING))
+
+
+def write_checkpoint(directory: str | pathlib.Path, state, config: checkpoint_lib.CheckpointConfig,
+                     arrays: dict[str, np.ndarray], progress: dict) -> None:
+  """Writes a self-play checkpoint: the network's train state (a ``sog.nets`` checkpoint), the
+  buffers' ``arrays`` and the JSON ``progress`` (counters, generator states, experiment), atomically:
+  a new one is written beside the old and then takes its place, so a run killed while saving keeps
+  the previous checkpoint."""
+  directory = pathlib.Path(directory).absolute()
+  partial = directory.with_name(directory.name + ".partial")
+  shutil.rmtree(partial, ignore_errors=True)
+  checkpoint_lib.save(partial, state, config)
+  np.savez(partial / _BUFFERS, **arrays)
+  (partial / _PROGRESS).write_text(json.dumps(progress, indent=1, default=list))
+  previous = directory.with_name(directory.name + ".previous")
+  shutil.rmtree(previous, ignore_errors=True)
+  if directory.exists():
+    directory.rename(previous)
+  partial.rename(directory)
+  shutil.rmtree(previous, ignore_errors=True)
+
+
+def read_checkpoint(directory: str | pathlib.Path, template,
+                    config: checkpoint_lib.CheckpointConfig) -> tuple[Any, dict, dict]:
+  """What :func:`write_checkpoint` wrote: (train state, buffer arrays, progress); ``ValueError`` if
+  the network was written for another game, network or optimiser."""
+  directory = pathlib.Path(directory)
+  state, _ = checkpoint_lib.restore(directory, template, config)
+  with np.load(directory / _BUFFERS) as saved:
+    arrays = dict(saved)
+  return state, arrays, json.loads((directory / _PROGRESS).read_text())
 
 
 def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:

@@ -120,15 +120,27 @@ class _Rates:
 
 def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
           log: Callable[[str], None] = print, log_every_seconds: float = 10.0) -> dict:
-  """Runs (or resumes) ``experiment`` in ``workdir``; returns the final summary: game, steps, seconds,
-  counters, rates and the last evaluation ({"SoG(s,c)": {"min", "mean", "max", ...}})."""
+  """Runs (or resumes) SoG's self-play ``experiment`` in ``workdir``; returns the final summary: game,
+  steps, seconds, counters, rates and the last evaluation ({"SoG(s,c)": {"min", "mean", "max",
+  ...}})."""
+  return drive(loop.SelfPlay(experiment), experiment, workdir, "SoG self-play", log,
+               log_every_seconds)
+
+
+def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, title: str,
+          log: Callable[[str], None] = print, log_every_seconds: float = 10.0) -> dict:
+  """The training loop of a self-play ``run`` in ``workdir``, with ``experiment``'s budgets,
+  evaluation, snapshot and diagnostics schedule: :class:`sog.selfplay.loop.SelfPlay`, or a
+  baseline's run with the same methods (``round``, ``stats``, ``evaluate``, ``save``, ``restore``,
+  ``save_network``) and attributes (``step``, ``counters``, ``game``, ``network``, ``last_solved``:
+  the latest solved targets, or None)."""
   workdir = pathlib.Path(workdir)
   workdir.mkdir(parents=True, exist_ok=True)
-  run = loop.SelfPlay(experiment)
   if loop.has_checkpoint(workdir / CHECKPOINT):
     run.restore(workdir / CHECKPOINT)
-    log(f"resumed from {workdir / CHECKPOINT}: step {run.step}, {run.counters['games']} games, "
-        f"replay {len(run.replay)}, queries waiting {len(run.queries)}")
+    stats = run.stats()
+    log(f"resumed from {workdir / CHECKPOINT}: step {run.step}, {stats['games']} games, "
+        f"replay {stats['replay']}, queries waiting {stats['queries_waiting']}")
   evaluation = experiment.evaluation
 
   evaluated_at = None
@@ -136,17 +148,16 @@ def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
   def evaluate() -> dict:
     nonlocal evaluated_at
     evaluated_at = run.step
-    if not evaluation.settings:
+    results = run.evaluate()  # {} when the experiment evaluates nothing
+    if not results:
       return {}
-    results = run.evaluate()
     for name, stats in results.items():
       append_row(workdir / EVALUATION, _EVALUATION_FIELDS,
                  {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
                   "setting": name, "eval_seconds": stats["seconds"]})
       log(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
           f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
-    plot_evaluation(workdir, f"{run.game.name}: SoG self-play, {evaluation.seeds} seeds",
-                    run.game.name)
+    plot_evaluation(workdir, f"{run.game.name}: {title}, {evaluation.seeds} seeds", run.game.name)
     return results
 
   diagnostics = None

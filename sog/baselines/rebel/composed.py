@@ -83,15 +83,9 @@ class ReBeL:
               params=None) -> composed.Composition:
     """The policy ReBeL plays at every public state, per seed (slab by slab from the root, each
     subgame's draws from ``fold_in(PRNGKey(seed), root)``), and its exact exploitability."""
-    if batch_size < 1:
-      raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    seeds = tuple(int(s) for s in seeds)
-    if not seeds:
-      raise ValueError("give at least one seed")
-    started = time.perf_counter()
     tree, depth = self.tree, self.config.depth
-    policies = np.broadcast_to(policy_lib.uniform_policy(tree),
-                               (len(seeds), *tree.legal.shape)).copy()
+    seeds, policies = composed.uniform_policies(tree, seeds, batch_size)
+    started = time.perf_counter()
     jobs = [(k, 0, beliefs(tree.root_ranges, tree.valid[0])) for k in range(len(seeds))]
     roots = (tree.depth % depth == 0) & (tree.kind != rules_lib.TERMINAL)
     total, done = int(roots.sum()) * len(seeds), 0

@@ -1,0 +1,247 @@
+"""ReBeL's self-play (Brown et al. 2020, algorithm 1) on one host, in SoG's training harness.
+
+Each of ``selfplay.games`` games runs from the root PBS (the priors) as a chain of subgames: solve the
+subgame at the current PBS with the network at its leaves (:mod:`sog.baselines.rebel.search`), add the
+example (PBS, its root values under the average policy), walk ``depth`` levels down by pi^t of the
+drawn iteration t (one seat, drawn per walk, takes a uniform random legal action with probability
+``selfplay.eps`` at its decisions: ReBeL's exploration) and root the next subgame where the walk
+ends, with the beliefs pi^t reaches it with (on-policy, even after an exploring action, as ReBeL's
+code); a game that reaches a terminal starts again at the root. A round advances every game by one
+subgame (one vmapped batch per root depth among the games), then the trainer takes
+``selfplay.train_steps_per_round`` steps on the replay buffer (the CVPN's value head; no policy
+targets). The experiment is a SoG experiment (network, optimiser, buffers, budgets, evaluation
+seeds) with a ``rebel`` section; its GT-CFR sections are unused. :func:`train` runs it with
+:func:`sog.selfplay.run.drive`: the same progress lines, metrics, checkpoints and plots as SoG's runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import pathlib
+import time
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+
+from sog.baselines.rebel import composed
+from sog.baselines.rebel import config as rebel_config
+from sog.baselines.rebel import search as rebel_search
+from sog.eval import best_response
+from sog.games import registry
+from sog.games import rules as rules_lib
+from sog.nets import checkpoint as checkpoint_lib
+from sog.nets import cvpn as cvpn_lib
+from sog.nets import leaf as leaf_lib
+from sog.search import tables as tables_lib
+from sog.selfplay import buffers
+from sog.selfplay import config as selfplay_config
+from sog.selfplay import learner as learner_lib
+from sog.selfplay import loop
+from sog.selfplay import run as run_lib
+
+
+@dataclasses.dataclass(frozen=True)
+class ReBeLExperiment:
+  """A ReBeL self-play run: ``base``'s game, network, optimiser, self-play buffers and ``eps``,
+  budgets and evaluation seeds, and ReBeL's subgame settings."""
+
+  base: selfplay_config.Experiment
+  rebel: rebel_config.ReBeLConfig
+
+  @property
+  def setting(self) -> str:
+    """The evaluation's name for the agent: ReBeL(depth, T)."""
+    return f"ReBeL({self.rebel.depth},{self.rebel.iterations})"
+
+  def to_dict(self) -> dict[str, Any]:
+    return {**self.base.to_dict(), "rebel": dataclasses.asdict(self.rebel)}
+
+
+def from_config_dict(config: ml_collections.ConfigDict | dict[str, Any]) -> ReBeLExperiment:
+  """A SoG experiment's config with a ``rebel`` section (``ValueError`` for unknown keys in it)."""
+  values = config.to_dict() if isinstance(config, ml_collections.ConfigDict) else dict(config)
+  section = dict(values.pop("rebel", None) or {})
+  fields = {f.name for f in dataclasses.fields(rebel_config.ReBeLConfig)}
+  unknown = sorted(set(section) - fields)
+  if unknown:
+    raise ValueError(f"config.rebel: unknown keys {unknown}; valid keys: {sorted(fields)}")
+  return ReBeLExperiment(base=selfplay_config.from_config_dict(values),
+                         rebel=rebel_config.ReBeLConfig(**section))
+
+
+def walk(tables: tables_lib.SearchTables, node: jax.Array, ranges: jax.Array, policy: jax.Array,
+         explorer: jax.Array, rng: jax.Array, eps: float, depth: int) -> jax.Array:
+  """The node ``depth`` levels below ``node`` (or the terminal on the way) that one game reaches: a
+  world state drawn from the PBS (``ranges`` [2, S]), then each actor's action from ``policy``
+  [N, S, A] (game nodes) or, for the ``explorer`` seat with probability ``eps``, uniformly."""
+  keys = jax.random.split(rng, 3 * depth + 1)
+  s0, s1 = tables_lib.sample_world(tables, node, ranges, keys[0])
+  for step in range(depth):
+    kind = tables.kind[node]
+    own = jnp.where(kind == 1, s1, s0)
+    legal = tables.legal[node, own]
+    explore = (kind == explorer) & (jax.random.uniform(keys[3 * step + 1]) < eps)
+    probabilities = jnp.where(explore, legal / legal.sum(), policy[node, own] * legal)
+    probabilities = jnp.where(probabilities.sum() > 0, probabilities, 1.0)  # chance, terminal
+    action = jax.random.categorical(keys[3 * step + 2], jnp.log(probabilities))
+    child, t0, t1 = tables_lib.step_world(tables, node, s0, s1, action, keys[3 * step + 3])
+    done = kind == rules_lib.TERMINAL
+    node, s0, s1 = (jnp.where(done, node, child), jnp.where(done, s0, t0),
+                    jnp.where(done, s1, t1))
+  return node
+
+
+class ReBeLSelfPlay:
+  """One ReBeL self-play run: the games in progress, the replay buffer, the trainer, the counters."""
+
+  def __init__(self, experiment: ReBeLExperiment):
+    self.experiment = experiment
+    base = experiment.base
+    self.game = registry.load(base.game)
+    tree = self.game.tree
+    self.network = cvpn_lib.make_network(tree, base.network)
+    params = cvpn_lib.init_params(self.network, tree, jax.random.PRNGKey(base.seed))
+    self.rebel = composed.ReBeL(self.game, leaf_lib.cvpn_leaf_model(self.network, params),
+                                experiment.rebel)
+    selfplay = base.selfplay
+    self.learner = learner_lib.Learner(tree, self.network, base.optimizer, params,
+                                       selfplay.batch_size, selfplay.publish_every)
+    self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
+                                       tree.num_actions, selfplay.max_updates)
+    self.rng = np.random.default_rng(base.seed)
+    self.counters = dict.fromkeys(loop.COUNTERS, 0)
+    self.counters["seconds"] = 0.0
+    self.last_solved: buffers.Examples | None = None
+    self._tables = tables_lib.make_tables(tree)
+    self._walk = jax.jit(jax.vmap(functools.partial(
+        walk, eps=selfplay.eps, depth=experiment.rebel.depth), in_axes=(None, 0, 0, 0, 0, 0)))
+    self._restart()
+
+  @property
+  def step(self) -> int:
+    return self.learner.step
+
+  def _restart(self) -> None:
+    """Every game at the root PBS."""
+    root = composed.beliefs(self.game.tree.root_ranges, self.game.tree.valid[0])
+    self.roots = np.zeros(self.experiment.base.selfplay.games, np.int64)
+    self.ranges = np.broadcast_to(root, (self.roots.size, *root.shape)).copy()
+
+  def _key(self) -> jax.Array:
+    return jax.random.fold_in(jax.random.PRNGKey(self.experiment.base.seed),
+                              self.counters["rounds"])
+
+  def round(self) -> list[dict[str, float]]:
+    """Every game one subgame further, then the trainer's steps; returns their metrics."""
+    began = time.perf_counter()
+    tree, games = self.game.tree, self.roots.size
+    params = self.learner.published
+    key = self._key()
+    examples = []
+    for depth in np.unique(tree.depth[self.roots]):
+      rows = np.flatnonzero(tree.depth[self.roots] == depth)
+      size = min(games, 1 << int(rows.size - 1).bit_length())  # a few batch shapes per depth
+      padded = np.concatenate([rows, np.full(size - rows.size, rows[0])])
+      keys = jax.random.split(jax.random.fold_in(key, int(depth)), 2 * size)
+      subgames, solution = self.rebel.solve(self.roots[padded], self.ranges[padded], keys[:size],
+                                            params)
+      examples.append(buffers.Examples(
+          nodes=self.roots[rows].astype(np.int32), ranges=self.ranges[rows].astype(np.float32),
+          values=solution.root_values[:rows.size].astype(np.float32),
+          has_value=tree.valid[self.roots[rows]],
+          policy=np.zeros((rows.size, 2, *tree.legal.shape[1:]), np.float32),
+          has_policy=np.zeros((rows.size, 2, tree.max_infostates), bool)))
+      self._advance(rows, subgames, solution, keys[size:])
+    added = buffers.concatenate(examples)
+    self.replay.add(added)
+    self.last_solved = added
+    self.counters["moves"] += games
+    self.counters["examples"] += added.size
+    metrics = []
+    if len(self.replay) >= self.experiment.base.selfplay.min_replay:
+      steps = min(self.experiment.base.selfplay.train_steps_per_round,
+                  self.experiment.base.max_steps - self.step)
+      metrics = self.learner.train(self.replay, steps, self.rng)
+    self.counters["rounds"] += 1
+    self.counters["seconds"] += time.perf_counter() - began
+    return metrics
+
+  def _advance(self, rows: np.ndarray, subgames, solution, keys: jax.Array) -> None:
+    """Walks the games ``rows`` down their solved slabs (row i of ``solution`` and ``subgames`` is
+    game ``rows[i]``); a game reaching a terminal restarts at the root."""
+    tree, depth = self.game.tree, self.rebel.config.depth
+    policies = np.zeros((rows.size, *tree.legal.shape), np.float32)
+    for i, subgame in enumerate(subgames[:rows.size]):
+      inner = np.asarray(subgame.tables.inner_nodes)[:rebel_search.slab_rows(subgame.tables, depth)]
+      game_nodes = subgame.game_nodes[inner]
+      real = game_nodes >= 0
+      policies[i, game_nodes[real]] = solution.policy[i][real]
+    explorers = self.rng.integers(0, 2, rows.size)
+    reached = np.asarray(self._walk(self._tables, jnp.asarray(self.roots[rows], jnp.int32),
+                                    jnp.asarray(self.ranges[rows], jnp.float32),
+                                    jnp.asarray(policies), jnp.asarray(explorers), keys[:rows.size]))
+    root = composed.beliefs(tree.root_ranges, tree.valid[0])
+    for i, (game, node) in enumerate(zip(rows, reached)):
+      if tree.kind[node] == rules_lib.TERMINAL:
+        self.counters["games"] += 1
+        self.roots[game], self.ranges[game] = 0, root
+        continue
+      cut = subgames[i].local[node] - subgames[i].tables.level_starts[depth]
+      self.roots[game] = node
+      self.ranges[game] = composed.beliefs(np.asarray(solution.leaf_ranges[i][cut], np.float64),
+                                           tree.valid[node])
+
+  def stats(self) -> dict[str, float]:
+    return {"step": self.step, **{k: self.counters[k] for k in loop.COUNTERS},
+            "replay": len(self.replay), "replay_available": self.replay.available(),
+            "queries_waiting": 0}
+
+  def evaluate(self, seeds: int | None = None) -> dict[str, dict[str, float]]:
+    """ReBeL's play with the trainer's network, composed over the whole tree: the per-seed
+    exploitability (SoG's protocol) and that of the seeds' mixture (ReBeL's table 2)."""
+    evaluation = self.experiment.base.evaluation
+    seeds = evaluation.seeds if seeds is None else seeds
+    result = self.rebel.compose(range(seeds), evaluation.batch_size,
+                                params=self.learner.state.params)
+    mixture = best_response.exploitability(
+        self.game, composed.mixture_policy(self.game.tree, result.policies))
+    name = self.experiment.setting
+    return {name: {**result.summary(), "seconds": result.seconds},
+            f"{name} mixture": {"min": mixture, "mean": mixture, "max": mixture,
+                                "seconds": result.seconds}}
+
+  def checkpoint_config(self) -> checkpoint_lib.CheckpointConfig:
+    return checkpoint_lib.CheckpointConfig(game=self.game.name, network=self.experiment.base.network,
+                                           optimizer=self.experiment.base.optimizer)
+
+  def save_network(self, directory: str | pathlib.Path) -> None:
+    checkpoint_lib.save(directory, self.learner.state, self.checkpoint_config())
+
+  def save(self, directory: str | pathlib.Path) -> None:
+    """The network, the replay buffer, the counters and the generator's state (games in progress
+    restart at the root on resuming)."""
+    loop.write_checkpoint(directory, self.learner.state, self.checkpoint_config(),
+                          self.replay.state(),
+                          {"counters": self.counters, "rng": self.rng.bit_generator.state,
+                           "experiment": self.experiment.to_dict()})
+
+  def restore(self, directory: str | pathlib.Path) -> None:
+    state, arrays, progress = loop.read_checkpoint(directory, self.learner.state,
+                                                   self.checkpoint_config())
+    self.learner.state = state
+    self.learner.published = state.params
+    self.replay.load(arrays)
+    self.counters.update(progress["counters"])
+    self.rng.bit_generator.state = progress["rng"]
+    self._restart()
+
+
+def train(experiment: ReBeLExperiment, workdir: str | pathlib.Path, log=print,
+          log_every_seconds: float = 10.0) -> dict:
+  """Runs (or resumes) ReBeL's self-play in ``workdir`` (:func:`sog.selfplay.run.drive`)."""
+  return run_lib.drive(ReBeLSelfPlay(experiment), experiment.base, workdir, "ReBeL self-play", log,
+                       log_every_seconds)
