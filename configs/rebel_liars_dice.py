@@ -3,8 +3,8 @@
   python scripts/train.py --config=configs/rebel_liars_dice.py --workdir=out/rebel_ld4
 
 ReBeL's settings (Brown et al. 2020, table 2 and the public code's Liar's Dice config): depth-2
-subgames, T = 1024 iterations of CFR-D with alternating updates (ours: CFR+ with linear averaging;
-theirs: linear CFR), random-iteration play, exploration eps = 0.25 by one seat per subgame, a value
+subgames, 1,024 alternating CFR-D half-steps, i.e. T = 512 iterations updating both players (ours:
+CFR+ with linear averaging; theirs: linear CFR), random-iteration play, exploration eps = 0.25 by one seat per subgame, a value
 network of 2 x 256 with layer norm trained with Adam at 3e-4 on a Huber loss. Ours beside them: the
 CVPN (its value head; no policy targets), 16 games a round, 2 train steps of batch 128 a round, and
 the run's budget in seconds instead of ReBeL's 1,000+ epochs on 8 GPUs.
@@ -15,7 +15,7 @@ from sog.selfplay import config as config_lib
 
 def get_config():
   config = config_lib.default_config_dict("liars_dice(faces=4)")
-  config.rebel = {"depth": 2, "iterations": 1024, "updates": "alternating",
+  config.rebel = {"depth": 2, "iterations": 512, "updates": "alternating",
                   "play": "random_iteration"}
   config.network.update(depth=2, width=256)
   config.optimizer.update(learning_rate=3e-4)

@@ -48,7 +48,8 @@ def test_depth_limited_solve_with_exact_oracle_reaches_the_game_value(rng):
 @pytest.mark.parametrize("updates", ["alternating", "simultaneous"])
 def test_a_solve_in_padded_subgame_tables_is_the_depth_limited_solve(updates, rng):
   """Leduc after the board card, in the padded tables of its depth, several roots in one batch: each
-  solve's root values and average policy are CFR-D's on that root's own depth-2 tree
+  solve's value target (its iterations' root values, weight t) and average policy are CFR-D's on
+  that root's own depth-2 tree
   (``sog.search.solver``; its convergence to the full solve is tested there)."""
   game = load("leduc_poker")
   first = game.tree.node_of_path((1, 1, 0))
@@ -61,8 +62,12 @@ def test_a_solve_in_padded_subgame_tables_is_the_depth_limited_solve(updates, rn
   position = np.full(game.tree.num_nodes, -1)
   for row, root in enumerate(roots):
     tree = solver_lib.subgame_tree(game, root, max_depth=2)
-    reference = solver_lib.solve(tree, 40, ranges[row], updates, leaf=oracle)
-    np.testing.assert_allclose(solution.root_values[row], reference.root_values, atol=1e-5)
+    reference = solver_lib.solve(tree, 40, ranges[row], updates, leaf=oracle,
+                                 record_root_values=True)
+    linear = np.arange(1, 41)[:, None, None]  # the target: iterations' root values, weight t
+    np.testing.assert_allclose(solution.root_values[row],
+                               (linear * reference.root_values_history).sum(0) / linear.sum(),
+                               atol=1e-5)
     tables = subgames[row].tables
     game_nodes = subgames[row].game_nodes[np.asarray(tables.inner_nodes)][
         :rebel.slab_rows(tables, 2)]
@@ -233,6 +238,20 @@ def test_selfplay_trains_evaluates_and_resumes_with_its_buffer(tmp_path):
   final = more["exploitability"]
   assert result["exploitability"]["mean"] == pytest.approx(final["ReBeL(2,16)"]["mean"], rel=1e-5)
   assert result["mixture"] == pytest.approx(final["ReBeL(2,16) mixture"]["mean"], rel=1e-5)
+
+
+def test_a_round_advances_every_game_by_one_subgame():
+  """Each round solves every game's subgame once (one example each) and moves the game ``depth``
+  levels down, or back to the root when its walk ends the game."""
+  run = rebel_selfplay.ReBeLSelfPlay(_kuhn_rebel_config())
+  depth = run.game.tree.depth
+  for _ in range(3):
+    before = depth[run.roots].copy()
+    examples = run.counters["examples"]
+    run.round()
+    after = depth[run.roots]
+    assert run.counters["examples"] - examples == run.roots.size
+    assert np.all((after == 0) | (after == before + 2)), (before, after)
 
 
 def test_a_rebel_config_with_unknown_keys_is_refused():

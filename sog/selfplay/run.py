@@ -132,8 +132,8 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
   """The training loop of a self-play ``run`` in ``workdir``, with ``experiment``'s budgets,
   evaluation, snapshot and diagnostics schedule: :class:`sog.selfplay.loop.SelfPlay`, or a
   baseline's run with the same methods (``round``, ``stats``, ``evaluate``, ``save``, ``restore``,
-  ``save_network``) and attributes (``step``, ``counters``, ``game``, ``network``, ``last_solved``:
-  the latest solved targets, or None)."""
+  ``save_network``) and attributes (``step``, ``counters``, ``game``, ``network``, ``learner``,
+  ``last_solved``: the latest solved targets, or None)."""
   workdir = pathlib.Path(workdir)
   workdir.mkdir(parents=True, exist_ok=True)
   if loop.has_checkpoint(workdir / CHECKPOINT):

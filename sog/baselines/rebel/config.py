@@ -16,9 +16,10 @@ class ReBeLConfig:
   Attributes:
     depth: levels of public states below a subgame's root before its depth-limit leaves (ReBeL: 2).
       The leaves are the next subgames' roots, so the game is cut into slabs of ``depth`` levels.
-    iterations: T, CFR-D iterations per subgame (ReBeL: 1024). CFR+ with linear averaging (iteration
-      t's policy weighs t in the average), the leaves valued by the leaf model at the ranges of each
-      iteration's current policy.
+    iterations: T, CFR-D iterations per subgame, each updating both players: CFR+ with linear
+      averaging (iteration t's policy weighs t in the average), the leaves valued by the leaf model
+      at the ranges of each iteration's current policy. ReBeL's 1,024 alternating half-steps (512
+      updates per player, linear CFR; its code's ``num_iters``) are T = 512 here, the default.
     updates: "alternating" (ReBeL's, as OpenSpiel's CFR+) or "simultaneous".
     play: "random_iteration" (ReBeL's safe play, section 6): draw t with P(t) = t / sum(1..T), play
       the current policy pi^t of iteration t in the whole subgame and root the next subgames at its
@@ -28,7 +29,7 @@ class ReBeLConfig:
   """
 
   depth: int = 2
-  iterations: int = 1024
+  iterations: int = 512
   updates: str = "alternating"
   play: str = "random_iteration"
 

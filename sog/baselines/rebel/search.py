@@ -36,8 +36,9 @@ class SubgameSolution:
     iteration: the t played (1..T; 0 when the average is played).
     leaf_ranges: [n, 2, S] the ranges of the cut level's nodes under the played policy (the next
       subgames' roots; zero rows at terminals and padding).
-    root_values: [2, S] the root's counterfactual values under the average policy, leaves valued by
-      the leaf model (ReBeL's value target for the root's PBS).
+    root_values: [2, S] the root's counterfactual values under each iteration's policies pi^t,
+      leaves valued at pi^t's ranges, averaged with weight t: ReBeL's value target for the root's
+      PBS (section 4, CFR-D), the values of the average policy in the limit.
   """
 
   policy: chex.Array
@@ -101,18 +102,19 @@ def solve(tables: tables_lib.SearchTables, params: Any, root_ranges: chex.Array,
   acting = cfr.acting_masks(levels)
 
   def body(i, carry):
-    state, played = carry
+    state, played, value_sum = carry
     played = jnp.where(i + 1 == sampled, cfr.current_policy(levels, state), played)
-    state, _ = cfr.iteration(levels, state, root_ranges, config.updates, leaf_values, acting)
-    return state, played
+    state, values = cfr.iteration(levels, state, root_ranges, config.updates, leaf_values, acting)
+    return state, played, value_sum + (i + 1) * values
 
   initial = cfr.init_state(levels)
-  state, played = jax.lax.fori_loop(0, config.iterations, body,
-                                    (initial, jnp.zeros_like(initial.regrets)))
+  state, played, value_sum = jax.lax.fori_loop(
+      0, config.iterations, body,
+      (initial, jnp.zeros_like(initial.regrets), jnp.zeros_like(root_ranges)))
   average = cfr.average_policy(levels, state)
   if config.play == "average":
     played, sampled = average, jnp.int32(0)
   ranges = cfr.evaluate_pass(levels, played, root_ranges)[0]
   return SubgameSolution(
       policy=played, average_policy=average, iteration=sampled, leaf_ranges=ranges[-1],
-      root_values=cfr.average_root_values(levels, state, root_ranges, leaf_values))
+      root_values=value_sum / (config.iterations * (config.iterations + 1) / 2))

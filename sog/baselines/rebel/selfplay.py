@@ -2,11 +2,12 @@
 
 Each of ``selfplay.games`` games runs from the root PBS (the priors) as a chain of subgames: solve the
 subgame at the current PBS with the network at its leaves (:mod:`sog.baselines.rebel.search`), add the
-example (PBS, its root values under the average policy), walk ``depth`` levels down by pi^t of the
-drawn iteration t (one seat, drawn per walk, takes a uniform random legal action with probability
-``selfplay.eps`` at its decisions: ReBeL's exploration) and root the next subgame where the walk
-ends, with the beliefs pi^t reaches it with (on-policy, even after an exploring action, as ReBeL's
-code); a game that reaches a terminal starts again at the root. A round advances every game by one
+example (PBS, the t-weighted mean of its iterations' root values), walk ``depth`` levels down by pi^t
+of the drawn iteration t (one seat, drawn per walk, takes a uniform random legal action with
+probability ``selfplay.eps`` at its decisions: ReBeL's exploration) and root the next subgame where
+the walk ends, with the beliefs pi^t reaches it with (on-policy, even after an exploring action, as
+ReBeL's code); a game that reaches a terminal starts again at the root. The draw is the same as in
+play, P(t) proportional to t (ReBeL's code draws uniformly in training, linearly in evaluation). A round advances every game by one
 subgame (one vmapped batch per root depth among the games), then the trainer takes
 ``selfplay.train_steps_per_round`` steps on the replay buffer (the CVPN's value head; no policy
 targets). The experiment is a SoG experiment (network, optimiser, buffers, budgets, evaluation
@@ -142,8 +143,9 @@ class ReBeLSelfPlay:
     params = self.learner.published
     key = self._key()
     examples = []
-    for depth in np.unique(tree.depth[self.roots]):
-      rows = np.flatnonzero(tree.depth[self.roots] == depth)
+    depths = tree.depth[self.roots]  # at the round's start: each game advances one subgame
+    for depth in np.unique(depths):
+      rows = np.flatnonzero(depths == depth)
       size = min(games, 1 << int(rows.size - 1).bit_length())  # a few batch shapes per depth
       padded = np.concatenate([rows, np.full(size - rows.size, rows[0])])
       keys = jax.random.split(jax.random.fold_in(key, int(depth)), 2 * size)
