@@ -259,3 +259,25 @@ def test_a_rebel_config_with_unknown_keys_is_refused():
   config.rebel = {"iterations": 16, "depht": 2}
   with pytest.raises(ValueError, match=r"config.rebel: unknown keys \['depht'\]"):
     rebel_selfplay.from_config_dict(config)
+
+
+def test_runs_compared_against_self_play_time(tmp_path):
+  """scripts/compare_runs.py draws every setting of several runs against their self-play seconds
+  (ReBeL's table 2 drawn in for Liar's Dice) and reports each setting's last evaluation; a run's own
+  plot skips fig. 3 references for a baseline's setting."""
+  fields = ("step", "seconds", "setting", "min", "mean", "max", "eval_seconds")
+  for name, setting in (("sog", "SoG(100,1)"), ("rebel", "ReBeL(2,512) mixture")):
+    (tmp_path / name).mkdir()
+    for step, seconds, mean in ((0, 0.0, 0.6), (500, 1500.0, 0.2), (900, 3000.0, 0.1)):
+      selfplay_run.append_row(tmp_path / name / selfplay_run.EVALUATION, fields,
+                              {"step": step, "seconds": seconds, "setting": setting,
+                               "min": mean, "mean": mean, "max": mean, "eval_seconds": 1})
+  assert selfplay_run.plot_evaluation(tmp_path / "rebel", "t", "leduc_poker").is_file()
+  out = subprocess.run(
+      [sys.executable, str(ROOT / "scripts" / "compare_runs.py"),
+       f"--runs={tmp_path / 'sog'},{tmp_path / 'rebel'}", "--game=liars_dice(faces=4)",
+       f"--plot={tmp_path / 'both.png'}"], capture_output=True, text=True, cwd=ROOT, check=True)
+  summary = json.loads(out.stdout.splitlines()[-1])
+  assert {k: (v["step"], v["mean"]) for k, v in summary["last"].items()} == {
+      "SoG(100,1)": (900, 0.1), "ReBeL(2,512) mixture": (900, 0.1)}
+  assert (tmp_path / "both.png").is_file()

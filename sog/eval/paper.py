@@ -32,3 +32,25 @@ FIG3 = {
 def fig3(game_name: str) -> Fig3 | None:
   """The panel for ``game_name``, or None if SoG's fig. 3 has none."""
   return FIG3.get(game_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReBeLTable2:
+  """ReBeL's Liar's Dice exploitability (Brown et al. 2020, table 2): ReBeL with depth-2 CFR-D
+  subgames and 1,024 iterations (the average of 1,024 sampled plays' policies, the mean of three
+  checkpoints), and CFR on the full game for 1,024 iterations."""
+
+  rebel: float
+  full_game_cfr: float
+
+
+REBEL_TABLE2 = {
+    "liars_dice(faces=4)": ReBeLTable2(rebel=0.017, full_game_cfr=0.001),
+    "liars_dice(faces=5)": ReBeLTable2(rebel=0.015, full_game_cfr=0.001),
+    "liars_dice(faces=6)": ReBeLTable2(rebel=0.024, full_game_cfr=0.002),
+}
+
+
+def rebel_table2(game_name: str) -> ReBeLTable2 | None:
+  """ReBeL's table 2 row for ``game_name``, or None if the table has none."""
+  return REBEL_TABLE2.get(game_name)

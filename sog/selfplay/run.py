@@ -78,6 +78,8 @@ def plot_evaluation(workdir: str | pathlib.Path, title: str, game_name: str | No
     reference_label = (f"SoG paper (untrained: x at 0; trained {reference.trained_steps // 1000}k "
                        "steps: dashed)")
     for setting in series:
+      if not setting.startswith("SoG("):  # a baseline's setting (ReBeL's): no fig. 3 value
+        continue
       s = config_lib.parse_setting(setting)[0]
       if s in reference.trained:
         markers[setting] = [(0, reference.untrained[s])]
