@@ -22,7 +22,7 @@ mixture (ReBeL's table 2 measure); the search flags (--sims, --c, ...) and re-so
 apply to it.
 
   python scripts/evaluate.py --agent=rebel --game="liars_dice(faces=4)" \
-      --leaf=checkpoints/rebel_liars_dice4 --seeds=10
+      --leaf="checkpoints/rebel_liars_dice(faces=4)" --seeds=10
 """
 
 import json

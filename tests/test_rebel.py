@@ -15,6 +15,7 @@ import pytest
 import sog.eval
 from sog.baselines import rebel
 from sog.baselines.rebel import selfplay as rebel_selfplay
+from sog.nets import checkpoint as checkpoint_lib
 from sog.search import cfr
 from sog.search import leaf_models
 from sog.search import solver as solver_lib
@@ -281,3 +282,12 @@ def test_runs_compared_against_self_play_time(tmp_path):
   assert {k: (v["step"], v["mean"]) for k, v in summary["last"].items()} == {
       "SoG(100,1)": (900, 0.1), "ReBeL(2,512) mixture": (900, 0.1)}
   assert (tmp_path / "both.png").is_file()
+
+
+def test_the_shipped_rebel_network_loads_for_its_game():
+  leaf = checkpoint_lib.restore_leaf_model(ROOT / "checkpoints" / "rebel_liars_dice(faces=4)",
+                                           "liars_dice(faces=4)")
+  assert leaf.params is not None
+  with pytest.raises(ValueError, match="trained for liars_dice"):
+    checkpoint_lib.restore_leaf_model(ROOT / "checkpoints" / "rebel_liars_dice(faces=4)",
+                                      "kuhn_poker")
