@@ -45,6 +45,21 @@ def beliefs(ranges: np.ndarray, valid: np.ndarray) -> np.ndarray:
   return np.where(mass > 0, ranges / np.where(mass > 0, mass, 1.0), uniform)
 
 
+def slab_game_nodes(subgame: subgames_lib.Subgame, depth: int) -> np.ndarray:
+  """[M] the game node of each inner row of a solve's slab in ``subgame`` (-1 at padding), the rows
+  of :attr:`SubgameSolution.policy`."""
+  tables = subgame.tables
+  return subgame.game_nodes[np.asarray(tables.inner_nodes)[:search.slab_rows(tables, depth)]]
+
+
+def leaf_beliefs(tree: tree_lib.PublicTree, subgame: subgames_lib.Subgame, leaf_ranges: np.ndarray,
+                 node: int, depth: int) -> np.ndarray:
+  """The beliefs [2, S] the next subgame at game node ``node`` (on the slab's cut) is rooted with,
+  from a solve's ``leaf_ranges`` [n, 2, S] (:attr:`SubgameSolution.leaf_ranges`)."""
+  cut = subgame.local[node] - subgame.tables.level_starts[depth]
+  return beliefs(np.asarray(leaf_ranges[cut], np.float64), tree.valid[node])
+
+
 class ReBeL:
   """ReBeL's subgame solves on a game's whole tree, compiled once per root depth.
 
@@ -64,6 +79,11 @@ class ReBeL:
     self.subgames = subgames_lib.Subgames(tree, frontier_bound=1)
     solve = functools.partial(search.solve, model=leaf_model, config=config)
     self._solve = jax.jit(jax.vmap(solve, in_axes=(0, None, 0, 0)))
+
+  @property
+  def root_beliefs(self) -> np.ndarray:
+    """[2, S] the beliefs of a game's first subgame: the priors."""
+    return beliefs(self.tree.root_ranges, self.tree.valid[0])
 
   def solve(self, roots: Sequence[int], ranges: np.ndarray, rngs: jax.Array,
             params=None) -> tuple[list[subgames_lib.Subgame], search.SubgameSolution]:
@@ -86,7 +106,7 @@ class ReBeL:
     tree, depth = self.tree, self.config.depth
     seeds, policies = composed.uniform_policies(tree, seeds, batch_size)
     started = time.perf_counter()
-    jobs = [(k, 0, beliefs(tree.root_ranges, tree.valid[0])) for k in range(len(seeds))]
+    jobs = [(k, 0, self.root_beliefs) for k in range(len(seeds))]
     roots = (tree.depth % depth == 0) & (tree.kind != rules_lib.TERMINAL)
     total, done = int(roots.sum()) * len(seeds), 0
     while jobs:
@@ -114,22 +134,20 @@ class ReBeL:
     """Writes one solve's played policy into ``policy`` (the slab's decision nodes) and returns the
     next jobs: the cut's non-terminal nodes with their beliefs."""
     tree, depth = self.tree, self.config.depth
-    tables = subgame.tables
-    rows = search.slab_rows(tables, depth)
-    game = subgame.game_nodes[np.asarray(tables.inner_nodes[:rows])]
+    game = slab_game_nodes(subgame, depth)
     real = game >= 0
     decide = np.zeros_like(real)
     decide[real] = ((tree.depth[game[real]] - subgame.depth < depth)
                     & (tree.kind[game[real]] < rules_lib.CHANCE))
     policy[game[decide]] = policy_lib.normalised(
         np.asarray(solution.policy[row][decide], np.float64), tree.legal[game[decide]])
+    tables = subgame.tables
     if depth + 1 >= len(tables.levels):
       return []
-    lo, hi = tables.level_starts[depth], tables.level_starts[depth + 1]
-    cut = subgame.game_nodes[lo:hi]
-    leaves = np.flatnonzero((cut >= 0) & (tree.kind[np.maximum(cut, 0)] != rules_lib.TERMINAL))
-    ranges = np.asarray(solution.leaf_ranges[row], np.float64)
-    return [(k, int(cut[i]), beliefs(ranges[i], tree.valid[cut[i]])) for i in leaves]
+    cut = subgame.game_nodes[tables.level_starts[depth]:tables.level_starts[depth + 1]]
+    leaves = cut[(cut >= 0) & (tree.kind[np.maximum(cut, 0)] != rules_lib.TERMINAL)]
+    return [(k, int(node), leaf_beliefs(tree, subgame, solution.leaf_ranges[row], node, depth))
+            for node in leaves]
 
 
 def mixture_policy(tree: tree_lib.PublicTree, policies: np.ndarray) -> np.ndarray:

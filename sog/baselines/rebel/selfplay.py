@@ -30,7 +30,6 @@ import numpy as np
 
 from sog.baselines.rebel import composed
 from sog.baselines.rebel import config as rebel_config
-from sog.baselines.rebel import search as rebel_search
 from sog.eval import best_response
 from sog.games import registry
 from sog.games import rules as rules_lib
@@ -128,7 +127,7 @@ class ReBeLSelfPlay:
 
   def _restart(self) -> None:
     """Every game at the root PBS."""
-    root = composed.beliefs(self.game.tree.root_ranges, self.game.tree.valid[0])
+    root = self.rebel.root_beliefs
     self.roots = np.zeros(self.experiment.base.selfplay.games, np.int64)
     self.ranges = np.broadcast_to(root, (self.roots.size, *root.shape)).copy()
 
@@ -178,24 +177,21 @@ class ReBeLSelfPlay:
     tree, depth = self.game.tree, self.rebel.config.depth
     policies = np.zeros((rows.size, *tree.legal.shape), np.float32)
     for i, subgame in enumerate(subgames[:rows.size]):
-      inner = np.asarray(subgame.tables.inner_nodes)[:rebel_search.slab_rows(subgame.tables, depth)]
-      game_nodes = subgame.game_nodes[inner]
+      game_nodes = composed.slab_game_nodes(subgame, depth)
       real = game_nodes >= 0
       policies[i, game_nodes[real]] = solution.policy[i][real]
     explorers = self.rng.integers(0, 2, rows.size)
     reached = np.asarray(self._walk(self._tables, jnp.asarray(self.roots[rows], jnp.int32),
                                     jnp.asarray(self.ranges[rows], jnp.float32),
                                     jnp.asarray(policies), jnp.asarray(explorers), keys[:rows.size]))
-    root = composed.beliefs(tree.root_ranges, tree.valid[0])
     for i, (game, node) in enumerate(zip(rows, reached)):
       if tree.kind[node] == rules_lib.TERMINAL:
         self.counters["games"] += 1
-        self.roots[game], self.ranges[game] = 0, root
+        self.roots[game], self.ranges[game] = 0, self.rebel.root_beliefs
         continue
-      cut = subgames[i].local[node] - subgames[i].tables.level_starts[depth]
       self.roots[game] = node
-      self.ranges[game] = composed.beliefs(np.asarray(solution.leaf_ranges[i][cut], np.float64),
-                                           tree.valid[node])
+      self.ranges[game] = composed.leaf_beliefs(tree, subgames[i], solution.leaf_ranges[i], node,
+                                                depth)
 
   def stats(self) -> dict[str, float]:
     return {"step": self.step, **{k: self.counters[k] for k in loop.COUNTERS},
