@@ -10,8 +10,10 @@ _BASELINE_STYLES = (":", "-.", (0, (5, 2, 1, 2, 1, 2)))
 
 
 def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-              title: str, xlabel: str, ylabel: str, logx: bool = False, logy: bool = True) -> None:
-  """Writes the named (x, y) series as one line plot to ``path``."""
+              title: str, xlabel: str, ylabel: str, logx: bool = False, logy: bool = True,
+              levels: Mapping[str, float] | None = None) -> None:
+  """Writes the named (x, y) series as one line plot to ``path``; ``levels`` are labelled
+  horizontal reference lines (e.g. another agent's measured value)."""
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
@@ -20,18 +22,10 @@ def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[floa
   fig, ax = plt.subplots(figsize=(6, 4))
   for label, (x, y) in series.items():
     ax.plot(x, y, marker="o" if len(x) < 30 else None, label=label)
+  for (label, y), style in zip((levels or {}).items(), itertools.cycle(_BASELINE_STYLES)):
+    ax.axhline(y, linestyle=style, linewidth=1.2, color="gray", label=label)
   ax.set_xscale("log" if logx else "linear")
-  ax.set_yscale("log" if logy else "linear")
-  ax.set_xlabel(xlabel)
-  ax.set_ylabel(ylabel)
-  ax.set_title(title, fontsize=10)
-  if len(series) > 1:
-    ax.legend()
-  ax.grid(True, which="both", alpha=0.3)
-  fig.tight_layout()
-  fig.savefig(path, dpi=120)
-  plt.close(fig)
-  print(f"wrote {path}")
+  _finish(plt, fig, ax, path, title, xlabel, ylabel, logy, legend=len(series) + len(levels or {}) > 1)
 
 
 def ribbon_plot(path: str | pathlib.Path,
@@ -72,11 +66,18 @@ def ribbon_plot(path: str | pathlib.Path,
     for name, y in values.items():
       ax.axhline(y, linestyle=style, linewidth=1.2, color=colours.get(name, "gray"))
     ax.plot([], [], linestyle=style, color="gray", label=label)
+  _finish(plt, fig, ax, path, title, xlabel, ylabel, logy, legend=True)
+
+
+def _finish(plt, fig, ax, path: pathlib.Path, title: str, xlabel: str, ylabel: str, logy: bool,
+            legend: bool) -> None:
+  """Scales, labels, legend and grid, then writes the figure to ``path`` and closes it."""
   ax.set_yscale("log" if logy else "linear")
   ax.set_xlabel(xlabel)
   ax.set_ylabel(ylabel)
   ax.set_title(title, fontsize=10)
-  ax.legend(fontsize=8)
+  if legend:
+    ax.legend(fontsize=8)
   ax.grid(True, which="both", alpha=0.3)
   fig.tight_layout()
   fig.savefig(path, dpi=120)

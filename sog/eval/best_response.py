@@ -69,6 +69,33 @@ def evaluate(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarr
                     root_values=values[0][0], best_response_root_values=best[0][0])
 
 
+def best_response_policy(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarray,
+                         player: int) -> np.ndarray:
+  """``policy`` [N, S, A] with ``player``'s rows replaced by a pure best response to the other
+  player's rows (at every infostate of the player, reached or not; ties go to the lowest action)."""
+  if player not in (0, 1):
+    raise ValueError(f"player must be 0 or 1, got {player!r}")
+  tree = _tree(game_or_tree)
+  if tree.is_leaf.any():
+    raise ValueError("a best response needs a tree without depth-limit leaves")
+  policy = policy_lib.check_policy(tree, policy)
+  levels = tree.levels
+  per_level = propagation.split_levels(tree, policy)
+  ranges = propagation.reach_down(levels, per_level, tree.root_ranges, np)
+  _, q_values = propagation.values_up(levels, per_level, ranges, np,
+                                      best_response=(player == 0, player == 1))
+  response = policy.copy()
+  for d, (level, q) in enumerate(zip(levels, q_values)):
+    if q is None:
+      continue
+    nodes = tree.level_starts[d] + np.arange(level.inner)
+    own = tree.kind[nodes] == player
+    best = np.where(tree.legal[nodes], q[:, player], -np.inf).argmax(-1)  # [inner, S]
+    one_hot = np.eye(tree.num_actions)[best]
+    response[nodes[own]] = one_hot[own]
+  return response
+
+
 def exploitability(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarray) -> float:
   """OpenSpiel-compatible exploitability (NashConv / 2) of a full-game policy."""
   return evaluate(game_or_tree, policy).exploitability

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sog.games import propagation
 from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 
@@ -59,3 +60,26 @@ def normalised(policy: np.ndarray, legal: np.ndarray) -> np.ndarray:
   total = policy.sum(-1, keepdims=True)
   uniform = legal / np.maximum(legal.sum(-1, keepdims=True), 1)
   return np.where(total > 0, policy / np.where(total > 0, total, 1.0), uniform)
+
+
+def mixture(tree: tree_lib.PublicTree, policies: np.ndarray,
+            weights: np.ndarray | None = None) -> np.ndarray:
+  """The behavioural policy [N, S, A] of drawing one of ``policies`` [K, N, S, A] (with
+  probabilities ``weights`` [K], default uniform) once for the whole game: at each infostate, the
+  policies weighted by ``weights`` times the actor's own reach under each (Kuhn's theorem). ReBeL's
+  table 2 averages its sampled plays this way; PSRO plays its population's meta-strategy this way."""
+  policies = np.asarray(policies, np.float64)
+  weights = (np.full(len(policies), 1.0 / len(policies)) if weights is None
+             else np.asarray(weights, np.float64))
+  if weights.shape != (len(policies),) or weights.min() < 0 or not np.isclose(weights.sum(), 1.0):
+    raise ValueError(f"weights must be a distribution over the {len(policies)} policies, got "
+                     f"{weights}")
+  reach = np.stack([np.concatenate(propagation.reach_down(
+      tree.levels, propagation.split_levels(tree, p), tree.root_ranges, np)) for p in policies])
+  actor = np.clip(tree.kind, 0, 1)
+  own = np.take_along_axis(reach, actor[None, :, None, None], axis=2)[:, :, 0]  # [K, N, S]
+  own = own * weights[:, None, None]
+  mixed = (own[..., None] * policies).sum(0)
+  total = own.sum(0)[..., None]
+  fallback = np.tensordot(weights, policies, axes=1)
+  return np.where(total > 0, mixed / np.where(total > 0, total, 1.0), fallback)

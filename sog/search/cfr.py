@@ -58,7 +58,7 @@ def device_levels(tree: tree_lib.PublicTree, dtype=jnp.float32) -> Levels:
 
 
 def init_state(levels: Levels) -> CFRState:
-  zeros = jnp.zeros(_flat_legal(levels).shape, levels[0].payoff.dtype)
+  zeros = jnp.zeros(flat_legal(levels).shape, levels[0].payoff.dtype)
   return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.zeros((), jnp.int32))
 
 
@@ -68,7 +68,8 @@ def split(levels: Levels, flat: chex.Array) -> list[chex.Array]:
   return [flat[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
 
 
-def _flat_legal(levels: Levels) -> chex.Array:
+def flat_legal(levels: Levels) -> chex.Array:
+  """[M, S, A]: the legal actions at the inner nodes, level by level."""
   return jnp.concatenate([level.legal[:level.inner] for level in levels])
 
 
@@ -87,19 +88,21 @@ def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
   return jnp.where(total > 0, positive / jnp.where(total > 0, total, 1.0), uniform)
 
 
-def _per_level_policy(levels: Levels, flat_policy: chex.Array) -> list[chex.Array | None]:
+def per_level_policy(levels: Levels, flat_policy: chex.Array) -> list[chex.Array | None]:
+  """A policy [M, S, A] over the inner nodes as :mod:`propagation` takes it: one piece per level
+  (None for a level where no player acts)."""
   return [p if level.actors else None for p, level in zip(split(levels, flat_policy), levels)]
 
 
 def current_policy(levels: Levels, state: CFRState) -> chex.Array:
   """The regret-matching+ policy [M, S, A] at the inner nodes."""
-  return regret_matching(state.regrets, _flat_legal(levels))
+  return regret_matching(state.regrets, flat_legal(levels))
 
 
 def average_policy(levels: Levels, state: CFRState) -> chex.Array:
   """The linearly weighted average policy [M, S, A] at the inner nodes (uniform where a row was
   never reached)."""
-  return regret_matching(state.policy_sums, _flat_legal(levels))
+  return regret_matching(state.policy_sums, flat_legal(levels))
 
 
 LeafValuesFn = Callable[[list[chex.Array]], tuple[list[chex.Array | None], Any]]
@@ -152,7 +155,7 @@ def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
   counterfactual values against the other's policy (per level; the same leaf values at the leaves,
   from the same call), as a fifth output.
   """
-  per_level = _per_level_policy(levels, policy)
+  per_level = per_level_policy(levels, policy)
   ranges = propagation.reach_down(levels, per_level, root_ranges, jnp, entry)
   values_at_leaves, extra = (None, None) if leaf_values is None else leaf_values(ranges)
   values, q_values = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves)
@@ -163,15 +166,25 @@ def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
   return ranges, values, q_values, extra, best
 
 
-def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
-                  values, q_values, player: int, weight: chex.Array) -> CFRState:
-  """Regret-matching+ and linear averaging for ``player`` where ``acting`` [M, S, A] allows."""
-  instant = jnp.concatenate([
+def instant_regrets(levels: Levels, values, q_values, player: int) -> chex.Array:
+  """[M, S, A]: Q_i(s, a) - V_i(s) at ``player``'s nodes (zero elsewhere), from one pass's values."""
+  return jnp.concatenate([
       q[:, player] - v[:level.inner, player][..., None]
       if q is not None and player in level.actors
       else jnp.zeros((level.inner, *level.legal.shape[1:]), v.dtype)
       for q, v, level in zip(q_values, values, levels)])
-  own = jnp.concatenate([r[:level.inner, player] for r, level in zip(ranges, levels)])[..., None]
+
+
+def own_ranges(levels: Levels, ranges, player: int) -> chex.Array:
+  """[M, S, 1]: ``player``'s ranges at the inner nodes (the average policy's weights)."""
+  return jnp.concatenate([r[:level.inner, player] for r, level in zip(ranges, levels)])[..., None]
+
+
+def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
+                  values, q_values, player: int, weight: chex.Array) -> CFRState:
+  """Regret-matching+ and linear averaging for ``player`` where ``acting`` [M, S, A] allows."""
+  instant = instant_regrets(levels, values, q_values, player)
+  own = own_ranges(levels, ranges, player)
   return state.replace(
       regrets=jnp.where(acting, jnp.maximum(state.regrets + instant, 0.0), state.regrets),
       policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))

@@ -69,8 +69,6 @@ class Solver:
       below = _leaf_subgame(tree)
       self._leaf_params = (leaf.params, below.tables, below.leaves)
     self.levels = cfr.device_levels(tree, dtype)
-    self._inner_nodes = np.concatenate([start + np.arange(level.inner) for start, level in
-                                        zip(tree.level_starts, tree.levels)])
     self.dtype = dtype
     # The iteration count is traced (one compilation serves every chunk size) unless per-iteration
     # root values are recorded, which needs a static scan length.
@@ -128,14 +126,22 @@ class Solver:
 
   def average_policy(self, state: cfr.CFRState) -> np.ndarray:
     """The average policy as one float64 array [N, S, A] over the tree's nodes."""
-    policy = policy_lib.uniform_policy(self.tree)  # terminal rows stay uniform
-    inner = np.asarray(cfr.average_policy(self.levels, state), np.float64)
-    policy[self._inner_nodes] = inner / inner.sum(-1, keepdims=True)
-    return policy
+    return tree_policy(self.tree, cfr.average_policy(self.levels, state))
 
   def root_values(self, state: cfr.CFRState, root_ranges: jax.Array) -> np.ndarray:
     return np.asarray(self._root_values(self.levels, state, root_ranges, self._leaf_params),
                       np.float64)
+
+
+def tree_policy(tree: tree_lib.PublicTree, inner_policy: jax.Array) -> np.ndarray:
+  """A policy [M, S, A] over the tree's inner nodes (level by level, as :mod:`cfr` keeps them) as
+  one float64 array [N, S, A] over all its nodes, rows renormalised, terminal rows uniform."""
+  inner_nodes = np.concatenate([start + np.arange(level.inner)
+                                for start, level in zip(tree.level_starts, tree.levels)])
+  policy = policy_lib.uniform_policy(tree)
+  inner = np.asarray(inner_policy, np.float64)
+  policy[inner_nodes] = inner / inner.sum(-1, keepdims=True)
+  return policy
 
 
 def solve(game_or_tree: registry.Game | tree_lib.PublicTree, iterations: int,

@@ -9,7 +9,7 @@ one subgame (ReBeL's own evaluation, ``recursive_eval`` in its code, builds the 
 exploitability is computed exactly, per seed, as for SoG (:mod:`sog.protocol.composed`).
 
 ReBeL's table 2 reports instead the exploitability of the average of many such policies (each player's
-own reach weighing its seeds' policies): :func:`mixture_policy`. It is at most the per-seed mean
+own reach weighing its seeds' policies): :func:`sog.eval.policy.mixture` (re-exported here as ``mixture_policy``). It is at most the per-seed mean
 (exploitability is convex), so both are reported.
 """
 
@@ -27,7 +27,6 @@ from sog.baselines.rebel import config as config_lib
 from sog.baselines.rebel import search
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
-from sog.games import propagation
 from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
@@ -148,16 +147,3 @@ class ReBeL:
     leaves = cut[(cut >= 0) & (tree.kind[np.maximum(cut, 0)] != rules_lib.TERMINAL)]
     return [(k, int(node), leaf_beliefs(tree, subgame, solution.leaf_ranges[row], node, depth))
             for node in leaves]
-
-
-def mixture_policy(tree: tree_lib.PublicTree, policies: np.ndarray) -> np.ndarray:
-  """The behavioural policy [N, S, A] of playing one of ``policies`` [K, N, S, A], drawn uniformly
-  for the whole game: at each infostate, the policies weighted by the actor's own reach under each
-  (ReBeL's table 2 averages 1,024 sampled plays this way)."""
-  reach = np.stack([np.concatenate(propagation.reach_down(
-      tree.levels, propagation.split_levels(tree, p), tree.root_ranges, np)) for p in policies])
-  actor = np.clip(tree.kind, 0, 1)
-  own = np.take_along_axis(reach, actor[None, :, None, None], axis=2)[:, :, 0]  # [K, N, S]
-  mixed = (own[..., None] * policies).sum(0)
-  total = own.sum(0)[..., None]
-  return np.where(total > 0, mixed / np.where(total > 0, total, 1.0), policies.mean(0))

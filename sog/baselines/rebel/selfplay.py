@@ -31,6 +31,7 @@ import numpy as np
 from sog.baselines.rebel import composed
 from sog.baselines.rebel import config as rebel_config
 from sog.eval import best_response
+from sog.eval import policy as policy_lib
 from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.nets import checkpoint as checkpoint_lib
@@ -206,7 +207,7 @@ class ReBeLSelfPlay:
     result = self.rebel.compose(range(seeds), evaluation.batch_size,
                                 params=self.learner.state.params)
     mixture = best_response.exploitability(
-        self.game, composed.mixture_policy(self.game.tree, result.policies))
+        self.game, policy_lib.mixture(self.game.tree, result.policies))
     name = self.experiment.setting
     return {name: {**result.summary(), "seconds": result.seconds},
             f"{name} mixture": {"min": mixture, "mean": mixture, "max": mixture,
