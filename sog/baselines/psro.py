@@ -163,7 +163,10 @@ class PSRO:
                                np.array([1.0 - self.step_size, self.step_size]))
         new_sums[i].append(new[i])
     averages = [self._mixture(np.stack(new_sums[i]), None) for i in (0, 1)]
-    played = [self._mixture(np.concatenate([state.populations[i], new[i][None]]),
+    # The best responses added answer the time-averaged restricted distributions, nu's mass carried
+    # by nu's time average (the member the iteration adds; exact for the population, an
+    # approximation of the time average of the changing nu_t).
+    played = [self._mixture(np.concatenate([state.populations[i], averages[i][None]]),
                             restricted_sums[i] / restricted_sums[i].sum()) for i in (0, 1)]
     responses = [best_response.best_response_policy(self.game, self.joint(*played), i)
                  for i in (0, 1)]
