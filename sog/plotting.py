@@ -77,7 +77,11 @@ def _finish(plt, fig, ax, path: pathlib.Path, title: str, xlabel: str, ylabel: s
   ax.set_ylabel(ylabel)
   ax.set_title(title, fontsize=10)
   if legend:
-    ax.legend(fontsize=8)
+    if len(ax.get_legend_handles_labels()[1]) > 6:  # many lines: the legend goes beside the axes
+      fig.set_size_inches(fig.get_size_inches()[0] + 3.5, fig.get_size_inches()[1])
+      ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+      ax.legend(fontsize=8)
   ax.grid(True, which="both", alpha=0.3)
   fig.tight_layout()
   fig.savefig(path, dpi=120)

@@ -91,25 +91,27 @@ def run_for(algorithm: Algorithm, game: registry.Game, seconds: float,
             max_iterations: int | None = None, seed: int = 0,
             log: Callable[[Point], None] | None = None) -> Curve:
   """Runs ``algorithm`` until its own time reaches ``seconds`` (or ``max_iterations``), in chunks of
-  1, 2, 4, ... iterations (the last ones cut to the time left), evaluating after each chunk: points
-  evenly spaced on a log scale of iterations. Compilation is done first and reported apart."""
+  1, 2, 4, ... iterations (the last ones cut to the time left at the last chunk's rate), evaluating
+  after each chunk: points evenly spaced on a log scale of iterations. An iteration is not split, so
+  a run ends within one chunk of ``seconds``. Compilation is done first and reported apart."""
   if seconds <= 0 and max_iterations is None:
     raise ValueError("give a positive time budget (seconds) or max_iterations")
   start = time.perf_counter()
   jax.block_until_ready(algorithm.run(algorithm.init(seed), 1))
   compile_seconds = time.perf_counter() - start
-  state, clock, chunk, points = algorithm.init(seed), 0.0, 1, []
+  state, clock, chunk, points, rate = algorithm.init(seed), 0.0, 1, [], None
   while True:
     done = algorithm.iterations(state)
     remaining = None if max_iterations is None else max_iterations - done
     if (remaining is not None and remaining <= 0) or (seconds > 0 and clock >= seconds):
       break
     n = chunk if remaining is None else min(chunk, remaining)
-    if done and seconds > 0:  # the time left at the rate so far, at least one iteration
-      n = max(1, min(n, int((seconds - clock) * done / clock)))
+    if rate is not None and seconds > 0:  # the time left at the last chunk's rate, at least one
+      n = max(1, min(n, int((seconds - clock) * rate)))  # (iterations that grow costlier: PSRO's)
     start = time.perf_counter()
     state = jax.block_until_ready(algorithm.run(state, n))
-    clock += time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    clock, rate = clock + elapsed, n / max(elapsed, 1e-9)
     points.append(Point(clock, done + n,
                         best_response.exploitability(game, algorithm.average_policy(state))))
     if log is not None:
