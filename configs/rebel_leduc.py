@@ -1,4 +1,4 @@
-"""ReBeL on Leduc hold'em for one hour on one 2-core CPU host, beside SoG's Leduc hour (configs/leduc.py).
+"""ReBeL on Leduc hold'em for one hour on a 2-core CPU host, beside SoG's hour (configs/leduc.py).
 
   python scripts/train.py --config=configs/rebel_leduc.py --workdir=out/rebel_leduc
 

@@ -25,7 +25,8 @@ def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[floa
   for (label, y), style in zip((levels or {}).items(), itertools.cycle(_BASELINE_STYLES)):
     ax.axhline(y, linestyle=style, linewidth=1.2, color="gray", label=label)
   ax.set_xscale("log" if logx else "linear")
-  _finish(plt, fig, ax, path, title, xlabel, ylabel, logy, legend=len(series) + len(levels or {}) > 1)
+  _finish(plt, fig, ax, path, title, xlabel, ylabel, logy,
+          legend=len(series) + len(levels or {}) > 1)
 
 
 def ribbon_plot(path: str | pathlib.Path,

@@ -18,5 +18,5 @@ from sog.baselines.regret import ACCUMULATIONS, Accumulation
 from sog.baselines.rnad import RNaD, RNaDConfig
 from sog.baselines.tabular import TabularCFR
 
-__all__ = ["ACCUMULATIONS", "ALGORITHMS", "Accumulation", "Curve", "MCCFR", "PSRO", "Point", "RNaD", "RNaDConfig", "TabularCFR",
-           "make", "run_for"]
+__all__ = ["ACCUMULATIONS", "ALGORITHMS", "Accumulation", "Curve", "MCCFR", "PSRO", "Point", "RNaD",
+           "RNaDConfig", "TabularCFR", "make", "run_for"]

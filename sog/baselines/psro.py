@@ -115,17 +115,14 @@ class PSRO:
                      payoffs=np.array([[self.value(uniform, uniform)]]),
                      distributions=[np.ones(1), np.ones(1)], iteration=0)
 
-  def _payoff_rows(self, populations: list[np.ndarray]) -> np.ndarray:
-    return np.array([[self.value(p0, p1) for p1 in populations[1]] for p0 in populations[0]])
-
   def _grow(self, state: PSROState, additions: list[list[np.ndarray]]) -> PSROState:
     """The populations with ``additions[i]`` appended, the payoff matrix extended exactly."""
     old = state.payoffs.shape
     populations = [np.concatenate([state.populations[i], np.stack(additions[i])]) for i in (0, 1)]
     payoffs = np.zeros((len(populations[0]), len(populations[1])))
     payoffs[:old[0], :old[1]] = state.payoffs
-    for i, j in np.argwhere(np.ones(payoffs.shape, bool)):
-      if i >= old[0] or j >= old[1]:
+    for i, j in np.ndindex(payoffs.shape):
+      if i >= old[0] or j >= old[1]:  # a pair with a new member
         payoffs[i, j] = self.value(populations[0][i], populations[1][j])
     return dataclasses.replace(state, populations=populations, payoffs=payoffs)
 

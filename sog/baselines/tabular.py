@@ -1,9 +1,9 @@
 """Full-game CFR, CFR+, Linear CFR and DCFR on the public tree: exact passes, one compiled loop.
 
-Each iteration is OpenSpiel's ``_DCFRSolver`` step in range form: with alternating updates player 0
-is updated from a full pass, then player 1 from a pass that sees player 0's new policy; the update is
-:func:`sog.baselines.regret.accumulate` with the chosen scheme. CFR+ here is the same algorithm as
-:mod:`sog.search.cfr` (the library's solver), written through the family's update.
+Each iteration is OpenSpiel's ``_DCFRSolver`` step in range form: :func:`sog.search.cfr.run`'s loop
+(with alternating updates player 0 is updated from a full pass, then player 1 from a pass that sees
+player 0's new policy) with :func:`family_update` in place of CFR+'s update, that is
+:func:`sog.baselines.regret.accumulate` with the chosen scheme.
 """
 
 from __future__ import annotations
@@ -18,21 +18,18 @@ from sog.search import cfr
 from sog.search import solver as solver_lib
 
 
-def iteration(levels: cfr.Levels, state: cfr.CFRState, root_ranges: jax.Array,
-              scheme: regret.Accumulation, updates: cfr.Updates, acting: jax.Array) -> cfr.CFRState:
-  """One iteration of the family's member ``scheme`` (exact instantaneous regrets)."""
-  t = (state.iteration + 1).astype(root_ranges.dtype)
-  groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
-  for group in groups:
-    policy = cfr.current_policy(levels, state)
-    ranges, values, q_values, _ = cfr.evaluate_pass(levels, policy, root_ranges)
-    for player in group:
-      regrets, sums = regret.accumulate(
-          scheme, state.regrets, state.policy_sums, cfr.instant_regrets(levels, values, q_values,
-                                                                       player),
-          cfr.own_ranges(levels, ranges, player) * policy, acting[player], t)
-      state = state.replace(regrets=regrets, policy_sums=sums)
-  return state.replace(iteration=state.iteration + 1)
+def family_update(scheme: regret.Accumulation) -> cfr.PlayerUpdate:
+  """:func:`sog.search.cfr.update_player`'s place for the family's member ``scheme``: exact
+  instantaneous regrets and own-range-weighted policies into :func:`regret.accumulate`."""
+
+  def update(levels, state, acting, policy, ranges, values, q_values, player, t):
+    regrets, sums = regret.accumulate(
+        scheme, state.regrets, state.policy_sums,
+        cfr.instant_regrets(levels, values, q_values, player),
+        cfr.own_ranges(levels, ranges, player) * policy, acting, t)
+    return state.replace(regrets=regrets, policy_sums=sums)
+
+  return update
 
 
 _NAMES = {"cfr": "cfr", "cfr_plus": "cfr_plus", "linear": "linear_cfr", "dcfr": "dcfr"}
@@ -59,9 +56,8 @@ class TabularCFR:
 
   def _loop(self, levels: cfr.Levels, state: cfr.CFRState, root_ranges: jax.Array,
             iterations: jax.Array) -> cfr.CFRState:
-    acting = cfr.acting_masks(levels)
-    return jax.lax.fori_loop(0, iterations, lambda _, s: iteration(
-        levels, s, root_ranges, self.scheme, self.updates, acting), state)
+    return cfr.run(levels, state, root_ranges, iterations, self.updates,
+                   update=family_update(self.scheme))[0]
 
   def init(self, seed: int = 0) -> cfr.CFRState:
     """The state before the first iteration (``seed`` is unused: the algorithm is deterministic)."""

@@ -58,8 +58,8 @@ class Simulator:
     self.payoff = jnp.asarray(tree.payoff, dtype)
     self.chance_probability = jnp.asarray(tree.chance_probability, dtype)
     deal = tree.root_ranges[0][:, None] * tree.root_ranges[1][None, :] * tree.pair_weight[0]
-    self.deal_logits = jnp.asarray(np.log(np.where(deal > 0, deal, 1e-300)).reshape(-1), dtype)
-    self.deal_logits = jnp.where(jnp.asarray(deal.reshape(-1) > 0), self.deal_logits, -jnp.inf)
+    with np.errstate(divide="ignore"):  # impossible deals: log 0 = -inf, never drawn
+      self.deal_logits = jnp.asarray(np.log(deal).reshape(-1), dtype)
     self.num_infostates = tree.max_infostates
 
   def _slots(self, node: chex.Array, s0: chex.Array, s1: chex.Array):

@@ -10,5 +10,5 @@ from sog.eval.policy import mixture
 from sog.eval.policy import random_policy
 from sog.eval.policy import uniform_policy
 
-__all__ = ["Evaluation", "best_response_policy", "check_policy", "check_ranges", "evaluate", "exploitability", "mixture",
-           "random_policy", "uniform_policy"]
+__all__ = ["Evaluation", "best_response_policy", "check_policy", "check_ranges", "evaluate",
+           "exploitability", "mixture", "random_policy", "uniform_policy"]

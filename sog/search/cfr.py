@@ -190,6 +190,11 @@ def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: c
       policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))
 
 
+PlayerUpdate = Callable[..., CFRState]
+"""(levels, state, acting [M, S, A], policy, ranges, values, q_values, player, weight t) -> state:
+how one player's regrets and average grow from a pass; :func:`update_player` is CFR+'s."""
+
+
 def acting_masks(levels: Levels) -> chex.Array:
   """[2, M, S, A]: where each player acts at a valid infostate with a legal action (inner nodes)."""
   return jnp.stack([_acting(levels, p) for p in (0, 1)])
@@ -197,8 +202,10 @@ def acting_masks(levels: Levels) -> chex.Array:
 
 def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates: Updates,
               leaf_values: LeafValuesFn | None = None, acting: chex.Array | None = None,
-              entry: Entry = None) -> tuple[CFRState, chex.Array]:
-  """One CFR+ iteration; returns the new state and the root values [2, S] of the current policies."""
+              entry: Entry = None,
+              update: PlayerUpdate = update_player) -> tuple[CFRState, chex.Array]:
+  """One CFR+ iteration (another member of the CFR family with another ``update``); returns the new
+  state and the root values [2, S] of the current policies."""
   if acting is None:
     acting = acting_masks(levels)
   weight = (state.iteration + 1).astype(root_ranges.dtype)  # linear averaging: iteration t weighs t
@@ -210,17 +217,19 @@ def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates:
     if root_values is None:
       root_values = values[0][0]
     for player in group:
-      state = update_player(levels, state, acting[player], policy, ranges, values, q_values, player,
-                            weight)
+      state = update(levels, state, acting[player], policy, ranges, values, q_values, player,
+                     weight)
   return state.replace(iteration=state.iteration + 1), root_values
 
 
 def run(levels: Levels, state: CFRState, root_ranges: chex.Array, iterations: int, updates: Updates,
         leaf_values: LeafValuesFn | None = None, record_root_values: bool = False,
-        entry: Entry = None):
-  """``iterations`` CFR+ iterations fused in one loop; optionally the root values of each."""
+        entry: Entry = None, update: PlayerUpdate = update_player):
+  """``iterations`` CFR+ iterations (or ``update``'s member of the family) fused in one loop;
+  optionally the root values of each."""
   acting = acting_masks(levels)  # loop invariant
-  step = lambda s: iteration(levels, s, root_ranges, updates, leaf_values, acting, entry)  # noqa: E731
+  step = lambda s: iteration(levels, s, root_ranges, updates, leaf_values, acting, entry,  # noqa: E731
+                             update)
   if record_root_values:
     return jax.lax.scan(lambda s, _: step(s), state, None, length=iterations)
   return jax.lax.fori_loop(0, iterations, lambda _, s: step(s)[0], state), None

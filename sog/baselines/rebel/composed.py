@@ -9,8 +9,8 @@ one subgame (ReBeL's own evaluation, ``recursive_eval`` in its code, builds the 
 exploitability is computed exactly, per seed, as for SoG (:mod:`sog.protocol.composed`).
 
 ReBeL's table 2 reports instead the exploitability of the average of many such policies (each player's
-own reach weighing its seeds' policies): :func:`sog.eval.policy.mixture` (re-exported here as ``mixture_policy``). It is at most the per-seed mean
-(exploitability is convex), so both are reported.
+own reach weighing its seeds' policies): :func:`sog.eval.policy.mixture` (``rebel.mixture_policy``).
+It is at most the per-seed mean (exploitability is convex), so both are reported.
 """
 
 from __future__ import annotations
