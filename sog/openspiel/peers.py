@@ -4,6 +4,7 @@ Linear CFR and DCFR for a time budget (the speed column of ``scripts/baselines.p
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -60,12 +61,14 @@ def openspiel_psro(game: registry.Game, iterations: int, sims_per_entry: int = 1
                    seed: int = 0) -> list[float]:
   """OpenSpiel's PSRO (C++ exact best-response oracle, Nash meta-solver by linear programming, each
   payoff estimated from ``sims_per_entry`` games) from uniform policies: the exploitability of its
-  meta-strategy mixture after each iteration. Its payoff sampling draws from NumPy's global generator,
-  seeded here with ``seed``. Needs the dev extras (cvxpy, ecos, networkx)."""
+  meta-strategy mixture after each iteration. Its payoff sampling draws from Python's ``random``
+  (episodes) and NumPy's global generator (strategy selection), both seeded here with ``seed``, so
+  a run is reproducible. Needs the dev extras (cvxpy, ecos, networkx)."""
   from open_spiel.python import policy as openspiel_policy  # pylint: disable=import-outside-toplevel
   from open_spiel.python.algorithms import policy_aggregator  # pylint: disable=import-outside-toplevel
   from open_spiel.python.algorithms.psro_v2 import (  # pylint: disable=import-outside-toplevel
       best_response_oracle, psro_v2, strategy_selectors)
+  random.seed(seed)
   np.random.seed(seed)
   os_game = bridge.openspiel_game(game)
   solver = psro_v2.PSROSolver(
