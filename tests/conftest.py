@@ -21,19 +21,26 @@ import sog.games
 from sog.search import gtcfr
 from sog.search import leaf_models
 
-_CACHE = pathlib.Path(__file__).resolve().parent.parent / ".jax_cache"
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository: scripts run from here
+_CACHE = ROOT / ".jax_cache"
 _CACHE_SETTINGS = {"JAX_COMPILATION_CACHE_DIR": str(_CACHE),
                    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
 os.environ.update(_CACHE_SETTINGS)  # for the scripts the tests run as subprocesses
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
+# 549,946 public states, built in about a minute: its checks run with `make test-slow` (Connect Four,
+# the same k-in-a-row rules, keeps them in the default run).
+TIC_TAC_TOE = pytest.param("tic_tac_toe", marks=pytest.mark.slow)
 ALL_GAMES = ("kuhn_poker", "leduc_poker", "liars_dice(faces=4)", "liars_dice(faces=5)",
              "liars_dice(faces=6)", "scotland_yard(map=glasses)", "scotland_yard(map=glasses_short)",
-             "scotland_yard(map=glasses_hidden)", "scotland_yard(map=glasses_hidden_short)")
+             "scotland_yard(map=glasses_hidden)", "scotland_yard(map=glasses_hidden_short)",
+             "connect_four", "connect_four(rows=2,columns=4,x_in_row=2)",
+             TIC_TAC_TOE)
 # Games whose OpenSpiel counterpart is small enough to enumerate in the suite.
 BRIDGED_GAMES = ("kuhn_poker", "leduc_poker", "liars_dice(faces=4)", "scotland_yard(map=glasses_short)",
-                 "scotland_yard(map=glasses_hidden_short)")
+                 "scotland_yard(map=glasses_hidden_short)", "connect_four",
+                 "connect_four(rows=2,columns=4,x_in_row=2)", TIC_TAC_TOE)
 
 
 @pytest.fixture

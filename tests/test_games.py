@@ -39,21 +39,28 @@ class TestConformance:
                   == 1.0)
 
   def test_children_consistent_with_masks(self, name):
+    """At a player node, the actor's infostate s has an edge under action a exactly where a is legal
+    at s, every edge reaches a child, each child's valid actor infostates are exactly those its
+    edges reach, and no opponent infostate appears out of nothing (vectorised over nodes)."""
     tree = load(name).tree
-    for node in np.flatnonzero(tree.kind <= rules_lib.PLAYER_1):
-      actor = tree.kind[node]
-      edges = tree.up_weight[node, :, :, actor] > 0  # [A, K, S]
-      has_child = edges.any(1).T  # [S, A]
-      rows = tree.valid[node, actor]
-      np.testing.assert_array_equal(has_child[rows], tree.legal[node][rows])
-      assert not has_child[~rows].any()
-      assert (tree.up_child[node][edges.any(-1)] >= 0).all()
-      for child in np.flatnonzero(tree.parent == node):
-        in_slot = (tree.up_child[node] == child)[..., None] & edges
-        reached = tree.up_infostate[node, :, :, actor][in_slot]
-        np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, actor]), np.unique(reached))
-        # The opponent's infostates never appear out of nothing.
-        assert not (tree.valid[child, 1 - actor] & ~tree.valid[node, 1 - actor]).any()
+    nodes = np.flatnonzero(tree.kind <= rules_lib.PLAYER_1)
+    actor = tree.kind[nodes].astype(np.int64)
+    edges = tree.up_weight[nodes, :, :, actor] > 0  # [n, A, K, S]
+    has_child = edges.any(2).transpose(0, 2, 1)  # [n, S, A]
+    rows = tree.valid[nodes, actor]  # [n, S]
+    np.testing.assert_array_equal(has_child & rows[..., None], tree.legal[nodes] & rows[..., None])
+    assert not (has_child & ~rows[..., None]).any()
+    assert (tree.up_child[nodes][edges.any(-1)] >= 0).all()
+    node, a, k, s = np.nonzero(edges)
+    child = tree.up_child[nodes[node], a, k]
+    reached_infostate = tree.up_infostate[nodes[node], a, k, actor[node], s]
+    reached = np.zeros((tree.num_nodes, tree.max_infostates), bool)
+    reached[child, reached_infostate] = True
+    children = np.flatnonzero(np.isin(tree.parent, nodes))
+    child_actor = tree.kind[tree.parent[children]].astype(np.int64)
+    np.testing.assert_array_equal(reached[children], tree.valid[children, child_actor])
+    opponent = 1 - child_actor
+    assert not (tree.valid[children, opponent] & ~tree.valid[tree.parent[children], opponent]).any()
     leaves = tree.kind == rules_lib.TERMINAL
     assert not (tree.up_child[leaves] >= 0).any()
 
@@ -102,7 +109,12 @@ def test_aliases_load_the_same_game():
 
 
 @pytest.mark.parametrize("name, message", [
-    ("poker", "valid games: kuhn_poker, leduc_poker, liars_dice, scotland_yard"),
+    ("poker", "valid games: connect_four, kuhn_poker, leduc_poker, liars_dice, scotland_yard, "
+              "sequential_rps, tic_tac_toe"),
+    ("connect_four(rows=6,columns=7)", "valid choices: 2, 3, 4"),
+    ("connect_four(rows=4,columns=4)", "at most 12 cells"),
+    ("connect_four(x_in_row=4)", "x_in_row must be in 2..3"),
+    ("tic_tac_toe(size=4)", "valid parameters: none"),
     ("liars_dice(faces=7)", "valid choices: 4, 5, 6"),
     ("liars_dice(faces=four)", "valid choices: 4, 5, 6"),
     ("liars_dice(dice=2)", "valid parameters: faces"),

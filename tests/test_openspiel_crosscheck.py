@@ -6,6 +6,7 @@ import pytest
 import sog.eval
 from sog.openspiel import bridge as openspiel_bridge
 from tests.conftest import BRIDGED_GAMES
+from tests.conftest import TIC_TAC_TOE
 from tests.conftest import load
 
 
@@ -23,12 +24,14 @@ def test_sizes_match_openspiel_enumeration(name):
     assert rows[player] == expected
 
 
-@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(faces=4)"])
-def test_exploitability_matches_openspiel_on_uniform_and_20_random_policies(name, rng):
+@pytest.mark.parametrize("name, random_policies", [
+    ("kuhn_poker", 20), ("leduc_poker", 20), ("liars_dice(faces=4)", 20), ("connect_four", 20),
+    pytest.param("tic_tac_toe", 2, marks=TIC_TAC_TOE.marks)])
+def test_exploitability_matches_openspiel_on_uniform_and_random_policies(name, random_policies, rng):
   game = load(name)
   policies = [sog.eval.uniform_policy(game.tree)]
   policies += [sog.eval.random_policy(game.tree, rng, concentration=c)
-               for c in np.geomspace(0.05, 5.0, 20)]
+               for c in np.geomspace(0.05, 5.0, random_policies)]
   for policy in policies:
     ours = sog.eval.exploitability(game, policy)
     theirs = openspiel_bridge.exploitability_in_openspiel(game, policy)

@@ -80,52 +80,63 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
     raise ValueError(f"{rules.name}: unknown node kind {kind}")
   actor, opponent = kind, 1 - kind
   weight = _orient(node.weight, actor)
-  actor_valid = np.flatnonzero(weight.sum(1) > 0)
+  actor_valid = np.flatnonzero(weight.sum(1) > 0).tolist()
   opponent_valid = weight.sum(0) > 0
-  children: dict = {}  # observation -> [state, {child infostate: [(s, a)]}, opponent mask, W]
+  masks = {None: opponent_valid}  # opponent mask of the rules -> valid opponent infostates in it
+  # observation -> [state, {child infostate: [(s, a)]}, opponent mask, {child infostate: W row}]
+  children: dict = {}
   for s in actor_valid:
-    legal = rules.legal_actions(node.state, int(s))
+    legal = rules.legal_actions(node.state, s)
     if len(legal) == 0:
       raise ValueError(f"{rules.name}: no legal action at {node.path} for infostate {s}")
     for a in legal:
-      for outcome in rules.outcomes(node.state, int(s), int(a)):
-        mask = np.zeros(S, bool)
-        if outcome.opponent_mask is None:
-          mask[:] = True
-        else:
-          mask[list(outcome.opponent_mask)] = True
-        mask &= opponent_valid
-        if not mask.any():
+      for outcome in rules.outcomes(node.state, s, int(a)):
+        key = outcome.opponent_mask
+        mask = masks.get(key)
+        if mask is None:
+          mask = np.zeros(S, bool)
+          mask[list(key)] = True
+          mask = masks[key] = mask & opponent_valid
+        if mask is not opponent_valid and not mask.any():
           continue
-        entry = children.setdefault(outcome.observation,
-                                    [outcome.next_state, collections.defaultdict(list), mask,
-                                     np.zeros((S, S))])
-        if entry[0] != outcome.next_state or not np.array_equal(entry[2], mask):
+        entry = children.get(outcome.observation)
+        if entry is None:
+          entry = children[outcome.observation] = [outcome.next_state, collections.defaultdict(list),
+                                                   mask, {}]
+        elif entry[0] != outcome.next_state or not (entry[2] is mask
+                                                    or np.array_equal(entry[2], mask)):
           raise ValueError(f"{rules.name}: observation {outcome.observation!r} at {node.path} does not "
                            "key a unique public child with one opponent mask")
-        entry[1][outcome.next_infostate].append((int(s), int(a)))
-        row = np.where(mask, weight[s], 0.0)
-        previous = entry[3][outcome.next_infostate]
-        if previous.any() and not np.allclose(previous, row):
+        entry[1][outcome.next_infostate].append((s, int(a)))
+        # Where W[s] > 0 the opponent's infostate is valid, so the full mask leaves the row as it is.
+        row = weight[s] if mask is opponent_valid else np.where(mask, weight[s], 0.0)
+        previous = entry[3].get(outcome.next_infostate)
+        if previous is not None and previous.any() and not np.allclose(previous, row):
           raise ValueError(f"{rules.name}: merged infostate {outcome.next_infostate} at "
                            f"{node.path + (outcome.observation,)} has inconsistent chance weights")
         entry[3][outcome.next_infostate] = row
-  for observation, (state, actor_sources, mask, child_weight) in children.items():
-    opponent_sources = {s: [(s, 0)] for s in np.flatnonzero(mask)}
+  actor_counts = node.path_counts[actor].tolist()
+  infostates_in = {id(mask): np.flatnonzero(mask).tolist() for mask in masks.values()}
+  for observation, (state, actor_sources, mask, rows) in children.items():
+    child_weight = np.zeros((S, S))
+    for child_s, row in rows.items():
+      child_weight[child_s] = row
+    opponent_infostates = infostates_in[id(mask)]
     sources = [None, None]
-    sources[actor], sources[opponent] = dict(actor_sources), opponent_sources
+    sources[actor] = dict(actor_sources)
+    sources[opponent] = {s: [(s, 0)] for s in opponent_infostates}
     child = len(nodes)
     counts = np.zeros((2, S))
     counts[opponent] = node.path_counts[opponent] * mask
     for child_s, pairs in actor_sources.items():
-      counts[actor, child_s] = sum(node.path_counts[actor, s] for s, _ in pairs)
+      counts[actor, child_s] = sum(actor_counts[s] for s, _ in pairs)
     nodes.append(_Node(state, index, node.depth + 1, node.path + (observation,),
                        _orient(child_weight, actor), tuple(sources), counts))
     for child_s, pairs in actor_sources.items():
       for s, a in pairs:
         node.targets[(actor, s, a)].append((child, child_s, 1.0))
-    for s in np.flatnonzero(mask):
-      node.targets[(opponent, int(s), None)].append((child, int(s), 1.0))
+    for s in opponent_infostates:
+      node.targets[(opponent, s, None)].append((child, s, 1.0))
 
 
 def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) -> None:
@@ -173,57 +184,67 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
              deal_histories: int) -> tree_lib.PublicTree:
   N = len(nodes)
   kind = np.array([n.kind for n in nodes], np.int8)
-  valid = np.zeros((N, 2, S), bool)
-  legal = np.zeros((N, S, A), bool)
+  weights = np.stack([n.weight for n in nodes])          # [N, S, S]
+  path_counts = np.stack([n.path_counts for n in nodes])  # [N, 2, S]
+  valid = np.stack([weights.sum(2) > 0, weights.sum(1) > 0], axis=1)
+  histories = ((weights > 0) * path_counts[:, 0, :, None] * path_counts[:, 1, None, :]).sum(
+      (1, 2)).astype(np.int64)
+  encoding = np.stack([rules.encode(n.state) for n in nodes]).astype(np.float32)
   payoff = np.zeros((N, S, S))
-  histories = np.zeros(N, np.int64)
-  J = max(len(v) for n in nodes for src in n.sources for v in src.values())
-  slots = [_child_slots(node, A) for node in nodes]
-  K = max([1] + [k + 1 for node_slots in slots for (_, k) in node_slots])
+  for i in np.flatnonzero(kind == rules_lib.TERMINAL).tolist():
+    node = nodes[i]
+    for s0, s1 in zip(*np.nonzero(node.weight)):
+      payoff[i, s0, s1] = node.weight[s0, s1] * rules.utility(node.state, int(s0), int(s1))
+  # Down edges: (node, player, infostate, j) -> (source infostate, action), gathered then written once.
+  down = [(i, player, s, j, source, action) for i, node in enumerate(nodes)
+          for player in (0, 1) for s, pairs in node.sources[player].items()
+          for j, (source, action) in enumerate(pairs)]
+  i, player, s, j, source, action = np.array(down, np.int64).T
+  J = int(j.max()) + 1
   src_infostate = np.zeros((N, 2, S, J), np.int32)
   src_action = np.zeros((N, 2, S, J), np.int32)
   src_weight = np.zeros((N, 2, S, J))
-  up_child = np.full((N, A, K), -1, np.int32)
-  up_infostate = np.zeros((N, A, K, 2, S), np.int32)
-  up_weight = np.zeros((N, A, K, 2, S))
-  encoding = np.zeros((N, rules.encoding_size()), np.float32)
+  src_infostate[i, player, s, j] = source
+  src_action[i, player, s, j] = action
+  src_weight[i, player, s, j] = 1.0
+  # Up edges: a child in each slot (action, k), and each (player, infostate)'s edge into a slot.
+  slot_rows, edge_rows = [], []
   for i, node in enumerate(nodes):
-    valid[i, 0] = node.weight.sum(1) > 0
-    valid[i, 1] = node.weight.sum(0) > 0
-    histories[i] = int(((node.weight > 0) * np.outer(*node.path_counts)).sum())
-    encoding[i] = rules.encode(node.state)
-    if node.kind == rules_lib.TERMINAL:
-      for s0, s1 in zip(*np.nonzero(node.weight)):
-        payoff[i, s0, s1] = node.weight[s0, s1] * rules.utility(node.state, int(s0), int(s1))
-    for player in (0, 1):
-      for s, pairs in node.sources[player].items():
-        for j, (source, action) in enumerate(pairs):
-          src_infostate[i, player, s, j] = source
-          src_action[i, player, s, j] = action
-          src_weight[i, player, s, j] = 1.0
     first_slot: dict[int, tuple[int, int]] = {}
-    for slot, child in sorted(slots[i].items()):
-      up_child[(i, *slot)] = child
+    slot_of = {}
+    for slot, child in sorted(_child_slots(node, A).items()):
+      slot_rows.append((i, *slot, child))
       first_slot.setdefault(child, slot)
-    slot_of = {(slot[0], child): slot for slot, child in slots[i].items()}
+      slot_of[(slot[0], child)] = slot
     for (player, s, a), targets in node.targets.items():
       for child, child_s, w in targets:
         # An actor's edge sits in its action's slot; a non-actor's (or chance's) in the child's first.
         slot_a, slot_k = first_slot[child] if a is None else slot_of[(a, child)]
-        up_infostate[i, slot_a, slot_k, player, s] = child_s
-        up_weight[i, slot_a, slot_k, player, s] = w
-    if node.kind in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
-      actor_valid = np.flatnonzero(valid[i, node.kind])
-      for s in actor_valid:
-        legal[i, s, list(rules.legal_actions(node.state, int(s)))] = True
-      legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
-    else:
-      legal[i, :, 0] = True
+        edge_rows.append((i, slot_a, slot_k, player, s, child_s, w))
+  K = 1 + max([0] + [row[2] for row in slot_rows])
+  up_child = np.full((N, A, K), -1, np.int32)
+  up_infostate = np.zeros((N, A, K, 2, S), np.int32)
+  up_weight = np.zeros((N, A, K, 2, S))
+  if slot_rows:
+    i, slot_a, slot_k, child = np.array(slot_rows, np.int64).T
+    up_child[i, slot_a, slot_k] = child
+    i, slot_a, slot_k, player, s = np.array([row[:5] for row in edge_rows], np.int64).T
+    up_infostate[i, slot_a, slot_k, player, s] = [row[5] for row in edge_rows]
+    up_weight[i, slot_a, slot_k, player, s] = [row[6] for row in edge_rows]
+  legal = np.zeros((N, S, A), bool)
+  legal[kind >= rules_lib.CHANCE, :, 0] = True
+  for i in np.flatnonzero(kind < rules_lib.CHANCE).tolist():
+    node = nodes[i]
+    actor_valid = np.flatnonzero(valid[i, node.kind]).tolist()
+    for s in actor_valid:
+      legal[i, s, list(rules.legal_actions(node.state, s))] = True
+    legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
   tree = tree_lib.PublicTree(
       name=rules.name, num_infostates=tuple(rules.num_infostates), num_actions=A, kind=kind,
       depth=np.array([n.depth for n in nodes], np.int32),
       parent=np.array([n.parent for n in nodes], np.int32), valid=valid, legal=legal,
-      payoff=payoff, pair_weight=np.stack([n.weight for n in nodes]), chance_probability=np.array([n.chance_probability for n in nodes]),
+      payoff=payoff, pair_weight=weights,
+      chance_probability=np.array([n.chance_probability for n in nodes]),
       is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories,
       encoding=encoding, root_ranges=priors, paths=tuple(n.path for n in nodes),
       src_infostate=src_infostate, src_action=src_action, src_weight=src_weight,

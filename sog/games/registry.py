@@ -8,12 +8,14 @@ import re
 from collections.abc import Callable
 
 from sog.games import builder
+from sog.games import connect_four
 from sog.games import kuhn_poker
 from sog.games import leduc_poker
 from sog.games import liars_dice
 from sog.games import rules as rules_lib
 from sog.games import scotland_yard
 from sog.games import sequential_rps
+from sog.games import tic_tac_toe
 from sog.games import tree as tree_lib
 
 
@@ -41,7 +43,10 @@ class _Entry:
   parameters: dict[str, _Parameter]
 
 
+_SIDE = _Parameter(int, 3, lambda: connect_four.VALID_SIDES)
 _REGISTRY: dict[str, _Entry] = {
+    "connect_four": _Entry(connect_four.ConnectFour, {"rows": _SIDE, "columns": _SIDE,
+                                                     "x_in_row": _SIDE}),
     "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
     "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
     "liars_dice": _Entry(liars_dice.LiarsDice,
@@ -50,6 +55,7 @@ _REGISTRY: dict[str, _Entry] = {
                             {"map": _Parameter(str, "glasses", scotland_yard.available_maps,
                                                scotland_yard.is_map_file, "or a path to a .json map file")}),
     "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
+    "tic_tac_toe": _Entry(tic_tac_toe.TicTacToe, {}),
 }
 
 

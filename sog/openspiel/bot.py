@@ -1,5 +1,6 @@
 """An OpenSpiel bot playing by :class:`~sog.search.agent.SoGAgent`, for any game sog bridges to
-OpenSpiel (kuhn_poker, leduc_poker, liars_dice, the registered Scotland Yard)."""
+OpenSpiel (kuhn_poker, leduc_poker, liars_dice, the registered Scotland Yard, connect_four,
+tic_tac_toe)."""
 
 from __future__ import annotations
 

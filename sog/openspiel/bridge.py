@@ -22,8 +22,10 @@ from sog.openspiel import scotland_yard as openspiel_scotland_yard
 def openspiel_name(game: registry.Game) -> str:
   """The OpenSpiel game string with the same rules as ``game``."""
   base, params = registry.parse_name(game.name)
-  if base in ("kuhn_poker", "leduc_poker"):
+  if base in ("kuhn_poker", "leduc_poker", "tic_tac_toe"):
     return base
+  if base == "connect_four":
+    return game.name
   if base == "liars_dice":
     return f"liars_dice(numdice=1,dice_sides={params['faces']})"
   if base == "scotland_yard":
@@ -176,13 +178,13 @@ def _action_probabilities(os_policy: openspiel_policy.Policy, info: Infostate) -
 
 def exploitability_in_openspiel(game: registry.Game, policy: np.ndarray) -> float:
   """OpenSpiel's own exploitability of the sog ``policy`` (C++ for C++ games, Python otherwise)."""
-  tabular = to_openspiel_policy(game, policy)
   os_game = openspiel_game(game)
   if registry.parse_name(game.name)[0] == "scotland_yard":
     from open_spiel.python.algorithms import exploitability as os_exploitability
-    return float(os_exploitability.exploitability(os_game, tabular))
+    return float(os_exploitability.exploitability(os_game, to_openspiel_policy(game, policy)))
+  policy = policy_lib.check_policy(game.tree, policy)
   as_dict = {info.key: list(zip(info.legal_actions,
-                                tabular.policy_for_key(info.key)[list(info.legal_actions)].tolist()))
+                                policy[info.node, info.infostate, list(info.legal_actions)].tolist()))
              for info in openspiel_infostates(game)}
   return float(pyspiel.exploitability(os_game, as_dict))
 
