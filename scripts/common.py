@@ -148,12 +148,13 @@ class LeafFlags:
   leaf: flags.FlagHolder[str]
   oracle_iterations: flags.FlagHolder[int]
   oracle_warm_start: flags.FlagHolder[bool]
+  oracle_policy_prior: flags.FlagHolder[bool]
   value_error: flags.FlagHolder[float]
   value_error_seed: flags.FlagHolder[int]
 
   def model(self, game: sog.games.Game) -> leaf_models.LeafModel:
     model = leaf_model(self.leaf.value, game, self.oracle_iterations.value,
-                       self.oracle_warm_start.value)
+                       self.oracle_warm_start.value, self.oracle_policy_prior.value)
     if self.value_error.value > 0:
       model = leaf_models.with_value_error(model, self.value_error.value,
                                            self.value_error_seed.value)
@@ -163,7 +164,8 @@ class LeafFlags:
     text = f"leaf={self.leaf.value}"
     if self.leaf.value == "oracle":
       text += (f" ({self.oracle_iterations.value} CFR+ iterations per call"
-               f"{', warm-started' if self.oracle_warm_start.value else ''})")
+               f"{', warm-started' if self.oracle_warm_start.value else ''}"
+               f"{', its policy as the prior' if self.oracle_policy_prior.value else ''})")
     if self.value_error.value:
       text += f" + value error sigma {self.value_error.value:g}"
     return text
@@ -171,6 +173,7 @@ class LeafFlags:
   def record(self) -> dict:
     return {"leaf": self.leaf.value, "oracle_iterations": self.oracle_iterations.value,
             "oracle_warm_start": self.oracle_warm_start.value,
+            "oracle_policy_prior": self.oracle_policy_prior.value,
             "leaf_value_error": self.value_error.value,
             "leaf_value_error_seed": self.value_error_seed.value}
 
@@ -188,6 +191,10 @@ def define_leaf_flags(leaf: str = "oracle",
           "oracle_warm_start", False, "Each exact-oracle call continues the search's previous "
           "call's CFR+ run (so t calls have solved below the frontier for t * oracle_iterations "
           "iterations)."),
+      oracle_policy_prior=flags.DEFINE_bool(
+          "oracle_policy_prior", False, "The exact oracle's prior is its solve's policy at each "
+          "leaf (a perfect policy head) instead of uniform; with k = 1 (perfect information) the "
+          "prior picks the child each expansion adds."),
       value_error=flags.DEFINE_float(
           "leaf_value_error", 0.0, "sigma of a fixed N(0, sigma^2) error added to the leaf model's "
           "conditional values at each (public state, player, infostate) "
@@ -197,12 +204,14 @@ def define_leaf_flags(leaf: str = "oracle",
 
 
 def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = ORACLE_ITERATIONS,
-               oracle_warm_start: bool = False) -> leaf_models.LeafModel:
+               oracle_warm_start: bool = False,
+               oracle_policy_prior: bool = False) -> leaf_models.LeafModel:
   """The leaf model ``spec`` names: "oracle" (a CFR+ solve of every frontier leaf's subgame),
   "zeros", "untrained" (a CVPN of the default size initialised with seed 0) or a CVPN checkpoint
   directory of ``game``."""
   if spec == "oracle":
-    return leaf_models.exact_leaf_model(oracle_iterations, warm_start=oracle_warm_start)
+    return leaf_models.exact_leaf_model(oracle_iterations, warm_start=oracle_warm_start,
+                                        policy_prior=oracle_policy_prior)
   if spec == "zeros":
     return leaf_models.zero_leaf_model()
   if spec == "untrained":

@@ -11,7 +11,9 @@ from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.search import cfr
 from sog.search import gtcfr
+from sog.search.gtcfr import expand as expand_lib
 from sog.search.gtcfr import frontier as gtcfr_frontier
+from sog.search.gtcfr import update as update_lib
 from sog.search import leaf_models
 from sog.search import solver
 from sog.search import tables as tables_lib
@@ -356,3 +358,51 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   inner = np.asarray(tables.inner_position)
   for node in partial:
     assert (policy[inner[node]][:, ~added[node]] == 0).all()
+
+
+def _last_action_prior_model() -> leaf_models.LeafModel:
+  """Zero values and a prior that ranks the actions by their index (the last one first)."""
+
+  def apply(params, tables, nodes, ranges, mask):
+    del params, mask
+    logits = jnp.broadcast_to(jnp.arange(tables.legal.shape[-1], dtype=ranges.dtype),
+                              (nodes.shape[0], *ranges.shape[1:], tables.legal.shape[-1]))
+    return leaf_models.LeafOutput(jnp.zeros_like(ranges), logits)
+
+  return leaf_models.LeafModel(apply)
+
+
+def test_perfect_information_expansion_adds_one_child_per_simulation():
+  """Perfect information, k = 1 by default: each simulation adds exactly one public state (none when
+  its walk ends at a terminal). At a frontier leaf that is the child of the prior's top action (SoG's
+  top-k by prior); a walk may also leave an interior node by an action not yet added (pi_select
+  ranges over all legal actions), which adds that child, so the tree keeps widening where the walks
+  go instead of freezing each node at its first child."""
+  game = load("connect_four")
+  config = gtcfr.GTCFRConfig(simulations=40)
+  searcher = gtcfr.GTCFR(game, _last_action_prior_model(), config)
+  assert searcher.k == 1
+  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+  state = jax.jit(lambda t, r: gtcfr.init(t, apply, None, jax.random.PRNGKey(3),
+                                          gtcfr.root_start(t, r), config))(
+                                              tables, searcher.root_ranges(None))
+  step = jax.jit(lambda t, s: expand_lib.grow(
+      t, update_lib.cfr_update(t, apply, None, s, config, searcher.capacity), config, searcher.k))
+  tree = game.tree
+  sizes = [int(np.asarray(state.in_tree).sum())]
+  assert sizes[0] == 1 + tree.legal[0, 0].sum()  # the root and its children
+  for _ in range(config.simulations):
+    state = step(tables, state)
+    sizes.append(int(np.asarray(state.in_tree).sum()))
+  growth = np.diff(sizes)
+  assert set(growth.tolist()) <= {0, 1}
+  in_tree = np.asarray(state.in_tree)
+  if (growth == 0).any():
+    assert (in_tree & (tree.kind == rules.TERMINAL)).any()
+  assert growth.sum() >= 0.75 * config.simulations
+  added, expanded = np.asarray(state.added), np.asarray(state.expanded)
+  grown = np.flatnonzero(expanded)[1:]  # the root starts with all its actions
+  top = np.array([np.flatnonzero(tree.legal[n, 0])[-1] for n in grown])
+  assert grown.size and added[grown, top].all()  # each node's first expansion took the prior's top
+  # Some node gained a child after its first expansion: a second added action.
+  assert (added[grown].sum(-1) >= 2).any()

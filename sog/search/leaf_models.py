@@ -164,10 +164,13 @@ def realisation_weights(tables: tables_lib.SearchTables, policy: chex.Array,
   return jnp.where((kind < 2)[:, None, None], actor_range[..., None] * policy, 0.0)
 
 
-def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3,
-                     warm_start: bool = False) -> LeafModel:
+def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3, warm_start: bool = False,
+                     policy_prior: bool = False) -> LeafModel:
   """The exact oracle: each leaf's full subgame solved by ``iterations`` of CFR+ at its current ranges
-  (trembled by ``tremble``, valued at the true ranges); uniform prior.
+  (trembled by ``tremble``, valued at the true ranges); a uniform prior, or with ``policy_prior`` the
+  solve's average policy at each leaf (what a perfect CVPN's policy head would give: with k = 1 the
+  prior decides which child an expansion adds, so a uniform prior leaves that choice to the action
+  order).
 
   All leaves are solved in one CFR+ run over the search tables (their subgames are disjoint), so one
   oracle call costs ``iterations`` double passes over the root's subgame, however many leaves there
@@ -199,15 +202,19 @@ def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3,
     def run(state):
       policy, node_ranges, values, state = continue_solve(tables, nodes, ranges, mask, iterations,
                                                           tremble, state)
-      return (jnp.concatenate(values)[nodes],
-              realisation_weights(tables, policy, node_ranges), state)
+      return (jnp.concatenate(values)[nodes], realisation_weights(tables, policy, node_ranges),
+              policy, state)
 
     def nothing(state):
-      return (jnp.zeros_like(ranges), jnp.zeros(tables.to_inner(tables.legal).shape, ranges.dtype),
-              state)
+      policy = jnp.zeros(tables.to_inner(tables.legal).shape, ranges.dtype)
+      return jnp.zeros_like(ranges), policy, policy, state
 
-    values, policy_sums, state = jax.lax.cond(mask.any(), run, nothing, state)
-    return LeafOutput(values, _uniform_logits(tables, nodes), policy_sums, state)
+    values, policy_sums, policy, state = jax.lax.cond(mask.any(), run, nothing, state)
+    logits = _uniform_logits(tables, nodes)
+    if policy_prior:  # the actor's row is the one PUCT reads; both rows carry it
+      at_leaves = jnp.log(jnp.maximum(policy[tables.inner_position[nodes]], 1e-12))
+      logits = jnp.where(logits > -jnp.inf, at_leaves[:, None], logits)
+    return LeafOutput(values, logits, policy_sums, state)
 
   def init_state(tables):
     return cfr.init_state(tables.levels)

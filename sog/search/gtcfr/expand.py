@@ -13,10 +13,11 @@ from sog.search import types
 
 
 def _select_action(tables, state: types.SearchState, pending, node, infostate, config, rng):
-  """pi_select = 1/2 one-hot(argmax PUCT) + 1/2 average CFR policy, at the actor's infostate."""
+  """pi_select = 1/2 one-hot(argmax PUCT) + 1/2 average CFR policy, at the actor's infostate, over
+  all its legal actions: one whose child is not in the tree yet ends the walk and is added there
+  (with k < all, the only way a node gains children after its first expansion)."""
   m = tables.inner_position[node]
-  expanded = state.expanded[node]
-  allowed = tables.legal[node, infostate] & (state.added[node] | ~expanded)
+  allowed = tables.legal[node, infostate]
   visits = state.visits[m, infostate]
   q = state.action_values[m, infostate] - config.virtual_loss * pending[m, infostate]
   u = config.puct_constant * state.prior[m, infostate] * jnp.sqrt(visits.sum()) / (1.0 + visits)
@@ -27,20 +28,27 @@ def _select_action(tables, state: types.SearchState, pending, node, infostate, c
 
 def _expand(tables, state: types.SearchState, node, selected, k: int | None,
             grow) -> types.SearchState:
-  """If ``grow``: adds the children of up to k actions at ``node`` (``selected`` first, then by the
-  prior weighted by the actor's range; all outcomes at a chance node)."""
+  """If ``grow``: adds the children of up to k actions at ``node`` (all outcomes at a chance node).
+
+  At a frontier leaf these are its top k missing actions by the prior weighted by the actor's range
+  (uniformly over its valid infostates where that range is 0), as SoG's expansion ranks them. At an
+  interior node the walk left through ``selected``, an action not in the tree yet: it comes first.
+  """
   m = tables.inner_position[node]
   actor = jnp.clip(tables.kind[node], 0, 1)
   num_actions = tables.legal.shape[-1]
-  can_act = (tables.legal[node] & tables.valid[node, actor][:, None]).any(0)
+  valid = tables.valid[node, actor]
+  can_act = (tables.legal[node] & valid[:, None]).any(0)
   missing = can_act & ~state.added[node]
   chance = tables.kind[node] == rules_lib.CHANCE
   if k is None or k >= num_actions:
     new = missing
   else:
-    score = state.ranges[node, actor] @ state.prior[m]
-    score = jnp.where(missing, score, -jnp.inf).at[selected].set(
-        jnp.where(missing[selected], jnp.inf, -jnp.inf))
+    own = state.ranges[node, actor]
+    score = jnp.where(own.sum() > 0, own, valid.astype(own.dtype)) @ state.prior[m]
+    score = jnp.where(missing, score, -jnp.inf)
+    score = score.at[selected].set(jnp.where(state.expanded[node] & missing[selected], jnp.inf,
+                                             score[selected]))
     top_scores, top = jax.lax.top_k(score, k)
     new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
   added = jnp.where(grow, jnp.where(chance, True, state.added[node] | new), state.added[node])
