@@ -1,5 +1,9 @@
 """The SoG agent and its OpenSpiel bot: complete games against OpenSpiel's bots, and clear errors."""
 
+import json
+import subprocess
+import sys
+
 import jax
 import numpy as np
 import pytest
@@ -14,6 +18,7 @@ from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
+from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize("name, leaf, games", [
@@ -88,3 +93,20 @@ def test_the_bot_needs_an_openspiel_game():
                              gtcfr.GTCFRConfig(10))
   with pytest.raises(ValueError, match="no OpenSpiel counterpart"):
     bot_lib.SoGBot(agent, 0)
+
+
+def test_play_script_swaps_seats_and_ends_with_its_json_line():
+  """scripts/play.py: SoG against OpenSpiel's MCTS on a small perfect-information game, seats
+  alternating, tallied by the agent's return; MCTS on an imperfect-information game is refused before
+  anything compiles."""
+  command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10"]
+  out = subprocess.run(command + ["--game=connect_four(rows=2,columns=3,x_in_row=3)",
+                                  "--opponent=mcts", "--opponent_simulations=20", "--games=4"],
+                       capture_output=True, text=True, cwd=ROOT, check=True)
+  summary = json.loads(out.stdout.splitlines()[-1])
+  assert summary["game"] == "connect_four(rows=2,columns=3,x_in_row=3)" and summary["games"] == 4
+  assert summary["wins"] + summary["draws"] + summary["losses"] == 4
+  assert summary["as_player_0"]["games"] == summary["as_player_1"]["games"] == 2
+  bad = subprocess.run(command + ["--game=kuhn_poker", "--opponent=mcts", "--games=1"],
+                       capture_output=True, text=True, cwd=ROOT)
+  assert bad.returncode != 0 and "perfect-information" in bad.stderr

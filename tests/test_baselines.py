@@ -2,7 +2,6 @@
 restricted games, R-NaD's fixed points and its simulator, the harness's budgets and script."""
 
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -26,9 +25,9 @@ from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import peers
 from sog.search import cfr
 from sog.search import solver as solver_lib
+from tests.conftest import ROOT
 from tests.conftest import load
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])

@@ -3,7 +3,6 @@ composed policy evaluated exactly."""
 
 import csv
 import json
-import pathlib
 import subprocess
 import sys
 
@@ -22,9 +21,9 @@ from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
 from sog.selfplay import config as selfplay_config
 from sog.selfplay import run as selfplay_run
+from tests.conftest import ROOT
 from tests.conftest import load
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _keys(count: int, seed: int = 0) -> jax.Array:

@@ -3,7 +3,6 @@
 import csv
 import dataclasses
 import json
-import pathlib
 import runpy
 import signal
 import subprocess
@@ -27,9 +26,9 @@ from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
 from sog.selfplay import query_solver
 from sog.selfplay import run
+from tests.conftest import ROOT
 from tests.conftest import shared_searcher
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def _examples(nodes, S=3, A=2):
