@@ -9,7 +9,8 @@ evaluations are not charged to it) and its average policy's exploitability is co
 after chunks of 1, 2, 4, ... iterations. OpenSpiel's own implementation of each algorithm, where it
 has one, runs for --openspiel_seconds beside it for the speed column. The PNG draws exploitability
 against wall time (log-log), with SoG's protocol numbers for the game's shipped network as
-horizontal lines where ``checkpoints/GAME/protocol.json`` records them. Ends with one JSON line:
+horizontal lines where ``checkpoints/GAME/protocol.json`` records them, and the baselines' published
+figures where ``sog.eval.paper.baseline_anchors`` has them. Ends with one JSON line:
 {"game", "seconds", ALGORITHM: {"exploitability", "seconds", "iterations"}, ..., "openspiel": {...}}.
 """
 
@@ -24,6 +25,7 @@ from absl import flags
 import sog
 from sog import baselines
 from sog import plotting
+from sog.eval import paper
 from sog.openspiel import peers
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name (sog.registered_games()).")
@@ -103,7 +105,7 @@ def main(argv):
             for name, curve in curves.items()}
   plotting.line_plot(plot, series, f"{game.name}: exploitability against wall time (2 CPU cores)",
                      "seconds (own time, compilation excluded)", "exploitability", logx=True,
-                     levels=_sog_levels(game.name))
+                     levels=_sog_levels(game.name) | paper.baseline_anchors(game.name))
   print(json.dumps({"game": game.name, "seconds": _SECONDS.value,
                     **{name: curve.summary() for name, curve in curves.items()},
                     "openspiel": peer_results, "dtype": "float64" if _FLOAT64.value else "float32",

@@ -54,3 +54,22 @@ REBEL_TABLE2 = {
 def rebel_table2(game_name: str) -> ReBeLTable2 | None:
   """ReBeL's table 2 row for ``game_name``, or None if the table has none."""
   return REBEL_TABLE2.get(game_name)
+
+
+# Published exploitability of the baselines' own implementations, as horizontal reference lines for
+# ``scripts/baselines.py``: {game: {label: exploitability}}. NashConv figures are halved (two-player
+# zero-sum exploitability is NashConv / 2). Values read off a figure are marked "≈" in the label.
+BASELINE_ANCHORS = {
+    # OpenSpiel's R-NaD (the DeepNash authors' reference code, removed from OpenSpiel in 2024):
+    # rnad/rnad_nashconv_leduc.png, 5 seeds, (256, 256) MLP, 512 trajectories a learner step; the
+    # NashConv settles at ≈ 0.17-0.18 from about 2M learner steps to the last, 7M.
+    "leduc_poker": {"R-NaD, OpenSpiel's figure, 7M steps x 512 (≈)": 0.0875},
+    # ReBeL's table 2: CFR on the full game for 1,024 iterations.
+    **{name: {"CFR, 1,024 iterations (ReBeL's table 2)": row.full_game_cfr}
+       for name, row in REBEL_TABLE2.items()},
+}
+
+
+def baseline_anchors(game_name: str) -> dict[str, float]:
+  """The published baseline figures for ``game_name`` (label -> exploitability), possibly empty."""
+  return dict(BASELINE_ANCHORS.get(game_name, {}))
