@@ -10,7 +10,8 @@ after chunks of 1, 2, 4, ... iterations. OpenSpiel's own implementation of each 
 has one, runs for --openspiel_seconds beside it for the speed column. The PNG draws exploitability
 against wall time (log-log), with SoG's protocol numbers for the game's shipped network as
 horizontal lines where ``checkpoints/GAME/protocol.json`` records them, and the baselines' published
-figures where ``sog.eval.paper.baseline_anchors`` has them. Ends with one JSON line:
+figures where ``sog.eval.paper.baseline_anchors`` has them; the curves' points go to a JSON file
+beside it (the PNG's name, .json). Ends with one JSON line:
 {"game", "seconds", ALGORITHM: {"exploitability", "seconds", "iterations"}, ..., "openspiel": {...}}.
 """
 
@@ -78,7 +79,7 @@ def main(argv):
     algorithm = baselines.make(name, game, dtype)
     curve = baselines.run_for(
         algorithm, game, _SECONDS.value, _ITERATIONS.value, _SEED.value,
-        log=lambda p, name=name: print(f"  {name}: {p.iterations} iterations, {p.seconds:.2f} s, "
+        log=lambda p, name=name: print(f"  {name}: {p.iterations} iterations, {p.seconds:.4g} s, "
                                        f"exploitability {p.exploitability:.4g}", flush=True))
     curves[name] = curve
     if _OPENSPIEL_SECONDS.value and name in peers.PEERS:
@@ -106,10 +107,13 @@ def main(argv):
   plotting.line_plot(plot, series, f"{game.name}: exploitability against wall time (2 CPU cores)",
                      "seconds (own time, compilation excluded)", "exploitability", logx=True,
                      levels=_sog_levels(game.name) | paper.baseline_anchors(game.name))
+  curves_path = pathlib.Path(plot).with_suffix(".json")
+  curves_path.write_text(json.dumps(
+      {name: {"seconds": list(x), "exploitability": list(y)} for name, (x, y) in series.items()}))
   print(json.dumps({"game": game.name, "seconds": _SECONDS.value,
                     **{name: curve.summary() for name, curve in curves.items()},
                     "openspiel": peer_results, "dtype": "float64" if _FLOAT64.value else "float32",
-                    "plot": plot}))
+                    "plot": plot, "curves": str(curves_path)}))
 
 
 if __name__ == "__main__":

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-import time
 from typing import Callable
 
 from absl import flags
 import jax
 
 import sog.games
+from sog import monitoring
 from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
@@ -224,15 +224,16 @@ def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = ORACLE_
   return checkpoint.restore_leaf_model(spec, game.name)
 
 
-def progress_printer(label: str) -> Callable[[int, int], None]:
-  """A ``compose`` progress callback printing searches done, rate and ETA about every tenth."""
-  started, reported = time.perf_counter(), [0]
+def progress_printer(label: str, unit: str = "search") -> Callable[[int, int], None]:
+  """A ``progress(done, total)`` callback (``compose``'s, a dataset's): a tqdm bar of the ``unit``s
+  done (a line about every 10 s off a terminal), closed when the last is done."""
+  progress: list[monitoring.Progress] = []
 
-  def progress(done: int, total: int) -> None:
-    if done * 10 // total > reported[0] or done == total:
-      reported[0] = done * 10 // total
-      rate = done / (time.perf_counter() - started)
-      print(f"  {label}: {done}/{total} searches, {rate:.2f}/s, ETA {(total - done) / rate:.0f} s",
-            flush=True)
+  def update(done: int, total: int) -> None:
+    if not progress:
+      progress.append(monitoring.Progress(f"  {label}", total, unit=unit))
+    progress[0].update(done)
+    if done >= total:
+      progress[0].close()
 
-  return progress
+  return update

@@ -7,7 +7,8 @@ the search and re-solving flags of ``scripts/evaluate.py`` (``scripts/common.py`
 defaults unless given); a run writes its untrained network as step 0 and its final one as a snapshot
 too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max
 over the seeds; ``snapshot_evaluation_prior_inf.csv`` and so on for settings off the defaults, the
-PNG named alike); rows already there are kept and not re-run, so a killed evaluation resumes. Draws
+PNG named alike; the same rows as TensorBoard scalars in ``tensorboard/``); rows already there are
+kept and not re-run, so a killed evaluation resumes. Draws
 ``snapshot_exploitability.png``: mean and min-max ribbon per setting against train steps, with SoG
 fig. 3's values where the paper has the game, and with --references (files holding
 ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and setting,
@@ -29,6 +30,7 @@ from absl import logging
 
 import common
 import sog.games
+from sog import monitoring
 from sog.nets import checkpoint
 from sog.protocol import composed
 from sog.search import gtcfr
@@ -125,6 +127,7 @@ def main(argv):
         f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
         f"{_PROTOCOL.describe()}")
   last_rows = []
+  writer = monitoring.MetricsWriter(workdir)
   for step, directory in networks:
     leaf = checkpoint.restore_leaf_model(directory, game_name)
     for sims, c in settings:
@@ -139,11 +142,12 @@ def main(argv):
       row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
              "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",
              "seeds": len(_PROTOCOL.seeds())}
-      run_lib.append_row(workdir / csv_name, _FIELDS, row)
+      writer.write(pathlib.Path(csv_name).stem, _FIELDS, row, series_field="setting")
       print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-{stats['max']:.4g}), "
             f"{result.seconds:.0f} s", flush=True)
       if step == last_step:
         last_rows.append(row)
+  writer.close()
   run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
                           f"{len(_PROTOCOL.seeds())} seeds per point", game.name, csv_name,
                           png_name, references)

@@ -23,7 +23,9 @@ from absl import flags
 import jax
 import numpy as np
 
+import common
 import sog.games
+from sog import monitoring
 from sog import plotting
 from sog.nets import checkpoint
 from sog.nets import config as config_lib
@@ -57,18 +59,7 @@ _REPLAY = flags.DEFINE_string("replay", None, "Fit the replay buffer of this sel
                               "(or its checkpoint/) instead of exact examples; --examples is ignored.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint_dir", None, "Save the fitted CVPN here.")
 _PLOT = flags.DEFINE_string("plot", None, "Write a loss-curve PNG here.")
-_LOG_EVERY = flags.DEFINE_integer("log_every", 1000, "Steps between progress lines.")
-
-
-class _Progress:
-  def __init__(self, label: str):
-    self.label, self.start = label, time.perf_counter()
-
-  def __call__(self, done: int, total: int, extra: str = "") -> None:
-    elapsed = time.perf_counter() - self.start
-    rate = done / max(elapsed, 1e-9)
-    eta = (total - done) / max(rate, 1e-9)
-    print(f"{self.label} {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s) {extra}", flush=True)
+_LOG_EVERY = flags.DEFINE_integer("log_every", 1000, "Steps between held-out losses.")
 
 
 def _replay_examples(game):
@@ -94,7 +85,7 @@ def _examples(game):
     data = dataset.generate(game, _EXAMPLES.value, _SOLVE_ITERATIONS.value,
                             np.random.default_rng(_SEED.value), group_size=_GROUP.value,
                             max_group_nodes=_GROUP_NODES.value,
-                            progress=_Progress("examples"))
+                            progress=common.progress_printer("examples", unit="example"))
     dataset.save(path, data, **meta)
     print(f"cached {path}")
   else:
@@ -151,7 +142,7 @@ def main(argv):
   state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(_SEED.value)))
   loss_fn = jax.jit(train.make_loss_fn(network, optimizer_config))
   test_batch = dataset.batch(game, data, test_index[:4096])
-  progress, curve = _Progress("steps"), []
+  progress, curve = monitoring.Progress("fit", _STEPS.value, unit="step"), []
   start = time.perf_counter()
   for step in range(1, _STEPS.value + 1):
     index = train_index[rng.integers(0, len(train_index), size=_BATCH.value)]
@@ -159,7 +150,8 @@ def main(argv):
     if step % _LOG_EVERY.value == 0 or step == _STEPS.value:
       held_loss = float(loss_fn(state.params, test_batch)[0])
       curve.append((step, float(metrics["loss"]), held_loss))
-      progress(step, _STEPS.value, f"train loss {curve[-1][1]:.4g} held-out loss {held_loss:.4g}")
+      progress.update(step, f"train loss {curve[-1][1]:.4g}, held-out loss {held_loss:.4g}")
+  progress.close()
   fit_seconds = time.perf_counter() - start
   mae, constant_mae, xent, uniform_xent = _evaluate(network, state.params, game, data, test_index,
                                                     constant)

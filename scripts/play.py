@@ -33,6 +33,7 @@ from open_spiel.python.algorithms import mcts
 
 import common
 import sog.games
+from sog import monitoring
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge
 from sog.search import agent as agent_lib
@@ -99,6 +100,7 @@ def main(argv):
         f"{opponent}, {_GAMES.value} games, seats alternating", flush=True)
   returns, seats = [], []
   started = time.perf_counter()
+  progress = monitoring.Progress("  match", _GAMES.value, unit="game")
   for g in range(_GAMES.value):
     seat, seed = g % 2, _SEED.value + g
     bots = [None, None]
@@ -109,12 +111,9 @@ def main(argv):
                                           np.random.RandomState(seed))
     returns.append(float(outcome[seat]))
     seats.append(seat)
-    done = g + 1
-    if done % 10 == 0 or done == _GAMES.value:
-      rate = done / (time.perf_counter() - started)
-      r = np.asarray(returns)
-      print(f"  {done}/{_GAMES.value} games, {rate:.2f}/s, ETA {(_GAMES.value - done) / rate:.0f} s: "
-            f"{(r > 0).sum()} wins, {(r == 0).sum()} draws, {(r < 0).sum()} losses", flush=True)
+    r = np.asarray(returns)
+    progress.update(g + 1, f"{(r > 0).sum()} wins, {(r == 0).sum()} draws, {(r < 0).sum()} losses")
+  progress.close()
   returns, seats = np.asarray(returns), np.asarray(seats)
 
   def tally(rows) -> dict:

@@ -8,9 +8,11 @@ config with a ``rebel`` section, and evaluates it.
 
 Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``). A
 run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
-counters). Prints progress (steps, games, queries solved, buffer fill, rates, ETA) and the periodic
-evaluations, writes metrics.csv, evaluation.csv and exploitability.png in the work directory, and ends
-with one JSON line: game, steps, seconds, exploitability per evaluated setting, throughput.
+counters). Shows progress (tqdm: share of the budget, ETA; steps, games, queries solved, buffer fill,
+rates; a line every --log_every seconds when not on a terminal) and the periodic evaluations, writes
+metrics.csv, evaluation.csv, TensorBoard event files (``tensorboard --logdir WORKDIR``) and
+exploitability.png in the work directory, and ends with one JSON line: game, steps, seconds,
+exploitability per evaluated setting, throughput.
 """
 
 import json
@@ -27,15 +29,15 @@ from sog.selfplay import run
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/leduc.py", "Experiment config file.")
 _WORKDIR = flags.DEFINE_string("workdir", None, "Directory of checkpoints, metrics and plots.",
                                required=True)
-_LOG_EVERY = flags.DEFINE_float("log_every", 10.0, "Seconds between progress lines.")
+_LOG_EVERY = flags.DEFINE_float("log_every", 10.0, "Seconds between metrics rows (and progress "
+                                 "lines when not on a terminal).")
 
 
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO
-  log = lambda line: print(line, flush=True)  # noqa: E731
   if "rebel" in _CONFIG.value:
-    _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value), log)
+    _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value))
     return
   experiment = config_lib.from_config_dict(_CONFIG.value)
   selfplay = experiment.selfplay
@@ -45,18 +47,17 @@ def main(argv):
         f"{selfplay.solver_batch} queries per round, network {experiment.network.depth} x "
         f"{experiment.network.width}; up to {experiment.max_steps} steps"
         + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
-  summary = run.train(experiment, _WORKDIR.value, log=log, log_every_seconds=_LOG_EVERY.value)
+  summary = run.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, experiment)
 
 
-def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment, log) -> None:
+def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment) -> None:
   base, rebel = experiment.base, experiment.rebel
   print(f"{base.game}: ReBeL self-play, {base.selfplay.games} games, depth-{rebel.depth} subgames "
         f"of T = {rebel.iterations} CFR-D iterations ({rebel.updates}), eps {base.selfplay.eps:g}, "
         f"network {base.network.depth} x {base.network.width}; up to {base.max_steps} steps"
         + (f" or {base.max_seconds:.0f} s" if base.max_seconds else ""), flush=True)
-  summary = rebel_selfplay.train(experiment, _WORKDIR.value, log=log,
-                                 log_every_seconds=_LOG_EVERY.value)
+  summary = rebel_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, base)
 
 

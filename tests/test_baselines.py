@@ -274,6 +274,10 @@ def test_baselines_script_ends_with_its_json_line(tmp_path):
   assert summary["openspiel"]["dcfr"]["implementation"] == "Python"
   assert summary["openspiel"]["mccfr_external"]["iterations"] >= 1
   assert (tmp_path / "kuhn.png").is_file()
+  curves = json.loads((tmp_path / "kuhn.json").read_text())  # the plotted points, for redrawing
+  assert summary["curves"] == str(tmp_path / "kuhn.json") and set(curves) == {"dcfr",
+                                                                               "mccfr_external"}
+  assert curves["dcfr"]["exploitability"][-1] == pytest.approx(summary["dcfr"]["exploitability"])
   bad = subprocess.run([sys.executable, "scripts/baselines.py", "--algorithms=alphazero"],
                        capture_output=True, text=True, cwd=ROOT)
   assert bad.returncode != 0 and "valid" in bad.stderr

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import sog.eval
+from sog import monitoring
 from sog.baselines import rebel
 from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.nets import checkpoint as checkpoint_lib
@@ -269,9 +270,9 @@ def test_runs_compared_against_self_play_time(tmp_path):
   for name, setting in (("sog", "SoG(100,1)"), ("rebel", "ReBeL(2,512) mixture")):
     (tmp_path / name).mkdir()
     for step, seconds, mean in ((0, 0.0, 0.6), (500, 1500.0, 0.2), (900, 3000.0, 0.1)):
-      selfplay_run.append_row(tmp_path / name / selfplay_run.EVALUATION, fields,
-                              {"step": step, "seconds": seconds, "setting": setting,
-                               "min": mean, "mean": mean, "max": mean, "eval_seconds": 1})
+      monitoring.append_row(tmp_path / name / selfplay_run.EVALUATION, fields,
+                            {"step": step, "seconds": seconds, "setting": setting,
+                             "min": mean, "mean": mean, "max": mean, "eval_seconds": 1})
   assert selfplay_run.plot_evaluation(tmp_path / "rebel", "t", "leduc_poker").is_file()
   out = subprocess.run(
       [sys.executable, str(ROOT / "scripts" / "compare_runs.py"),

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import sog.games
+from sog import monitoring
 from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import dataset
@@ -261,6 +262,12 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert summary["steps"] == 250
   assert trained < 0.8 * untrained, (untrained, trained)
   assert (tmp_path / run.PLOT).is_file() and (tmp_path / run.METRICS).is_file()
+  # The evaluations reach TensorBoard as well, with the CSV's steps and values.
+  with (tmp_path / run.EVALUATION).open() as f:
+    rows = [(int(row["step"]), float(row["mean"])) for row in csv.DictReader(f)]
+  scalars = monitoring.read_scalars(tmp_path / run.TENSORBOARD)["evaluation/SoG_4_1_/mean"]
+  assert [step for step, _ in scalars] == [step for step, _ in rows] == [0, 100, 200, 250]
+  np.testing.assert_allclose([value for _, value in scalars], [mean for _, mean in rows], rtol=1e-6)
   saved = np.load(tmp_path / run.CHECKPOINT / "selfplay.npz")
   resumed = loop.SelfPlay(experiment)
   resumed.restore(tmp_path / run.CHECKPOINT)

@@ -86,6 +86,38 @@ class SelfPlayConfig:
                        f"({self.replay_capacity})")
 
 
+BACKENDS = ("local", "ray")
+
+
+@dataclasses.dataclass(frozen=True)
+class RayConfig:
+  """The Ray workers of a run whose ``Experiment.backend`` is "ray".
+
+  Attributes:
+    actor_workers: Ray actors playing ``selfplay.games`` games each.
+    solver_workers: Ray actors answering ``selfplay.solver_batch`` queries at a time each.
+    cpus_per_worker: Ray CPUs each worker reserves (a fraction lets workers share a core).
+    address: the Ray cluster to join ("auto", "ray://HOST:10001", ...); "" starts a local one on
+      this machine's cores.
+  """
+
+  actor_workers: int = 1
+  solver_workers: int = 1
+  cpus_per_worker: float = 1.0
+  address: str = ""
+
+  def __post_init__(self):
+    for name in ("actor_workers", "solver_workers"):
+      if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+        raise ValueError(f"ray.{name} must be an int >= 1, got {getattr(self, name)!r}")
+    if not self.cpus_per_worker > 0:
+      raise ValueError(f"ray.cpus_per_worker must be > 0, got {self.cpus_per_worker!r}")
+
+  @property
+  def workers(self) -> int:
+    return self.actor_workers + self.solver_workers
+
+
 @dataclasses.dataclass(frozen=True)
 class EvaluationConfig:
   """The periodic exploitability check (SoG's composed-policy protocol, ``sog.protocol.compose``).
@@ -141,6 +173,10 @@ class Experiment:
     network, optimizer: the CVPN and its training.
     selfplay: the roles and buffers.
     evaluation: the periodic exploitability check.
+    backend: where the roles run: "local", interleaved in one process round by round
+      (:class:`sog.selfplay.loop.SelfPlay`); "ray", actors and query solvers as Ray actors with the
+      trainer and both buffers in the driver (:class:`sog.selfplay.distributed.RaySelfPlay`).
+    ray: the Ray workers (read only when ``backend`` is "ray").
     max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes first).
     max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over
       resumptions (0: none).
@@ -161,6 +197,8 @@ class Experiment:
   optimizer: nets_config.OptimizerConfig
   selfplay: SelfPlayConfig
   evaluation: EvaluationConfig
+  backend: str = "local"
+  ray: RayConfig = RayConfig()
   max_steps: int = 10_000
   max_seconds: float = 0.0
   checkpoint_every_seconds: float = 300.0
@@ -170,6 +208,8 @@ class Experiment:
 
   def __post_init__(self):
     registry.canonical_name(self.game)  # ValueError naming the registered games
+    if self.backend not in BACKENDS:
+      raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
     if (self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0
         or self.snapshot_every_steps < 0 or self.diagnostics_every_steps < 0):
       raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0, "
@@ -184,7 +224,8 @@ class Experiment:
 _SECTIONS = {"actor": gtcfr.GTCFRConfig, "solver": gtcfr.GTCFRConfig,
              "resolving": resolving_lib.ResolvingConfig,
              "network": nets_config.NetworkConfig, "optimizer": nets_config.OptimizerConfig,
-             "selfplay": SelfPlayConfig, "evaluation": EvaluationConfig}
+             "selfplay": SelfPlayConfig, "evaluation": EvaluationConfig,
+             "ray": RayConfig}
 
 
 def _section(name: str, cls: type, values: dict[str, Any]):

@@ -32,6 +32,7 @@ from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.nets import leaf as leaf_lib
 from sog.search import gtcfr
+from sog.search import leaf_models
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -40,7 +41,7 @@ from sog.selfplay import query_solver
 
 _BUFFERS = "selfplay.npz"
 _PROGRESS = "selfplay.json"
-_ACTING, _SOLVING, _DEALING = range(3)  # the roles drawing device randomness in a round
+ACTING, SOLVING, DEALING = range(3)  # the roles drawing device randomness in a round
 COUNTERS = ("rounds", "games", "moves", "queries_added", "queries_solved", "examples", "seconds")
 
 
@@ -49,12 +50,9 @@ class SelfPlay:
 
   def __init__(self, experiment: config_lib.Experiment):
     self.experiment = experiment
-    self.game = registry.load(experiment.game)
+    self.game, self.network, params, self.leaf_model = initial_network(experiment)
     tree = self.game.tree
     selfplay = experiment.selfplay
-    self.network = cvpn_lib.make_network(tree, experiment.network)
-    params = cvpn_lib.init_params(self.network, tree, jax.random.PRNGKey(experiment.seed))
-    self.leaf_model = leaf_lib.cvpn_leaf_model(self.network, params)
     self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
                                        selfplay.batch_size, selfplay.publish_every)
     self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
@@ -69,7 +67,7 @@ class SelfPlay:
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
     self.last_solved: buffers.Examples | None = None  # the solver's latest answers (diagnostics)
-    self.actors.restart(self._round_key(_DEALING))
+    self.actors.restart(self._round_key(DEALING))
 
   @property
   def step(self) -> int:
@@ -84,22 +82,7 @@ class SelfPlay:
   def round(self) -> list[dict[str, float]]:
     """One round of acting, solving and training; returns the train steps' metrics."""
     started = time.perf_counter()
-    params = self.learner.published
-    examples, queries, finished = self.actors.play(params, self._round_key(_ACTING), self.rng)
-    self.counters["moves"] += self.experiment.selfplay.games
-    self.counters["games"] += finished
-    self._add(examples, queries)
-    if self.experiment.selfplay.random_queries:
-      nodes, ranges = dataset.random_pbs(self.game, self.experiment.selfplay.random_queries, self.rng,
-                                         policies=1)
-      self._add(None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32)))
-    batch = self.experiment.selfplay.solver_batch
-    if len(self.queries) >= batch:  # full batches only: a padded search costs as much as a real one
-      waiting = self.queries.pop(batch)
-      solved, recursive = self.solver.solve(params, waiting, self._round_key(_SOLVING), self.rng)
-      self.counters["queries_solved"] += waiting.size
-      self.last_solved = solved
-      self._add(solved, recursive)
+    self._act_and_solve(self.learner.published)
     metrics = []
     if len(self.replay) >= self.experiment.selfplay.min_replay:
       steps = min(self.experiment.selfplay.train_steps_per_round,
@@ -108,6 +91,39 @@ class SelfPlay:
     self.counters["rounds"] += 1
     self.counters["seconds"] += time.perf_counter() - started
     return metrics
+
+  def _act_and_solve(self, params) -> None:
+    """The round's acting and solving with ``params``: one move of every actor game, then one batch
+    of the oldest queries if a full one waits (a padded search costs as much as a real one)."""
+    examples, queries, finished = self.actors.play(params, self._round_key(ACTING), self.rng)
+    self._played(examples, queries, finished)
+    self._add_random_queries()
+    batch = self.experiment.selfplay.solver_batch
+    if len(self.queries) >= batch:
+      waiting = self.queries.pop(batch)
+      solved, recursive = self.solver.solve(params, waiting, self._round_key(SOLVING), self.rng)
+      self._solved(waiting, solved, recursive)
+
+  def _add_random_queries(self) -> None:
+    """``selfplay.random_queries`` queries at random public belief states, if any."""
+    if self.experiment.selfplay.random_queries:
+      nodes, ranges = dataset.random_pbs(self.game, self.experiment.selfplay.random_queries, self.rng,
+                                         policies=1)
+      self._add(None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32)))
+
+  def _played(self, examples: buffers.Examples | None, queries: buffers.Queries,
+              finished: int) -> None:
+    """Books one move of ``selfplay.games`` actor games: ``finished`` ended with ``examples``."""
+    self.counters["moves"] += self.experiment.selfplay.games
+    self.counters["games"] += finished
+    self._add(examples, queries)
+
+  def _solved(self, waiting: buffers.Queries, solved: buffers.Examples,
+              recursive: buffers.Queries) -> None:
+    """Books the solver's answers to the ``waiting`` queries and its recursive queries."""
+    self.counters["queries_solved"] += waiting.size
+    self.last_solved = solved
+    self._add(solved, recursive)
 
   def _add(self, examples: buffers.Examples | None, queries: buffers.Queries) -> None:
     if examples is not None:
@@ -173,7 +189,17 @@ class SelfPlay:
     self.queries.load(arrays)
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]
-    self.actors.restart(self._round_key(_DEALING))
+    self.actors.restart(self._round_key(DEALING))
+
+
+def initial_network(experiment: config_lib.Experiment) -> tuple[registry.Game, cvpn_lib.CVPN, Any,
+                                                                 leaf_models.LeafModel]:
+  """The experiment's game, its CVPN, the initial parameters (from ``experiment.seed``) and the CVPN
+  leaf model the roles search with (each call with new parameters)."""
+  game = registry.load(experiment.game)
+  network = cvpn_lib.make_network(game.tree, experiment.network)
+  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(experiment.seed))
+  return game, network, params, leaf_lib.cvpn_leaf_model(network, params)
 
 
 def write_checkpoint(directory: str | pathlib.Path, state, config: checkpoint_lib.CheckpointConfig,

@@ -6,6 +6,8 @@ The work directory holds:
     it, or the work directory itself);
   * ``metrics.csv``: one row per logged round (step, counters, buffer fill, rates, losses);
   * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
+  * ``tensorboard/``: the same rows (and the diagnostics') as TensorBoard scalars, tagged
+    ``metrics/FIELD``, ``evaluation/SETTING/FIELD`` and ``diagnostics/FIELD``;
   * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig. 3);
   * ``snapshots/step_N/``: the network at step N, if the experiment asks for snapshots (for evaluating a
     run offline with ``scripts/eval_snapshots.py``, e.g. one whose protocol is too costly to run during
@@ -24,6 +26,9 @@ import pathlib
 import time
 from collections.abc import Callable, Mapping
 
+import jax
+
+from sog import monitoring
 from sog import plotting
 from sog.eval import paper
 from sog.selfplay import config as config_lib
@@ -36,21 +41,12 @@ METRICS = "metrics.csv"
 EVALUATION = "evaluation.csv"
 PLOT = "exploitability.png"
 DIAGNOSTICS = "diagnostics.csv"
+TENSORBOARD = monitoring.metrics.TENSORBOARD
 DIAGNOSTICS_PLOT = "value_errors.png"
 _METRIC_FIELDS = ("step", *loop.COUNTERS, "replay", "replay_available", "queries_waiting",
                   "games_per_s", "queries_per_s", "steps_per_s", "loss", "value_loss", "policy_loss")
 _EVALUATION_FIELDS = ("step", "seconds", "setting", "min", "mean", "max", "eval_seconds")
 _DIAGNOSTIC_FIELDS = ("step", "seconds", *diagnostics_lib.ERRORS)
-
-
-def append_row(path: pathlib.Path, fields: tuple[str, ...], row: dict) -> None:
-  """Appends ``row`` to the CSV at ``path`` (writing the header first if the file is new)."""
-  new = not path.is_file()
-  with path.open("a", newline="") as f:
-    writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-    if new:
-      writer.writeheader()
-    writer.writerow(row)
 
 
 def plot_evaluation(workdir: str | pathlib.Path, title: str, game_name: str | None = None,
@@ -121,30 +117,75 @@ class _Rates:
 
 
 def train(experiment: config_lib.Experiment, workdir: str | pathlib.Path,
-          log: Callable[[str], None] = print, log_every_seconds: float = 10.0) -> dict:
-  """Runs (or resumes) SoG's self-play ``experiment`` in ``workdir``; returns the final summary: game,
-  steps, seconds, counters, rates and the last evaluation ({"SoG(s,c)": {"min", "mean", "max",
-  ...}})."""
-  return drive(loop.SelfPlay(experiment), experiment, workdir, "SoG self-play", log,
-               log_every_seconds)
+          log: Callable[[str], None] | None = None, log_every_seconds: float = 10.0) -> dict:
+  """Runs (or resumes) SoG's self-play ``experiment`` in ``workdir``, in one process or with its roles
+  on Ray (``experiment.backend``); returns the final summary: game, steps, seconds, counters, rates,
+  the local devices the searches and train steps are split over, the backend and its workers (0 in
+  one process), and the last evaluation ({"SoG(s,c)": {"min", "mean", "max", ...}})."""
+  if experiment.backend == "ray":
+    from sog.selfplay import distributed  # Ray is imported only by runs that use it
+    selfplay = distributed.RaySelfPlay(experiment)
+    workers = experiment.ray.workers
+  else:
+    selfplay, workers = loop.SelfPlay(experiment), 0
+  try:
+    summary = drive(selfplay, experiment, workdir,
+                    "SoG self-play" + (f" on Ray ({workers} workers)" if workers else ""), log,
+                    log_every_seconds)
+  finally:
+    if workers:
+      selfplay.close()
+  return {**summary, "backend": experiment.backend, "workers": workers}
 
 
 def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, title: str,
-          log: Callable[[str], None] = print, log_every_seconds: float = 10.0) -> dict:
+          log: Callable[[str], None] | None = None, log_every_seconds: float = 10.0) -> dict:
   """The training loop of a self-play ``run`` in ``workdir``, with ``experiment``'s budgets,
   evaluation, snapshot and diagnostics schedule: :class:`sog.selfplay.loop.SelfPlay`, or a
   baseline's run with the same methods (``round``, ``stats``, ``evaluate``, ``save``, ``restore``,
   ``save_network``) and attributes (``step``, ``counters``, ``game``, ``network``, ``learner``,
-  ``last_solved``: the latest solved targets, or None)."""
+  ``last_solved``: the latest solved targets, or None).
+
+  Progress (:class:`sog.monitoring.Progress`) counts the share of the nearer budget (steps or
+  self-play seconds) done, with the counters and rates as postfix; events (resume, evaluations,
+  diagnostics) and, off a terminal, a progress line every ``log_every_seconds`` go to ``log``
+  (standard output if None)."""
   workdir = pathlib.Path(workdir)
   workdir.mkdir(parents=True, exist_ok=True)
-  if loop.has_checkpoint(workdir / CHECKPOINT):
+  resumed = loop.has_checkpoint(workdir / CHECKPOINT)
+  if resumed:
     run.restore(workdir / CHECKPOINT)
-    stats = run.stats()
-    log(f"resumed from {workdir / CHECKPOINT}: step {run.step}, {stats['games']} games, "
-        f"replay {stats['replay']}, queries waiting {stats['queries_waiting']}")
-  evaluation = experiment.evaluation
 
+  def budget_done() -> float:
+    """The share of the nearer budget spent, in percent."""
+    share = run.step / experiment.max_steps
+    if experiment.max_seconds > 0:
+      share = max(share, run.counters["seconds"] / experiment.max_seconds)
+    return 100.0 * min(share, 1.0)
+
+  with monitoring.MetricsWriter(workdir) as writer, monitoring.Progress(
+      f"{run.game.name}: {title}", 100.0, unit="%", every_seconds=log_every_seconds, log=log,
+      initial=budget_done()) as progress:
+    if resumed:
+      stats = run.stats()
+      progress.write(f"resumed from {workdir / CHECKPOINT}: step {run.step}, {stats['games']} "
+                     f"games, replay {stats['replay']}, queries waiting {stats['queries_waiting']}")
+    last = _loop(run, experiment, workdir, title, writer, progress, budget_done, log_every_seconds)
+  stats = run.stats()
+  seconds = stats["seconds"]
+  return {"game": run.game.name, "steps": run.step, "seconds": seconds,
+          "exploitability": last, "games": stats["games"], "queries_solved": stats["queries_solved"],
+          "games_per_s": stats["games"] / max(seconds, 1e-9),
+          "queries_per_s": stats["queries_solved"] / max(seconds, 1e-9),
+          "steps_per_s": run.step / max(seconds, 1e-9), "devices": jax.local_device_count(),
+          "workdir": str(workdir)}
+
+
+def _loop(run, experiment: config_lib.Experiment, workdir: pathlib.Path, title: str,
+          writer: monitoring.MetricsWriter, progress: monitoring.Progress,
+          budget_done: Callable[[], float], log_every_seconds: float) -> dict:
+  """Rounds until the budget is spent, with the experiment's schedule; returns the last evaluation."""
+  evaluation = experiment.evaluation
   evaluated_at = None
 
   def evaluate() -> dict:
@@ -154,11 +195,11 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
     if not results:
       return {}
     for name, stats in results.items():
-      append_row(workdir / EVALUATION, _EVALUATION_FIELDS,
-                 {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
-                  "setting": name, "eval_seconds": stats["seconds"]})
-      log(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
-          f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
+      writer.write("evaluation", _EVALUATION_FIELDS,
+                   {**stats, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}",
+                    "setting": name, "eval_seconds": stats["seconds"]}, series_field="setting")
+      progress.write(f"  eval step {run.step}: {name} exploitability mean {stats['mean']:.4g} "
+                     f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s")
     plot_evaluation(workdir, f"{run.game.name}: {title}, {evaluation.seeds} seeds", run.game.name)
     return results
 
@@ -171,10 +212,10 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
     solved = run.last_solved
     errors = diagnostics.measure(run.learner.state.params, solved.nodes, solved.ranges,
                                  solved.values)
-    append_row(workdir / DIAGNOSTICS, _DIAGNOSTIC_FIELDS,
-               {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
-    log(f"  value errors at step {run.step}: "
-        + ", ".join(f"{name} {value:.4g}" for name, value in errors.items()))
+    writer.write("diagnostics", _DIAGNOSTIC_FIELDS,
+                 {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})
+    progress.write(f"  value errors at step {run.step}: "
+                   + ", ".join(f"{name} {value:.4g}" for name, value in errors.items()))
     plot_diagnostics(workdir, f"{run.game.name}: self-play value errors vs exact solves")
 
   last = evaluate() if run.step == 0 else {}
@@ -185,8 +226,9 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
   if snapshots and run.step == 0:  # the untrained network: a training curve's first point
     run.save_network(workdir / SNAPSHOTS / "step_0")
   rates = _Rates(run.stats())
-  last_log = last_save = time.perf_counter()
+  last_row = last_save = time.perf_counter()
   metrics: list[dict] = []
+  postfix = ""
 
   def out_of_budget() -> bool:
     return run.step >= experiment.max_steps or (
@@ -195,14 +237,15 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
   while not out_of_budget():
     metrics += run.round()
     now = time.perf_counter()
-    if now - last_log >= log_every_seconds:
+    if now - last_row >= log_every_seconds or out_of_budget():  # and a last row at the end
       stats = run.stats()
       row = {**stats, **rates.update(stats)}
       if metrics:
         row.update({k: sum(m[k] for m in metrics) / len(metrics) for k in metrics[0]})
-      append_row(workdir / METRICS, _METRIC_FIELDS, row)
-      log(_progress_line(experiment, row))
-      metrics, last_log = [], now
+      writer.write("metrics", _METRIC_FIELDS, row)
+      postfix = _postfix(experiment, row)
+      metrics, last_row = [], now
+    progress.update(budget_done(), postfix)
     if diagnostics is not None and run.step >= next_diagnostics and run.last_solved is not None:
       diagnose()
       next_diagnostics = (run.step // experiment.diagnostics_every_steps + 1) \
@@ -221,26 +264,14 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
     run.save_network(workdir / SNAPSHOTS / f"step_{run.step}")
   if evaluated_at != run.step:
     last = evaluate()
-  stats = run.stats()
-  seconds = stats["seconds"]
-  return {"game": run.game.name, "steps": run.step, "seconds": seconds,
-          "exploitability": last, "games": stats["games"], "queries_solved": stats["queries_solved"],
-          "games_per_s": stats["games"] / max(seconds, 1e-9),
-          "queries_per_s": stats["queries_solved"] / max(seconds, 1e-9),
-          "steps_per_s": run.step / max(seconds, 1e-9), "workdir": str(workdir)}
+  return last
 
 
-def _progress_line(experiment: config_lib.Experiment, row: dict) -> str:
-  """Steps, games, queries, buffer fill, rates and the ETA of the nearer budget."""
-  remaining = []
-  if row["steps_per_s"] > 0:
-    remaining.append((experiment.max_steps - row["step"]) / row["steps_per_s"])
-  if experiment.max_seconds:
-    remaining.append(experiment.max_seconds - row["seconds"])
-  eta = f"ETA {min(remaining):.0f} s" if remaining else "ETA -"
+def _postfix(experiment: config_lib.Experiment, row: dict) -> str:
+  """Steps, games, queries, buffer fill, rates and the loss of the last interval."""
   loss = f", loss {row['loss']:.4f}" if "loss" in row else ""
-  return (f"step {row['step']}/{experiment.max_steps}  games {row['games']}  "
-          f"queries solved {row['queries_solved']} (waiting {row['queries_waiting']})  "
-          f"replay {row['replay']}/{experiment.selfplay.replay_capacity}  "
-          f"{row['games_per_s']:.2f} games/s  {row['queries_per_s']:.1f} queries/s  "
-          f"{row['steps_per_s']:.2f} steps/s{loss}  {eta}")
+  return (f"step {row['step']}/{experiment.max_steps}, games {row['games']}, "
+          f"queries solved {row['queries_solved']} (waiting {row['queries_waiting']}), "
+          f"replay {row['replay']}/{experiment.selfplay.replay_capacity}, "
+          f"{row['games_per_s']:.2f} games/s, {row['queries_per_s']:.1f} queries/s, "
+          f"{row['steps_per_s']:.2f} steps/s{loss}")

@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import pathlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -239,8 +240,8 @@ class ReBeLSelfPlay:
     self._restart()
 
 
-def train(experiment: ReBeLExperiment, workdir: str | pathlib.Path, log=print,
-          log_every_seconds: float = 10.0) -> dict:
+def train(experiment: ReBeLExperiment, workdir: str | pathlib.Path,
+          log: Callable[[str], None] | None = None, log_every_seconds: float = 10.0) -> dict:
   """Runs (or resumes) ReBeL's self-play in ``workdir`` (:func:`sog.selfplay.run.drive`)."""
   return run_lib.drive(ReBeLSelfPlay(experiment), experiment.base, workdir, "ReBeL self-play", log,
                        log_every_seconds)

@@ -1,5 +1,6 @@
 """The host side of GT-CFR: a searcher compiled once per leaf model and config, routing searches to
-the whole tree's tables or to compact subgame tables, batched or not."""
+the whole tree's tables or to compact subgame tables, batched or not, a batch split over the host's
+local devices."""
 
 from __future__ import annotations
 
@@ -33,10 +34,16 @@ class GTCFR:
   ``search_from(rng, start)`` and ``search_from_batch(rngs, starts)`` run searches from any
   :class:`Start` in the tree: the re-solving searches of :mod:`sog.search.resolving`. The config is
   checked against the game (capacity, k) here, before anything is traced.
+
+  A batch of searches is split over ``devices`` (default: all local devices) along its batch axis,
+  the tables shared by the batch and the leaf model's parameters replicated; a batch whose size the
+  device count does not divide is padded with copies of its last search, dropped from the results.
+  The searches are independent, so each one's result is the one a single device computes.
   """
 
   def __init__(self, game_or_tree: registry.Game | tree_lib.PublicTree,
-               leaf_model: leaf_models.LeafModel, config: types.GTCFRConfig = types.GTCFRConfig()):
+               leaf_model: leaf_models.LeafModel, config: types.GTCFRConfig = types.GTCFRConfig(),
+               devices: Sequence[jax.Device] | None = None):
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
     if tree.kind[0] == rules_lib.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
@@ -55,6 +62,7 @@ class GTCFR:
     self._batch = jax.jit(jax.vmap(self._search_fn(self.capacity), in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(types.root_start, in_axes=(None, 0)))
     self._in_subgames = {}  # capacity (batched) or batch sizes (unbatched) -> compiled search
+    self.mesh = jax.sharding.Mesh(np.asarray(devices or jax.local_devices()), ("batch",))
 
   @functools.cached_property
   def subgames(self) -> subgames_lib.Subgames:
@@ -96,7 +104,7 @@ class GTCFR:
     params = self.leaf_model.params if params is None else params
     if starts.root.shape != rngs.shape[:1]:
       raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape}")
-    return self._batch(self.tables, params, rngs, starts)
+    return self._over_devices(self._batch, (self.tables, params), (rngs, starts))
 
   def search_in_subgames(self, tables: tables_lib.SearchTables, capacity: int, rngs: chex.PRNGKey,
                          starts: types.Start, params=None) -> types.SearchResult:
@@ -116,9 +124,27 @@ class GTCFR:
                                       jax.tree.map(first, starts))
       return jax.tree.map(lambda x: x[None], result)
     if capacity not in self._in_subgames:
-      self._in_subgames[capacity] = jax.jit(jax.vmap(self._search_fn(capacity),
-                                                     in_axes=(0, None, 0, 0)))
-    return self._in_subgames[capacity](tables, params, rngs, starts)
+      search = jax.vmap(self._search_fn(capacity), in_axes=(0, None, 0, 0))
+      self._in_subgames[capacity] = jax.jit(
+          lambda params, tables, rngs, starts: search(tables, params, rngs, starts))
+    return self._over_devices(self._in_subgames[capacity], (params,), (tables, rngs, starts))
+
+  def _over_devices(self, batched_search: Callable, shared: tuple, batch: tuple):
+    """``batched_search(*shared, *batch)`` with ``batch``'s leading axis split over the mesh."""
+    devices = self.mesh.size
+    if devices == 1:
+      return batched_search(*shared, *batch)
+    count = jax.tree.leaves(batch)[0].shape[0]
+    padding = -count % devices
+    if padding:
+      batch = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]),
+                           batch)
+    sharding = jax.sharding.NamedSharding
+    spec = jax.sharding.PartitionSpec
+    shared = jax.device_put(shared, sharding(self.mesh, spec()))
+    batch = jax.device_put(batch, sharding(self.mesh, spec("batch")))
+    result = batched_search(*shared, *batch)
+    return jax.tree.map(lambda x: x[:count], result) if padding else result
 
   def search_grouped(self, subgames: Sequence[subgames_lib.Subgame],
                      make_starts: Callable[[tables_lib.SearchTables, list[int]], types.Start],
