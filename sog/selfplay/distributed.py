@@ -128,7 +128,6 @@ class RaySelfPlay(loop.SelfPlay):
       if role == _ACT and (role, i) not in busy:
         key = jax.random.fold_in(self._round_key(loop.ACTING), i)
         self._in_flight[worker.play.remote(params_ref, key)] = ((role, i), None)
-    self._add_random_queries()
     batch = self.experiment.selfplay.solver_batch
     for (role, i), worker in self._workers.items():
       if role == _SOLVE and (role, i) not in busy and len(self.queries) >= batch:
@@ -139,8 +138,9 @@ class RaySelfPlay(loop.SelfPlay):
     ready, _ = ray.wait(list(self._in_flight), num_returns=len(self._in_flight), timeout=0)
     for ref in ready:
       (role, _), waiting = self._in_flight.pop(ref)
-      if role == _ACT:
+      if role == _ACT:  # random queries per move of the games, as in one process
         self._played(*ray.get(ref))
+        self._add_random_queries()
       else:
         self._solved(waiting, *ray.get(ref))
 
