@@ -127,27 +127,26 @@ def main(argv):
         f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
         f"{_PROTOCOL.describe()}")
   last_rows = []
-  writer = monitoring.MetricsWriter(workdir)
-  for step, directory in networks:
-    leaf = checkpoint.restore_leaf_model(directory, game_name)
-    for sims, c in settings:
-      name = config_lib.setting_name(sims, c)
-      if (step, name) in done:
-        continue
-      searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
-      result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
-                                _PROTOCOL.batch_size.value,
-                                common.progress_printer(f"step {step} {name}"))
-      stats = result.summary()
-      row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
-             "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",
-             "seeds": len(_PROTOCOL.seeds())}
-      writer.write(pathlib.Path(csv_name).stem, _FIELDS, row, series_field="setting")
-      print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-{stats['max']:.4g}), "
-            f"{result.seconds:.0f} s", flush=True)
-      if step == last_step:
-        last_rows.append(row)
-  writer.close()
+  with monitoring.MetricsWriter(workdir) as writer:
+    for step, directory in networks:
+      leaf = checkpoint.restore_leaf_model(directory, game_name)
+      for sims, c in settings:
+        name = config_lib.setting_name(sims, c)
+        if (step, name) in done:
+          continue
+        searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
+        result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
+                                  _PROTOCOL.batch_size.value,
+                                  common.progress_printer(f"step {step} {name}"))
+        stats = result.summary()
+        row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
+               "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",
+               "seeds": len(_PROTOCOL.seeds())}
+        writer.write(pathlib.Path(csv_name).stem, _FIELDS, row, series_field="setting")
+        print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-"
+              f"{stats['max']:.4g}), {result.seconds:.0f} s", flush=True)
+        if step == last_step:
+          last_rows.append(row)
   run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
                           f"{len(_PROTOCOL.seeds())} seeds per point", game.name, csv_name,
                           png_name, references)

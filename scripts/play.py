@@ -80,6 +80,13 @@ def opponent_bot(name: str, os_game: pyspiel.Game, player: int, simulations: int
   raise ValueError(f"unknown opponent {name!r}; valid opponents: {', '.join(OPPONENTS)}")
 
 
+def _tally(returns: np.ndarray) -> dict:
+  """Wins, draws and losses by the sign of the agent's returns, and their mean."""
+  return {"games": int(returns.size), "wins": int((returns > 0).sum()),
+          "draws": int((returns == 0).sum()), "losses": int((returns < 0).sum()),
+          "mean_return": float(returns.mean()) if returns.size else 0.0}
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
@@ -111,18 +118,13 @@ def main(argv):
                                           np.random.RandomState(seed))
     returns.append(float(outcome[seat]))
     seats.append(seat)
-    r = np.asarray(returns)
-    progress.update(g + 1, f"{(r > 0).sum()} wins, {(r == 0).sum()} draws, {(r < 0).sum()} losses")
+    so_far = _tally(np.asarray(returns))
+    progress.update(g + 1, f"{so_far['wins']} wins, {so_far['draws']} draws, "
+                           f"{so_far['losses']} losses")
   progress.close()
   returns, seats = np.asarray(returns), np.asarray(seats)
-
-  def tally(rows) -> dict:
-    r = returns[rows]
-    return {"games": int(r.size), "wins": int((r > 0).sum()), "draws": int((r == 0).sum()),
-            "losses": int((r < 0).sum()), "mean_return": float(r.mean()) if r.size else 0.0}
-
-  whole = tally(slice(None))
-  per_seat = {f"as_player_{p}": tally(seats == p) for p in (0, 1)}
+  whole = _tally(returns)
+  per_seat = {f"as_player_{p}": _tally(returns[seats == p]) for p in (0, 1)}
   for label, t in [("all", whole)] + list(per_seat.items()):
     print(f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
           f"(mean return {t['mean_return']:+.3f}) in {t['games']} games")

@@ -48,6 +48,10 @@ class KInARow(rules_lib.GameRules):
   def cell(self, board: Board, action: int) -> int | None:
     """The cell ``action`` marks on ``board``, or None if the action is illegal there."""
 
+  def to_move(self, board: Board) -> int:
+    """The player to move: marks alternate, x first."""
+    return (self.cells - board.count(EMPTY)) % 2
+
   def winner(self, board: Board) -> int:
     """X or O if that mark fills a run, else EMPTY."""
     for run in self.runs:
@@ -65,14 +69,14 @@ class KInARow(rules_lib.GameRules):
   def kind(self, state: Board) -> int:
     if self.winner(state) != EMPTY or EMPTY not in state:
       return rules_lib.TERMINAL
-    return (self.cells - state.count(EMPTY)) % 2
+    return self.to_move(state)
 
   def legal_actions(self, state, infostate):
     return tuple(a for a in range(self.num_actions) if self.cell(state, a) is not None)
 
   def outcomes(self, state, infostate, action):
     cell = self.cell(state, action)
-    mark = O if (self.cells - state.count(EMPTY)) % 2 else X
+    mark = O if self.to_move(state) else X
     return (rules_lib.ActionOutcome(action, state[:cell] + (mark,) + state[cell + 1:], 0),)
 
   def utility(self, state, infostate_0, infostate_1) -> float:
@@ -83,5 +87,4 @@ class KInARow(rules_lib.GameRules):
 
   def encode(self, state) -> np.ndarray:
     """One-hot (empty, x, o) per cell, then the player to move."""
-    to_move = float((self.cells - state.count(EMPTY)) % 2)
-    return np.concatenate([_ONE_HOT[list(state)].ravel(), [to_move]]).astype(np.float32)
+    return np.concatenate([_ONE_HOT[list(state)].ravel(), [self.to_move(state)]]).astype(np.float32)

@@ -40,12 +40,11 @@ _ACT, _SOLVE = "act", "solve"
 class _ActorWorker:
   """A Ray actor playing ``selfplay.games`` games of the SoG agent."""
 
-  def __init__(self, experiment: config_lib.Experiment, index: int, key: jax.Array):
+  def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
     searcher = gtcfr.GTCFR(game, leaf_model, experiment.actor)
     self.actors = actor_lib.Actors(searcher, experiment.selfplay, experiment.selfplay.search_chunk,
                                    experiment.resolving)
-    self.actors.restart(key)
     self.rng = np.random.default_rng([experiment.seed, 1, index])
 
   def restart(self, key: jax.Array) -> None:
@@ -86,8 +85,7 @@ def connect(config: config_lib.RayConfig) -> None:
 class RaySelfPlay(loop.SelfPlay):
   """:class:`sog.selfplay.loop.SelfPlay` whose actors and query solvers are Ray actors.
 
-  The driver's own trainer, buffers, counters, evaluation and checkpoints are the local run's; its
-  local actor and solver roles stay idle.
+  The driver keeps the trainer, both buffers, the counters, the evaluation and the checkpoints.
   """
 
   def __init__(self, experiment: config_lib.Experiment):
@@ -95,22 +93,23 @@ class RaySelfPlay(loop.SelfPlay):
       raise ValueError(f"RaySelfPlay runs an experiment whose backend is 'ray', not "
                        f"{experiment.backend!r}")
     super().__init__(experiment)
-    config = experiment.ray
+
+  def _start_roles(self) -> None:
+    """The workers, on the cluster (started here if ``ray.address`` is empty)."""
+    config = self.experiment.ray
     connect(config)
     options = {"num_cpus": config.cpus_per_worker}
     actor_class = ray.remote(**options)(_ActorWorker)
     solver_class = ray.remote(**options)(_SolverWorker)
-    start = self._round_key(loop.DEALING)
     self._workers = {
-        **{(_ACT, i): actor_class.remote(experiment, i, jax.random.fold_in(start, i))
-           for i in range(config.actor_workers)},
-        **{(_SOLVE, i): solver_class.remote(experiment, i) for i in range(config.solver_workers)}}
+        **{(_ACT, i): actor_class.remote(self.experiment, i) for i in range(config.actor_workers)},
+        **{(_SOLVE, i): solver_class.remote(self.experiment, i)
+           for i in range(config.solver_workers)}}
     self._in_flight: dict[ray.ObjectRef, tuple[tuple[str, int], Any]] = {}
     self._published: tuple[Any, ray.ObjectRef] | None = None
 
-  def restore(self, directory) -> None:
-    super().restore(directory)
-    start = self._round_key(loop.DEALING)  # new games, as the local run's restore deals
+  def _deal_games(self) -> None:
+    start = self._round_key(loop.DEALING)
     ray.get([worker.restart.remote(jax.random.fold_in(start, i))
              for (role, i), worker in self._workers.items() if role == _ACT])
 

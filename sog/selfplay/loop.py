@@ -56,10 +56,6 @@ class SelfPlay:
     self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
                                        selfplay.batch_size, selfplay.publish_every)
     self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
-    self.actors = actor_lib.Actors(self._searcher(experiment.actor), selfplay,
-                                   selfplay.search_chunk, experiment.resolving)
-    self.solver = query_solver.QuerySolver(self._searcher(experiment.solver), selfplay,
-                                           selfplay.search_chunk)
     self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
                                        tree.num_actions, selfplay.max_updates)
     self.queries = buffers.QueryBuffer(selfplay.query_capacity, tree.max_infostates)
@@ -67,6 +63,19 @@ class SelfPlay:
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
     self.last_solved: buffers.Examples | None = None  # the solver's latest answers (diagnostics)
+    self._start_roles()
+    self._deal_games()
+
+  def _start_roles(self) -> None:
+    """The actor and query-solver roles, here in this process, sharing its compiled searches."""
+    experiment, selfplay = self.experiment, self.experiment.selfplay
+    self.actors = actor_lib.Actors(self._searcher(experiment.actor), selfplay,
+                                   selfplay.search_chunk, experiment.resolving)
+    self.solver = query_solver.QuerySolver(self._searcher(experiment.solver), selfplay,
+                                           selfplay.search_chunk)
+
+  def _deal_games(self) -> None:
+    """New actor games, at the start and after a restore (games in progress are not saved)."""
     self.actors.restart(self._round_key(DEALING))
 
   @property
@@ -189,7 +198,7 @@ class SelfPlay:
     self.queries.load(arrays)
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]
-    self.actors.restart(self._round_key(DEALING))
+    self._deal_games()
 
 
 def initial_network(experiment: config_lib.Experiment) -> tuple[registry.Game, cvpn_lib.CVPN, Any,
