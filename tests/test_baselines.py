@@ -260,6 +260,47 @@ def test_run_for_stops_at_its_time_budget():
   assert all(a.iterations < b.iterations for a, b in zip(curve.points, curve.points[1:]))
 
 
+class _SimulatedAlgorithm:
+  """Iteration i (from 1) takes ``cost(i)`` seconds of a simulated clock; plays uniformly."""
+
+  name = "simulated"
+
+  def __init__(self, game, cost):
+    self.game, self.cost, self.now = game, cost, 0.0
+
+  def clock(self) -> float:
+    return self.now
+
+  def init(self, seed):
+    del seed
+    return 0
+
+  def run(self, state, iterations):
+    self.now += sum(self.cost(i) for i in range(state + 1, state + iterations + 1))
+    return state + iterations
+
+  def iterations(self, state):
+    return state
+
+  def average_policy(self, state):
+    del state
+    return sog.eval.uniform_policy(self.game.tree)
+
+
+@pytest.mark.parametrize("growth", ["constant", "linear"])
+def test_run_for_ends_within_one_iteration_of_its_budget(growth):
+  """The last chunks are cut to what the time left affords, also where iterations grow costlier as
+  they go (PSRO's: iteration i costs about i); at the last chunk's mean rate a doubled chunk of those
+  would overrun the budget by up to the chunk's own length."""
+  game = load("kuhn_poker")
+  cost = (lambda i: 1e-3) if growth == "constant" else (lambda i: 1e-3 * i)
+  algorithm = _SimulatedAlgorithm(game, cost)
+  curve = baselines.run_for(algorithm, game, seconds=100.0, clock=algorithm.clock)
+  last = curve.final.iterations
+  assert 100.0 <= curve.final.seconds <= 100.0 + cost(last), (curve.final, cost(last))
+  assert [p.iterations for p in curve.points[:4]] == [1, 3, 7, 15]  # chunks of 1, 2, 4, 8 first
+
+
 def test_baselines_script_ends_with_its_json_line(tmp_path):
   protocol = tmp_path / "protocol.json"
   protocol.write_text(json.dumps({"game": "kuhn_poker", "seeds": 3,

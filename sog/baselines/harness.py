@@ -87,32 +87,57 @@ class Curve:
             "iterations": self.final.iterations}
 
 
+def _affordable(limit: int, done: int, budget: float, chunks: list[tuple[float, float]]) -> int:
+  """How many of the next ``limit`` iterations (from iteration ``done``) fit in ``budget`` seconds,
+  at least one, predicted from the past chunks' (mean iteration index, seconds per iteration).
+
+  The cost per iteration is the last chunk's, growing linearly in the iteration index where the last
+  two chunks show it growing by more than a quarter (PSRO's iterations, each a best response to a
+  larger population): at the last chunk's mean rate, a doubled chunk of such iterations would take up
+  to twice the time predicted and overrun the budget.
+  """
+  middle, cost = chunks[-1]
+  slope = 0.0
+  if len(chunks) > 1 and cost > 1.25 * chunks[-2][1]:
+    slope = (cost - chunks[-2][1]) / (middle - chunks[-2][0])
+  predicted = lambda n: n * (cost + slope * (done + n / 2 - middle))  # noqa: E731
+  low, high = 1, limit  # the largest n in [1, limit] with predicted(n) <= budget (it grows with n)
+  while low < high:
+    mid = (low + high + 1) // 2
+    low, high = (mid, high) if predicted(mid) <= budget else (low, mid - 1)
+  return low
+
+
 def run_for(algorithm: Algorithm, game: registry.Game, seconds: float,
             max_iterations: int | None = None, seed: int = 0,
-            log: Callable[[Point], None] | None = None) -> Curve:
+            log: Callable[[Point], None] | None = None,
+            clock: Callable[[], float] = time.perf_counter) -> Curve:
   """Runs ``algorithm`` until its own time reaches ``seconds`` (or ``max_iterations``), in chunks of
-  1, 2, 4, ... iterations (the last ones cut to the time left at the last chunk's rate), evaluating
-  after each chunk: points evenly spaced on a log scale of iterations. An iteration is not split, so
-  a run ends within one chunk of ``seconds``. Compilation is done first and reported apart."""
+  1, 2, 4, ... iterations (the last ones cut to what the time left affords, :func:`_affordable`),
+  evaluating after each chunk: points evenly spaced on a log scale of iterations. An iteration is
+  not split, so a run ends within about one iteration of ``seconds``. Compilation is done first and
+  reported apart. ``clock`` reads seconds (``time.perf_counter``; the tests pass a simulated one)."""
   if seconds <= 0 and max_iterations is None:
     raise ValueError("give a positive time budget (seconds) or max_iterations")
-  start = time.perf_counter()
+  start = clock()
   jax.block_until_ready(algorithm.run(algorithm.init(seed), 1))
-  compile_seconds = time.perf_counter() - start
-  state, clock, chunk, points, rate = algorithm.init(seed), 0.0, 1, [], None
+  compile_seconds = clock() - start
+  state, spent, chunk, points = algorithm.init(seed), 0.0, 1, []
+  chunks: list[tuple[float, float]] = []  # (mean iteration index, seconds per iteration) of each
   while True:
     done = algorithm.iterations(state)
     remaining = None if max_iterations is None else max_iterations - done
-    if (remaining is not None and remaining <= 0) or (seconds > 0 and clock >= seconds):
+    if (remaining is not None and remaining <= 0) or (seconds > 0 and spent >= seconds):
       break
     n = chunk if remaining is None else min(chunk, remaining)
-    if rate is not None and seconds > 0:  # the time left at the last chunk's rate, at least one
-      n = max(1, min(n, int((seconds - clock) * rate)))  # (iterations that grow costlier: PSRO's)
-    start = time.perf_counter()
+    if chunks and seconds > 0:
+      n = _affordable(n, done, seconds - spent, chunks)
+    start = clock()
     state = jax.block_until_ready(algorithm.run(state, n))
-    elapsed = time.perf_counter() - start
-    clock, rate = clock + elapsed, n / max(elapsed, 1e-9)
-    points.append(Point(clock, done + n,
+    elapsed = clock() - start
+    spent += elapsed
+    chunks.append((done + n / 2, elapsed / n))
+    points.append(Point(spent, done + n,
                         best_response.exploitability(game, algorithm.average_policy(state))))
     if log is not None:
       log(points[-1])
