@@ -13,20 +13,41 @@ def line_plot(path: str | pathlib.Path, series: Mapping[str, tuple[Sequence[floa
               title: str, xlabel: str, ylabel: str, logx: bool = False, logy: bool = True,
               levels: Mapping[str, float] | None = None) -> None:
   """Writes the named (x, y) series as one line plot to ``path``; ``levels`` are labelled
-  horizontal reference lines (e.g. another agent's measured value)."""
+  horizontal reference lines (e.g. another agent's measured value). On a log y axis, values <= 0
+  (an exactly solved game's exploitability) are drawn as triangles at a floor a decade below the
+  smallest positive value, and their series' label says so."""
   import matplotlib
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
   path = pathlib.Path(path)
   path.parent.mkdir(parents=True, exist_ok=True)
   fig, ax = plt.subplots(figsize=(6, 4))
-  for label, (x, y) in series.items():
-    ax.plot(x, y, marker="o" if len(x) < 30 else None, label=label)
+  for label, (x, y, marker) in drawable(series, levels, logy).items():
+    ax.plot(x, y, marker=marker, label=label)
   for (label, y), style in zip((levels or {}).items(), itertools.cycle(_BASELINE_STYLES)):
     ax.axhline(y, linestyle=style, linewidth=1.2, color="gray", label=label)
   ax.set_xscale("log" if logx else "linear")
   _finish(plt, fig, ax, path, title, xlabel, ylabel, logy,
           legend=len(series) + len(levels or {}) > 1)
+
+
+def drawable(series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+             levels: Mapping[str, float] | None, logy: bool
+             ) -> dict[str, tuple[Sequence[float], Sequence[float], str | None]]:
+  """{label: (x, y, marker)} as :func:`line_plot` draws them: on a log axis a series with values
+  <= 0 has them at a floor a decade below the smallest positive value (of the series and
+  ``levels``), triangle markers, and a label that says so."""
+  positive = [v for _, y in series.values() for v in y if v > 0] + [
+      v for v in (levels or {}).values() if v > 0]
+  floor = min(positive, default=1.0) / 10
+  out = {}
+  for label, (x, y) in series.items():
+    marker = "o" if len(x) < 30 else None
+    if logy and any(v <= 0 for v in y):
+      y = [v if v > 0 else floor for v in y]
+      label, marker = f"{label} (\u25bc: exactly 0)", "v"
+    out[label] = (x, y, marker)
+  return out
 
 
 def ribbon_plot(path: str | pathlib.Path,

@@ -1,4 +1,5 @@
-"""Progress lines off a terminal and metrics written to CSV and TensorBoard event files."""
+"""Progress lines off a terminal, metrics written to CSV and TensorBoard event files, and what the
+plots draw."""
 
 import csv
 import re
@@ -6,6 +7,7 @@ import re
 import pytest
 
 from sog import monitoring
+from sog import plotting
 
 
 def test_progress_off_a_terminal_writes_one_tqdm_line_per_interval_and_the_last():
@@ -52,3 +54,13 @@ def test_metrics_writer_rows_reach_csv_and_tensorboard(tmp_path):
   with monitoring.MetricsWriter(tmp_path) as writer:
     writer.write("metrics", ("step", "loss", "note"), {"step": 30, "loss": 0.01, "note": ""})
   assert [step for step, _ in monitoring.read_scalars(tmp_path)["metrics/loss"]] == [0, 10, 20, 30]
+
+
+def test_a_log_plot_draws_exact_zeros_at_a_marked_floor_and_keeps_positive_series(tmp_path):
+  series = {"psro": ([1.0, 2.0], [0.5, 0.0]), "cfr": ([1.0, 2.0], [1e-3, 1e-6])}
+  drawn = plotting.drawable(series, {"SoG": 1e-4}, logy=True)
+  assert drawn["cfr"] == ([1.0, 2.0], [1e-3, 1e-6], "o")
+  assert drawn["psro (\u25bc: exactly 0)"] == ([1.0, 2.0], [0.5, 1e-7], "v")  # a decade below 1e-6
+  assert plotting.drawable(series, None, logy=False)["psro"][1] == [0.5, 0.0]  # linear: as given
+  plotting.line_plot(tmp_path / "p.png", series, "t", "x", "y", logx=True, levels={"SoG": 1e-4})
+  assert (tmp_path / "p.png").stat().st_size > 0

@@ -226,7 +226,7 @@ def test_selfplay_trains_evaluates_and_resumes_with_its_buffer(tmp_path):
   resumed = rebel_selfplay.ReBeLSelfPlay(_kuhn_rebel_config(max_steps=6))
   resumed.restore(tmp_path / selfplay_run.CHECKPOINT)
   assert resumed.step == 6 and resumed.counters["games"] == summary["games"]
-  for name, value in resumed.replay.state().items():
+  for name, value in resumed.learner.replay.state().items():
     np.testing.assert_array_equal(saved[name], value)
   more = rebel_selfplay.train(_kuhn_rebel_config(max_steps=8), tmp_path, log=lines.append)
   assert more["steps"] == 8 and any(line.startswith("resumed from") for line in lines)

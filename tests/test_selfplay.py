@@ -272,7 +272,7 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   resumed = loop.SelfPlay(experiment)
   resumed.restore(tmp_path / run.CHECKPOINT)
   assert resumed.step == 250 and resumed.counters["games"] == summary["games"]
-  for name, value in {**resumed.replay.state(), **resumed.queries.state()}.items():
+  for name, value in {**resumed.learner.replay.state(), **resumed.queries.state()}.items():
     np.testing.assert_array_equal(saved[name], value)
   # Resumed without evaluation, with network snapshots for evaluating offline.
   more = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 260, "snapshot_every_steps": 5,

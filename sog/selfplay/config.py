@@ -46,7 +46,8 @@ class SelfPlayConfig:
     max_updates: train steps one example may be drawn for.
     batch_size: examples per train step.
     min_replay: examples in the replay buffer before the first train step.
-    train_steps_per_round: train steps after each round of acting and solving.
+    train_steps_per_round: train steps per round of acting and solving (per move of ``games`` games;
+      a Ray run counts each finished actor task as one).
     publish_every: train steps between parameter copies to the actors and the solver (K).
 
   How the actors re-solve (the gadget's ``safe`` and ``alpha``) is ``Experiment.resolving``, a
@@ -97,6 +98,10 @@ class RayConfig:
     actor_workers: Ray actors playing ``selfplay.games`` games each.
     solver_workers: Ray actors answering ``selfplay.solver_batch`` queries at a time each.
     cpus_per_worker: Ray CPUs each worker reserves (a fraction lets workers share a core).
+    trainer_cpus: Ray CPUs the trainer (a Ray actor holding the replay buffer) reserves; 0 lets it
+      share the cores, as the trainer of a one-process run does.
+    trainer_gpus: GPUs the trainer reserves (a fraction shares one): on a cluster, put it on a GPU
+      node this way (with JAX's CUDA build installed there).
     address: the Ray cluster to join ("auto", "ray://HOST:10001", ...); "" starts a local one on
       this machine's cores.
   """
@@ -104,6 +109,8 @@ class RayConfig:
   actor_workers: int = 1
   solver_workers: int = 1
   cpus_per_worker: float = 1.0
+  trainer_cpus: float = 0.0
+  trainer_gpus: float = 0.0
   address: str = ""
 
   def __post_init__(self):
@@ -112,6 +119,9 @@ class RayConfig:
         raise ValueError(f"ray.{name} must be an int >= 1, got {getattr(self, name)!r}")
     if not self.cpus_per_worker > 0:
       raise ValueError(f"ray.cpus_per_worker must be > 0, got {self.cpus_per_worker!r}")
+    for name in ("trainer_cpus", "trainer_gpus"):
+      if not getattr(self, name) >= 0:
+        raise ValueError(f"ray.{name} must be >= 0, got {getattr(self, name)!r}")
 
   @property
   def workers(self) -> int:
@@ -174,8 +184,9 @@ class Experiment:
     selfplay: the roles and buffers.
     evaluation: the periodic exploitability check.
     backend: where the roles run: "local", interleaved in one process round by round
-      (:class:`sog.selfplay.loop.SelfPlay`); "ray", actors and query solvers as Ray actors with the
-      trainer and both buffers in the driver (:class:`sog.selfplay.distributed.RaySelfPlay`).
+      (:class:`sog.selfplay.loop.SelfPlay`); "ray", actors, query solvers and the trainer (with the
+      replay buffer) as Ray actors, the query buffer in the driver
+      (:class:`sog.selfplay.distributed.RaySelfPlay`).
     ray: the Ray workers (read only when ``backend`` is "ray").
     max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes first).
     max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over

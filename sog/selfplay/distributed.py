@@ -1,19 +1,25 @@
-"""SoG's self-play with its roles on Ray (SoG, Algorithm 2, across processes and hosts): actors and
-query solvers as Ray actors, the trainer and both buffers in the driver.
+"""SoG's self-play with its roles on Ray (SoG, Algorithm 2, across processes and hosts): actors,
+query solvers and the trainer as Ray actors, the query buffer in the driver.
 
 Each actor worker plays ``selfplay.games`` games of the SoG agent (:class:`sog.selfplay.actor.Actors`)
 and each solver worker runs a query solver (:class:`sog.selfplay.query_solver.QuerySolver`), each
-with its own compiled searches. The driver keeps one task in flight per worker. A round gives every
-idle worker its next task with the trainer's latest published parameters (a solver worker only when a
-full batch of queries waits), waits until at least one task has finished, books what the finished
-tasks returned into the buffers and takes the round's train steps. Acting, solving and training so
-overlap on as many cores and hosts as the cluster has, while the driver stays SoG's single trainer
-with the replay and query buffers and publishes parameters every ``selfplay.publish_every`` steps
-(a worker's next task carries them).
+with its own compiled searches. The trainer worker holds :class:`sog.selfplay.learner.Learner`, the
+CVPN's train state with the replay buffer; the driver reaches it through :class:`RemoteLearner`,
+which has the Learner's interface, so the run's loop, checkpoints and evaluation are the local run's
+(:class:`sog.selfplay.loop.SelfPlay`). The driver keeps one task in flight per actor and solver
+worker. A round gives every idle worker its next task with the trainer's latest published parameters
+(a solver worker only when a full batch of queries waits), waits until at least one task has
+finished, sends the examples the finished tasks returned to the trainer and books their queries, and
+asks the trainer for ``selfplay.train_steps_per_round`` steps per finished actor task (one move of
+its games, as a local round), so training keeps a local run's pace against acting. Acting and
+solving so go on while the trainer trains, on as many cores and hosts as the cluster has; the
+trainer publishes parameters every ``selfplay.publish_every`` steps (one copy in Ray's object store
+per publication, which a worker's next task carries), and can sit on a GPU node
+(``ray.trainer_gpus``).
 
-Checkpoints and evaluation are the local run's (:class:`sog.selfplay.loop.SelfPlay`): the network,
-both buffers, the counters. Tasks in flight and games in progress are not saved, so a resumed run
-starts new games, as a local one does, and the queries a solver task held are dropped.
+Checkpoints hold the network, both buffers and the counters, as a local run's. Tasks in flight and
+games in progress are not saved, so a resumed run starts new games, as a local one does, and the
+queries a solver task held are dropped.
 
 On a cluster, every node needs this package installed (the workers import ``sog``); set
 ``ray.address`` to the cluster's ("auto" on a node of it).
@@ -31,6 +37,7 @@ from sog.search import gtcfr
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
+from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
 from sog.selfplay import query_solver
 
@@ -68,24 +75,121 @@ class _SolverWorker:
     return self.solver.solve(params, queries, key, self.rng)
 
 
+class _LearnerWorker:
+  """A Ray actor holding the trainer and the replay buffer (:class:`sog.selfplay.learner.Learner`);
+  its minibatches are drawn by its own generator (seeded by the run's seed and the step it starts
+  or resumes at)."""
+
+  def __init__(self, experiment: config_lib.Experiment):
+    game, network, params, _ = loop.initial_network(experiment)
+    self.learner = learner_lib.Learner(game.tree, network, experiment.optimizer, params,
+                                       experiment.selfplay)
+    self.seed = experiment.seed
+    self.rng = np.random.default_rng([self.seed, 3, 0])
+
+  def add(self, examples: buffers.Examples) -> None:
+    self.learner.add(examples)
+
+  def train(self, steps: int, published_step: int):
+    """Up to ``steps`` train steps: (their metrics, the step, the published parameters and their step
+    if they changed since ``published_step``, else None)."""
+    metrics = self.learner.train(steps, self.rng)
+    published = None
+    if self._published_step != published_step:
+      published = (self._published_step, jax.device_get(self.learner.published))
+    return metrics, self.learner.step, published
+
+  @property
+  def _published_step(self) -> int:
+    """The step the published parameters were taken at (they are taken every publish_every steps)."""
+    return self.learner.step - self.learner.step % self.learner.publish_every
+
+  def replay_stats(self) -> dict[str, int]:
+    return self.learner.replay_stats()
+
+  def state(self):
+    return jax.device_get(self.learner.state)
+
+  def snapshot(self):
+    state, replay = self.learner.snapshot()
+    return jax.device_get(state), replay
+
+  def load(self, state, arrays: dict[str, np.ndarray]) -> None:
+    self.learner.load(state, arrays)
+    self.rng = np.random.default_rng([self.seed, 3, self.learner.step])
+
+
+class RemoteLearner:
+  """The driver's handle on the trainer worker, with :class:`sog.selfplay.learner.Learner`'s
+  interface (``step``, ``state``, ``published``, ``add``, ``train``, ``replay_stats``, ``snapshot``,
+  ``load``). Examples go to the worker without waiting (Ray runs one caller's calls to an actor in
+  order, so a train call sees every example sent before it); ``train`` waits for its steps, while
+  the actor and solver workers go on with their tasks. ``rng`` arguments are ignored: the worker
+  draws its minibatches with its own generator."""
+
+  def __init__(self, experiment: config_lib.Experiment, params):
+    config = experiment.ray
+    worker = ray.remote(num_cpus=config.trainer_cpus, num_gpus=config.trainer_gpus)(_LearnerWorker)
+    self._worker = worker.remote(experiment)
+    self.publish_every = experiment.selfplay.publish_every
+    self.published, self._published_step, self.step = params, 0, 0
+    self._sent: list[ray.ObjectRef] = []
+
+  @property
+  def state(self):
+    return ray.get(self._worker.state.remote())
+
+  def add(self, examples: buffers.Examples) -> None:
+    self._sent.append(self._worker.add.remote(examples))
+
+  def train(self, steps: int, rng: np.random.Generator | None = None) -> list[dict[str, float]]:
+    del rng
+    metrics, self.step, published = ray.get(
+        self._worker.train.remote(steps, self._published_step))
+    ray.get(self._sent)  # raises here if an example batch was refused
+    self._sent = []
+    if published is not None:
+      self._published_step, self.published = published
+    return metrics
+
+  def replay_stats(self) -> dict[str, int]:
+    return ray.get(self._worker.replay_stats.remote())
+
+  def snapshot(self):
+    return ray.get(self._worker.snapshot.remote())
+
+  def load(self, state, arrays: dict[str, np.ndarray]) -> None:
+    ray.get(self._worker.load.remote(state, arrays))
+    self.step, self.published = int(state.step), state.params
+    self._published_step = self.step - self.step % self.publish_every
+
+  def close(self) -> None:
+    ray.kill(self._worker)
+
+
 def connect(config: config_lib.RayConfig) -> None:
   """Joins ``config.address``'s cluster, or starts a local one on this machine's cores; checks that it
-  has the CPUs the workers reserve (Ray would otherwise wait for them forever)."""
+  has the CPUs and GPUs the workers and the trainer reserve (Ray would otherwise wait for them
+  forever)."""
   if not ray.is_initialized():
     ray.init(address=config.address or None, include_dashboard=False, logging_level="warning",
              configure_logging=False)
-  needed = config.workers * config.cpus_per_worker
-  available = ray.cluster_resources().get("CPU", 0.0)
-  if needed > available:
-    raise ValueError(f"ray: {config.workers} workers x {config.cpus_per_worker:g} CPUs need "
-                     f"{needed:g} CPUs, the cluster has {available:g}; lower ray.cpus_per_worker "
+  resources = ray.cluster_resources()
+  needed = config.workers * config.cpus_per_worker + config.trainer_cpus
+  if needed > resources.get("CPU", 0.0):
+    raise ValueError(f"ray: {config.workers} workers x {config.cpus_per_worker:g} CPUs and the "
+                     f"trainer's {config.trainer_cpus:g} need {needed:g} CPUs, the cluster has "
+                     f"{resources.get('CPU', 0.0):g}; lower ray.cpus_per_worker, ray.trainer_cpus "
                      "or the worker counts")
+  if config.trainer_gpus > resources.get("GPU", 0.0):
+    raise ValueError(f"ray: the trainer reserves {config.trainer_gpus:g} GPUs, the cluster has "
+                     f"{resources.get('GPU', 0.0):g}; lower ray.trainer_gpus")
 
 
 class RaySelfPlay(loop.SelfPlay):
-  """:class:`sog.selfplay.loop.SelfPlay` whose actors and query solvers are Ray actors.
+  """:class:`sog.selfplay.loop.SelfPlay` whose actors, query solvers and trainer are Ray actors.
 
-  The driver keeps the trainer, both buffers, the counters, the evaluation and the checkpoints.
+  The driver keeps the query buffer, the counters, the evaluation and the checkpoints.
   """
 
   def __init__(self, experiment: config_lib.Experiment):
@@ -94,10 +198,14 @@ class RaySelfPlay(loop.SelfPlay):
                        f"{experiment.backend!r}")
     super().__init__(experiment)
 
+  def _start_learner(self, params) -> RemoteLearner:
+    """The trainer worker, on the cluster (started here if ``ray.address`` is empty)."""
+    connect(self.experiment.ray)
+    return RemoteLearner(self.experiment, params)
+
   def _start_roles(self) -> None:
-    """The workers, on the cluster (started here if ``ray.address`` is empty)."""
+    """The actor and solver workers."""
     config = self.experiment.ray
-    connect(config)
     options = {"num_cpus": config.cpus_per_worker}
     actor_class = ray.remote(**options)(_ActorWorker)
     solver_class = ray.remote(**options)(_SolverWorker)
@@ -119,8 +227,9 @@ class RaySelfPlay(loop.SelfPlay):
       self._published = (params, ray.put(jax.device_get(params)))
     return self._published[1]
 
-  def _act_and_solve(self, params) -> None:
-    """Gives every idle worker a task, then books the tasks that finished (at least one)."""
+  def _act_and_solve(self, params) -> int:
+    """Gives every idle worker a task, then books the tasks that finished (at least one); returns
+    the actor tasks booked (each one move of ``selfplay.games`` games)."""
     busy = {worker for worker, _ in self._in_flight.values()}
     params_ref = self._params_ref(params)
     for (role, i), worker in self._workers.items():
@@ -135,16 +244,20 @@ class RaySelfPlay(loop.SelfPlay):
         self._in_flight[worker.solve.remote(params_ref, waiting, key)] = ((role, i), waiting)
     ray.wait(list(self._in_flight), num_returns=1)  # blocks until one has finished
     ready, _ = ray.wait(list(self._in_flight), num_returns=len(self._in_flight), timeout=0)
+    moves = 0
     for ref in ready:
       (role, _), waiting = self._in_flight.pop(ref)
       if role == _ACT:  # random queries per move of the games, as in one process
         self._played(*ray.get(ref))
         self._add_random_queries()
+        moves += 1
       else:
         self._solved(waiting, *ray.get(ref))
+    return moves
 
   def close(self) -> None:
-    """Stops the workers (the tasks in flight are dropped)."""
+    """Stops the workers and the trainer (the tasks in flight are dropped)."""
     for worker in self._workers.values():
       ray.kill(worker)
+    self.learner.close()
     self._workers, self._in_flight = {}, {}

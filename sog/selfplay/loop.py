@@ -53,11 +53,8 @@ class SelfPlay:
     self.game, self.network, params, self.leaf_model = initial_network(experiment)
     tree = self.game.tree
     selfplay = experiment.selfplay
-    self.learner = learner_lib.Learner(tree, self.network, experiment.optimizer, params,
-                                       selfplay.batch_size, selfplay.publish_every)
+    self.learner = self._start_learner(params)
     self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
-    self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
-                                       tree.num_actions, selfplay.max_updates)
     self.queries = buffers.QueryBuffer(selfplay.query_capacity, tree.max_infostates)
     self.rng = np.random.default_rng(experiment.seed)
     self.counters = dict.fromkeys(COUNTERS, 0)
@@ -65,6 +62,11 @@ class SelfPlay:
     self.last_solved: buffers.Examples | None = None  # the solver's latest answers (diagnostics)
     self._start_roles()
     self._deal_games()
+
+  def _start_learner(self, params) -> learner_lib.Learner:
+    """The trainer role with the replay buffer, here in this process."""
+    return learner_lib.Learner(self.game.tree, self.network, self.experiment.optimizer, params,
+                               self.experiment.selfplay)
 
   def _start_roles(self) -> None:
     """The actor and query-solver roles, here in this process, sharing its compiled searches."""
@@ -82,6 +84,11 @@ class SelfPlay:
   def step(self) -> int:
     return self.learner.step
 
+  @property
+  def params(self):
+    """The trainer's current parameters (evaluation and diagnostics use them)."""
+    return self.learner.state.params
+
   def _round_key(self, role: int):
     """The device randomness of a role in the current round (a function of the seed and the round, so
     a resumed run does not replay the random streams of its first rounds)."""
@@ -89,21 +96,21 @@ class SelfPlay:
     return jax.random.fold_in(key, role)
 
   def round(self) -> list[dict[str, float]]:
-    """One round of acting, solving and training; returns the train steps' metrics."""
+    """One round of acting, solving and training; returns the train steps' metrics. The round
+    trains ``selfplay.train_steps_per_round`` steps per move of the actors' games it booked, so
+    training keeps the same pace against acting however the moves arrive."""
     started = time.perf_counter()
-    self._act_and_solve(self.learner.published)
-    metrics = []
-    if len(self.replay) >= self.experiment.selfplay.min_replay:
-      steps = min(self.experiment.selfplay.train_steps_per_round,
-                  self.experiment.max_steps - self.step)
-      metrics = self.learner.train(self.replay, steps, self.rng)
+    moves = self._act_and_solve(self.learner.published)
+    metrics = self.learner.train(min(self.experiment.selfplay.train_steps_per_round * moves,
+                                     self.experiment.max_steps - self.step), self.rng)
     self.counters["rounds"] += 1
     self.counters["seconds"] += time.perf_counter() - started
     return metrics
 
-  def _act_and_solve(self, params) -> None:
+  def _act_and_solve(self, params) -> int:
     """The round's acting and solving with ``params``: one move of every actor game, then one batch
-    of the oldest queries if a full one waits (a padded search costs as much as a real one)."""
+    of the oldest queries if a full one waits (a padded search costs as much as a real one).
+    Returns the moves of ``selfplay.games`` games booked (here 1)."""
     examples, queries, finished = self.actors.play(params, self._round_key(ACTING), self.rng)
     self._played(examples, queries, finished)
     self._add_random_queries()
@@ -112,6 +119,7 @@ class SelfPlay:
       waiting = self.queries.pop(batch)
       solved, recursive = self.solver.solve(params, waiting, self._round_key(SOLVING), self.rng)
       self._solved(waiting, solved, recursive)
+    return 1
 
   def _add_random_queries(self) -> None:
     """``selfplay.random_queries`` queries at random public belief states, if any."""
@@ -136,7 +144,7 @@ class SelfPlay:
 
   def _add(self, examples: buffers.Examples | None, queries: buffers.Queries) -> None:
     if examples is not None:
-      self.replay.add(examples)
+      self.learner.add(examples)
       self.counters["examples"] += examples.size
     if queries.size:
       self.queries.push(queries)
@@ -151,8 +159,7 @@ class SelfPlay:
   def stats(self) -> dict[str, float]:
     """Counters, buffer fill and the train step."""
     return {"step": self.step, **{k: self.counters[k] for k in COUNTERS},
-            "replay": len(self.replay), "replay_available": self.replay.available(),
-            "queries_waiting": len(self.queries)}
+            **self.learner.replay_stats(), "queries_waiting": len(self.queries)}
 
   # -- evaluation ------------------------------------------------------------------------------
 
@@ -166,7 +173,7 @@ class SelfPlay:
       config = dataclasses.replace(self.experiment.actor, simulations=sims,
                                    simulations_per_phase=c)  # the actors' compiled search if s, c match
       result = composed.compose(self._searcher(config), range(seeds), self.experiment.resolving,
-                                evaluation.batch_size, params=self.learner.state.params)
+                                evaluation.batch_size, params=self.params)
       out[name] = {**result.summary(), "seconds": result.seconds}
     return out
 
@@ -182,8 +189,8 @@ class SelfPlay:
 
   def save(self, directory: str | pathlib.Path) -> None:
     """Writes the checkpoint to ``directory`` (:func:`write_checkpoint`)."""
-    write_checkpoint(directory, self.learner.state, self.checkpoint_config(),
-                     {**self.replay.state(), **self.queries.state()},
+    state, replay = self.learner.snapshot()
+    write_checkpoint(directory, state, self.checkpoint_config(), {**replay, **self.queries.state()},
                      {"counters": self.counters, "rng": self.rng.bit_generator.state,
                       "experiment": self.experiment.to_dict()})
 
@@ -192,9 +199,7 @@ class SelfPlay:
     game, network or optimiser, or its buffers for other sizes)."""
     state, arrays, progress = read_checkpoint(directory, self.learner.state,
                                               self.checkpoint_config())
-    self.learner.state = state
-    self.learner.published = state.params
-    self.replay.load(arrays)
+    self.learner.load(state, arrays)
     self.queries.load(arrays)
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]

@@ -143,7 +143,7 @@ def drive(run, experiment: config_lib.Experiment, workdir: str | pathlib.Path, t
   """The training loop of a self-play ``run`` in ``workdir``, with ``experiment``'s budgets,
   evaluation, snapshot and diagnostics schedule: :class:`sog.selfplay.loop.SelfPlay`, or a
   baseline's run with the same methods (``round``, ``stats``, ``evaluate``, ``save``, ``restore``,
-  ``save_network``) and attributes (``step``, ``counters``, ``game``, ``network``, ``learner``,
+  ``save_network``) and attributes (``step``, ``params``, ``counters``, ``game``, ``network``,
   ``last_solved``: the latest solved targets, or None).
 
   Progress (:class:`sog.monitoring.Progress`) counts the share of the nearer budget (steps or
@@ -210,7 +210,7 @@ def _loop(run, experiment: config_lib.Experiment, workdir: pathlib.Path, title: 
 
   def diagnose() -> None:
     solved = run.last_solved
-    errors = diagnostics.measure(run.learner.state.params, solved.nodes, solved.ranges,
+    errors = diagnostics.measure(run.params, solved.nodes, solved.ranges,
                                  solved.values)
     writer.write("diagnostics", _DIAGNOSTIC_FIELDS,
                  {**errors, "step": run.step, "seconds": f"{run.counters['seconds']:.1f}"})

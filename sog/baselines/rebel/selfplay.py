@@ -110,10 +110,7 @@ class ReBeLSelfPlay:
     self.rebel = composed.ReBeL(self.game, leaf_lib.cvpn_leaf_model(self.network, params),
                                 experiment.rebel)
     selfplay = base.selfplay
-    self.learner = learner_lib.Learner(tree, self.network, base.optimizer, params,
-                                       selfplay.batch_size, selfplay.publish_every)
-    self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
-                                       tree.num_actions, selfplay.max_updates)
+    self.learner = learner_lib.Learner(tree, self.network, base.optimizer, params, selfplay)
     self.rng = np.random.default_rng(base.seed)
     self.counters = dict.fromkeys(loop.COUNTERS, 0)
     self.counters["seconds"] = 0.0
@@ -126,6 +123,11 @@ class ReBeLSelfPlay:
   @property
   def step(self) -> int:
     return self.learner.step
+
+  @property
+  def params(self):
+    """The trainer's current parameters."""
+    return self.learner.state.params
 
   def _restart(self) -> None:
     """Every game at the root PBS."""
@@ -160,15 +162,12 @@ class ReBeLSelfPlay:
           has_policy=np.zeros((rows.size, 2, tree.max_infostates), bool)))
       self._advance(rows, subgames, solution, keys[size:])
     added = buffers.concatenate(examples)
-    self.replay.add(added)
+    self.learner.add(added)
     self.last_solved = added
     self.counters["moves"] += games
     self.counters["examples"] += added.size
-    metrics = []
-    if len(self.replay) >= self.experiment.base.selfplay.min_replay:
-      steps = min(self.experiment.base.selfplay.train_steps_per_round,
-                  self.experiment.base.max_steps - self.step)
-      metrics = self.learner.train(self.replay, steps, self.rng)
+    metrics = self.learner.train(min(self.experiment.base.selfplay.train_steps_per_round,
+                                     self.experiment.base.max_steps - self.step), self.rng)
     self.counters["rounds"] += 1
     self.counters["seconds"] += time.perf_counter() - began
     return metrics
@@ -197,8 +196,7 @@ class ReBeLSelfPlay:
 
   def stats(self) -> dict[str, float]:
     return {"step": self.step, **{k: self.counters[k] for k in loop.COUNTERS},
-            "replay": len(self.replay), "replay_available": self.replay.available(),
-            "queries_waiting": 0}
+            **self.learner.replay_stats(), "queries_waiting": 0}
 
   def evaluate(self, seeds: int | None = None) -> dict[str, dict[str, float]]:
     """ReBeL's play with the trainer's network, composed over the whole tree: the per-seed
@@ -206,7 +204,7 @@ class ReBeLSelfPlay:
     evaluation = self.experiment.base.evaluation
     seeds = evaluation.seeds if seeds is None else seeds
     result = self.rebel.compose(range(seeds), evaluation.batch_size,
-                                params=self.learner.state.params)
+                                params=self.params)
     mixture = best_response.exploitability(
         self.game, policy_lib.mixture(self.game.tree, result.policies))
     name = self.experiment.setting
@@ -224,17 +222,15 @@ class ReBeLSelfPlay:
   def save(self, directory: str | pathlib.Path) -> None:
     """The network, the replay buffer, the counters and the generator's state (games in progress
     restart at the root on resuming)."""
-    loop.write_checkpoint(directory, self.learner.state, self.checkpoint_config(),
-                          self.replay.state(),
+    state, replay = self.learner.snapshot()
+    loop.write_checkpoint(directory, state, self.checkpoint_config(), replay,
                           {"counters": self.counters, "rng": self.rng.bit_generator.state,
                            "experiment": self.experiment.to_dict()})
 
   def restore(self, directory: str | pathlib.Path) -> None:
     state, arrays, progress = loop.read_checkpoint(directory, self.learner.state,
                                                    self.checkpoint_config())
-    self.learner.state = state
-    self.learner.published = state.params
-    self.replay.load(arrays)
+    self.learner.load(state, arrays)
     self.counters.update(progress["counters"])
     self.rng.bit_generator.state = progress["rng"]
     self._restart()
