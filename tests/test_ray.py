@@ -113,7 +113,8 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
 def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
   command = [sys.executable, str(ROOT / "scripts" / "train.py"), f"--config={ROOT}/configs/kuhn.py",
              f"--workdir={tmp_path}", "--config.backend=ray", "--config.evaluation.every_steps=0",
-             "--config.checkpoint_every_seconds=2", "--log_every=2"]
+             "--config.checkpoint_every_seconds=2", "--log_every=2",
+             "--config.selfplay.train_steps_per_round=4"]
   # A run that would go on for long: killed (with the Ray processes it started) once it has saved a
   # checkpoint holding examples.
   process = subprocess.Popen(command + ["--config.max_steps=100000"], stdout=subprocess.DEVNULL,
