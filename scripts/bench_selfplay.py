@@ -105,9 +105,10 @@ def main(argv):
                   for rate in _RATES})
     ratios = ", ".join("-" if row.get(f"ratio_{rate}") is None else f"{row[f'ratio_{rate}']:.2f}"
                        for rate in _RATES)
-    steps = "-" if row["steps_per_s"] is None else f"{row['steps_per_s']:.2f}"
+    queries, steps = ("-" if row[rate] is None else f"{row[rate]:.2f}"
+                      for rate in ("queries_per_s", "steps_per_s"))
     print(f"{run:>10} {row['devices']:>8} {row['workers']:>8} {row['warmup_s']:>10.0f} "
-          f"{row['games_per_s']:>9.3f} {row['queries_per_s'] or 0:>10.2f} {steps:>9}   {ratios}")
+          f"{row['games_per_s']:>9.3f} {queries:>10} {steps:>9}   {ratios}")
   print(json.dumps({"config": _CONFIG.value, "seconds": _SECONDS.value, "runs": results}))
 
 

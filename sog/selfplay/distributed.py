@@ -42,6 +42,7 @@ from sog.selfplay import loop
 from sog.selfplay import query_solver
 
 _ACT, _SOLVE = "act", "solve"
+_TRAINING = len(loop.ROLES)  # the trainer's minibatch stream, after the rounds' device streams
 
 
 class _ActorWorker:
@@ -85,7 +86,7 @@ class _LearnerWorker:
     self.learner = learner_lib.Learner(game.tree, network, experiment.optimizer, params,
                                        experiment.selfplay)
     self.seed = experiment.seed
-    self.rng = np.random.default_rng([self.seed, 3, 0])
+    self.rng = np.random.default_rng([self.seed, _TRAINING, 0])
 
   def add(self, examples: buffers.Examples) -> None:
     self.learner.add(examples)
@@ -95,14 +96,9 @@ class _LearnerWorker:
     if they changed since ``published_step``, else None)."""
     metrics = self.learner.train(steps, self.rng)
     published = None
-    if self._published_step != published_step:
-      published = (self._published_step, jax.device_get(self.learner.published))
+    if self.learner.published_step != published_step:
+      published = (self.learner.published_step, jax.device_get(self.learner.published))
     return metrics, self.learner.step, published
-
-  @property
-  def _published_step(self) -> int:
-    """The step the published parameters were taken at (they are taken every publish_every steps)."""
-    return self.learner.step - self.learner.step % self.learner.publish_every
 
   def replay_stats(self) -> dict[str, int]:
     return self.learner.replay_stats()
@@ -116,7 +112,7 @@ class _LearnerWorker:
 
   def load(self, state, arrays: dict[str, np.ndarray]) -> None:
     self.learner.load(state, arrays)
-    self.rng = np.random.default_rng([self.seed, 3, self.learner.step])
+    self.rng = np.random.default_rng([self.seed, _TRAINING, self.learner.step])
 
 
 class RemoteLearner:
@@ -131,7 +127,6 @@ class RemoteLearner:
     config = experiment.ray
     worker = ray.remote(num_cpus=config.trainer_cpus, num_gpus=config.trainer_gpus)(_LearnerWorker)
     self._worker = worker.remote(experiment)
-    self.publish_every = experiment.selfplay.publish_every
     self.published, self._published_step, self.step = params, 0, 0
     self._sent: list[ray.ObjectRef] = []
 
@@ -144,6 +139,8 @@ class RemoteLearner:
 
   def train(self, steps: int, rng: np.random.Generator | None = None) -> list[dict[str, float]]:
     del rng
+    if steps <= 0:  # a round that booked no move: no round trip to the trainer
+      return []
     metrics, self.step, published = ray.get(
         self._worker.train.remote(steps, self._published_step))
     ray.get(self._sent)  # raises here if an example batch was refused
@@ -161,7 +158,7 @@ class RemoteLearner:
   def load(self, state, arrays: dict[str, np.ndarray]) -> None:
     ray.get(self._worker.load.remote(state, arrays))
     self.step, self.published = int(state.step), state.params
-    self._published_step = self.step - self.step % self.publish_every
+    self._published_step = self.step
 
   def close(self) -> None:
     ray.kill(self._worker)

@@ -28,7 +28,8 @@ class Learner:
   """The trainer with its replay buffer: examples come in (:meth:`add`); :meth:`train` takes up to
   ``steps`` train steps once the buffer holds ``selfplay.min_replay`` examples, while it can fill a
   batch with examples below their update limit; ``published`` are the parameters the actors and the
-  solver use, refreshed every ``selfplay.publish_every`` steps. A self-play run holds one in its
+  solver use, refreshed every ``selfplay.publish_every`` steps (``published_step``: the step they
+  were taken at). A self-play run holds one in its
   process, or as a Ray actor (:mod:`sog.selfplay.distributed`)."""
 
   def __init__(self, tree: tree_lib.PublicTree, network: cvpn_lib.CVPN,
@@ -37,7 +38,7 @@ class Learner:
     self.publish_every, self.min_replay = selfplay.publish_every, selfplay.min_replay
     self.trainer = train.Trainer(network, optimizer)
     self.state = self.trainer.init(params)
-    self.published = self.state.params
+    self.published, self.published_step = self.state.params, self.step
     self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
                                        tree.num_actions, selfplay.max_updates)
 
@@ -61,7 +62,7 @@ class Learner:
       self.state, step_metrics = self.trainer.step(self.state, to_batch(self.tree, examples))
       metrics.append(step_metrics)
       if self.step % self.publish_every == 0:
-        self.published = self.state.params
+        self.published, self.published_step = self.state.params, self.step
     return [{k: float(v) for k, v in m.items()} for m in metrics]
 
   def replay_stats(self) -> dict[str, int]:
@@ -75,5 +76,6 @@ class Learner:
   def load(self, state, arrays: dict[str, np.ndarray]) -> None:
     """Continues from a saved train state and replay buffer (``arrays``, :meth:`ReplayBuffer.state`'s
     keys; others are ignored); the saved parameters are published."""
-    self.state, self.published = state, state.params
+    self.state = state
+    self.published, self.published_step = state.params, self.step
     self.replay.load(arrays)

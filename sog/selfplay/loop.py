@@ -41,7 +41,7 @@ from sog.selfplay import query_solver
 
 _BUFFERS = "selfplay.npz"
 _PROGRESS = "selfplay.json"
-ACTING, SOLVING, DEALING = range(3)  # the roles drawing device randomness in a round
+ROLES = ACTING, SOLVING, DEALING = range(3)  # the roles drawing device randomness in a round
 COUNTERS = ("rounds", "games", "moves", "queries_added", "queries_solved", "examples", "seconds")
 
 
