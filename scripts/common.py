@@ -26,6 +26,7 @@ from sog import monitoring
 from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
+from sog.protocol import composed
 from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models
@@ -37,13 +38,18 @@ ORACLE_ITERATIONS = 50  # CFR+ iterations of each exact-oracle call, unless a sc
 
 @dataclasses.dataclass(frozen=True)
 class SearchFlags:
-  """--sims, --c, --updates, --prior_temperature, --puct_constant: SoG(s, c) and PUCT."""
+  """--sims, --c, --updates, --prior_temperature, --puct_constant: SoG(s, c) and PUCT; --redraws,
+  --tie_break, --open_chance, --averaging: how the tree grows and is averaged."""
 
   sims: flags.FlagHolder[list[str]]
   c: flags.FlagHolder[float]
   updates: flags.FlagHolder[str]
   prior_temperature: flags.FlagHolder[float]
   puct_constant: flags.FlagHolder[float]
+  redraws: flags.FlagHolder[int]
+  tie_break: flags.FlagHolder[str]
+  open_chance: flags.FlagHolder[str]
+  averaging: flags.FlagHolder[str]
 
   def simulations(self) -> list[int]:
     """The values of s, each an int >= 1 (``ValueError`` naming the bad one)."""
@@ -59,17 +65,23 @@ class SearchFlags:
     return gtcfr.GTCFRConfig(simulations=simulations, simulations_per_phase=self.c.value,
                              updates=self.updates.value,
                              prior_temperature=self.prior_temperature.value,
-                             puct_constant=self.puct_constant.value)
+                             puct_constant=self.puct_constant.value, redraws=self.redraws.value,
+                             tie_break=self.tie_break.value, open_chance=self.open_chance.value,
+                             averaging=self.averaging.value)
 
   def describe(self) -> str:
     return (f"SoG(s, {self.c.value:g}), {self.updates.value} updates, "
-            f"T_prior {self.prior_temperature.value:g}, PUCT C {self.puct_constant.value:g}")
+            f"T_prior {self.prior_temperature.value:g}, PUCT C {self.puct_constant.value:g}, "
+            f"{self.redraws.value} redraws, ties by {self.tie_break.value}, chance opened "
+            f"{self.open_chance.value.replace('_', ' ')}, {self.averaging.value} averaging")
 
   def record(self) -> dict:
     """The flags' values for a script's JSON line."""
     return {"c": self.c.value, "updates": self.updates.value,
             "prior_temperature": str(self.prior_temperature.value),
-            "puct_constant": self.puct_constant.value}
+            "puct_constant": self.puct_constant.value, "redraws": self.redraws.value,
+            "tie_break": self.tie_break.value, "open_chance": self.open_chance.value,
+            "averaging": self.averaging.value}
 
 
 def define_search_flags(sims: list[str]) -> SearchFlags:
@@ -87,7 +99,19 @@ def define_search_flags(sims: list[str]) -> SearchFlags:
           "inf: a uniform prior (what zeros and the oracle give).", lower_bound=1e-9),
       puct_constant=flags.DEFINE_float("puct_constant", defaults.puct_constant,
                                        "C of PUCT's expansion rule (values scaled to [-1, 1]).",
-                                       lower_bound=0.0))
+                                       lower_bound=0.0),
+      redraws=flags.DEFINE_integer("redraws", defaults.redraws,
+                                   "Walks redrawn per simulation while a walk adds nothing.",
+                                   lower_bound=0),
+      tie_break=flags.DEFINE_enum("tie_break", defaults.tie_break, list(gtcfr.TIE_BREAKS),
+                                  "Who wins a PUCT tie: the lowest action or the highest prior."),
+      open_chance=flags.DEFINE_enum("open_chance", defaults.open_chance,
+                                    list(gtcfr.OPEN_CHANCE),
+                                    "A chance node is opened by a simulation of its own or with "
+                                    "the node that adds it."),
+      averaging=flags.DEFINE_enum("averaging", defaults.averaging, list(gtcfr.AVERAGING),
+                                  "Linear averaging weights from the search's first iteration "
+                                  "(global) or from the node's entry (per_node)."))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +125,7 @@ class ProtocolFlags:
   unsafe: flags.FlagHolder[bool]
   alpha: flags.FlagHolder[float]
   terminate_values: flags.FlagHolder[str]
+  predecessor: flags.FlagHolder[str]
 
   def seeds(self) -> range:
     return range(self.first_seed.value, self.first_seed.value + self.seeds_count.value)
@@ -116,7 +141,8 @@ class ProtocolFlags:
   def describe(self) -> str:
     config = self.resolving_config()
     kind = f"safe (alpha={config.alpha:g})" if config.safe else "unsafe"
-    return f"{kind} re-solving, seeds {self.seeds().start}-{self.seeds().stop - 1}"
+    return (f"{kind} re-solving from the {self.predecessor.value} predecessor's search, seeds "
+            f"{self.seeds().start}-{self.seeds().stop - 1}")
 
 
 def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
@@ -138,7 +164,11 @@ def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
                                upper_bound=1.0),
       terminate_values=flags.DEFINE_enum(
           "terminate_values", defaults.terminate_values, resolving.TERMINATE_VALUES,
-          "Which opponent values of the last search the gadget's Terminate pays."))
+          "Which opponent values of the last search the gadget's Terminate pays."),
+      predecessor=flags.DEFINE_enum(
+          "predecessor", "own", list(composed.PREDECESSORS),
+          "The search a re-solve continues: the searching player's last (own) or the nearest "
+          "decision's above, whoever acted (nearest)."))
 
 
 @dataclasses.dataclass(frozen=True)

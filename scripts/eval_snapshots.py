@@ -61,6 +61,11 @@ def _outputs() -> tuple[str, str]:
   settings = (("prior", search.prior_temperature, search_default.prior_temperature),
               ("puct", search.puct_constant, search_default.puct_constant),
               ("updates", search.updates, search_default.updates),
+              ("redraws", search.redraws, search_default.redraws),
+              ("ties", search.tie_break, search_default.tie_break),
+              ("chance", search.open_chance, search_default.open_chance),
+              ("averaging", search.averaging, search_default.averaging),
+              ("predecessor", _PROTOCOL.predecessor.value, "own"),
               ("alpha", resolve.alpha, resolve_default.alpha),
               ("terminate", resolve.terminate_values, resolve_default.terminate_values),
               ("first_seed", _PROTOCOL.first_seed.value, 0))
@@ -137,7 +142,8 @@ def main(argv):
         searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
         result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
                                   _PROTOCOL.batch_size.value,
-                                  common.progress_printer(f"step {step} {name}"))
+                                  common.progress_printer(f"step {step} {name}"),
+                                  predecessor=_PROTOCOL.predecessor.value)
         stats = result.summary()
         row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
                "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",

@@ -8,7 +8,9 @@
 
 For each seed, the agent re-solves at every public state where a player acts, breadth-first, each
 search continuing from the searching player's last search above it (``sog.protocol.compose``); the
-composed policy's exact exploitability is reported as min / mean / max over the seeds. The leaf model
+composed policy's exact exploitability is reported as min / mean / max over the seeds, with what the
+searches grew, per search: public states expanded, expansion walks, idle walks (those that added
+nothing) and the share of searches whose tree ended complete (JSON ``per_search``). The leaf model
 is the exact oracle (``--leaf=oracle``, a CFR+ solve of every frontier leaf's subgame per iteration,
 bounded by --oracle_iterations; with --oracle_warm_start each call continues the previous one's solve),
 zeros, an untrained CVPN or a CVPN checkpoint directory (the flags shared with other scripts are
@@ -66,21 +68,27 @@ def main(argv):
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
   print(f"{game.name}: SoG agent, {_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}")
-  print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9}")
+  print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9} "
+        f"{'expanded':>9} {'walks':>7} {'idle':>7} {'complete':>8}")
   rows = []
   for sims in sims_values:
     searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
     result = composed.compose(searcher, _PROTOCOL.seeds(), resolving_config,
-                              _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"))
+                              _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"),
+                              predecessor=_PROTOCOL.predecessor.value)
     stats = result.summary()
     rows.append({"game": game.name, "sims": sims, "seeds": _PROTOCOL.seeds_count.value,
                  "safe": resolving_config.safe, "exploitability": stats, "seconds": result.seconds,
                  "searches": result.searches, "alpha": resolving_config.alpha,
-                 "terminate_values": resolving_config.terminate_values, **_SEARCH.record(),
+                 "terminate_values": resolving_config.terminate_values,
+                 "predecessor": _PROTOCOL.predecessor.value, "per_search": result.growth,
+                 **_SEARCH.record(),
                  **_LEAF.record(), "first_seed": _PROTOCOL.first_seed.value,
                  "per_seed": result.exploitability.tolist(), "device": jax.devices()[0].platform})
     print(f"{sims:>6} {stats['min']:>10.4g} {stats['mean']:>10.4g} {stats['max']:>10.4g} "
-          f"{result.searches:>9} {result.seconds:>9.1f}")
+          f"{result.searches:>9} {result.seconds:>9.1f} {result.growth['expanded']:>9.1f} "
+          f"{result.growth['walks']:>7.1f} {result.growth['idle_walks']:>7.1f} "
+          f"{result.growth['complete']:>8.2f}")
   if _PLOT.value:
     series = {k: (sims_values, [r["exploitability"][k] for r in rows]) for k in ("min", "mean", "max")}
     plotting.line_plot(_PLOT.value, series,

@@ -42,6 +42,7 @@ class Composition:
     policies: [len(seeds), N, S, A] float64, the composed policies.
     searches: searches run (decision public states times seeds).
     seconds: wall time of the searches and the evaluation.
+    growth: per-search means of what the searches grew (:meth:`SearchGrowth.of`).
   """
 
   seeds: tuple[int, ...]
@@ -49,22 +50,58 @@ class Composition:
   policies: np.ndarray
   searches: int
   seconds: float
+  growth: dict[str, float] = dataclasses.field(default_factory=dict)
 
   def summary(self) -> dict[str, float]:
     e = self.exploitability
     return {"min": float(e.min()), "mean": float(e.mean()), "max": float(e.max())}
 
 
-def previous_decisions(tree: tree_lib.PublicTree) -> np.ndarray:
-  """[N] int: for a decision node, the nearest strict ancestor where the same player acts (-1: none)."""
+class SearchGrowth:
+  """Per-search totals of what a protocol's searches grew, summed batch by batch: public states
+  expanded (interior in the final tree, the start's branch included), expansion walks made, walks
+  that added nothing (they ended at a terminal or found nothing missing), and searches whose tree
+  ended complete (the focus's whole subgame grown; its mean is the share of such searches)."""
+
+  KEYS = ("expanded", "walks", "idle_walks", "complete")
+
+  def __init__(self):
+    self.totals = dict.fromkeys(self.KEYS, 0)
+    self.searches = 0
+
+  def add(self, results, rows: int) -> None:
+    """Counts the first ``rows`` searches of a batch of results (the rest are padding)."""
+    expanded = np.asarray(results.expanded)[:rows].sum(-1)
+    walks = np.asarray(results.walks)[:rows]
+    idle = walks - np.asarray(results.growing_walks)[:rows]
+    complete = np.asarray(results.complete)[:rows]
+    for key, value in zip(self.KEYS, (expanded, walks, idle, complete)):
+      self.totals[key] += int(value.sum())
+    self.searches += rows
+
+  def means(self) -> dict[str, float]:
+    return {key: total / max(self.searches, 1) for key, total in self.totals.items()}
+
+
+PREDECESSORS = ("own", "nearest")
+
+
+def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> np.ndarray:
+  """[N] int: for a decision node, the search a re-solve there continues (-1: none, a root search):
+  the nearest strict ancestor where the same player acts (``"own"``: the searching player's last
+  decision) or where either player acts (``"nearest"``)."""
+  if predecessor not in PREDECESSORS:
+    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
   last = np.full((tree.num_nodes, 2), -1, np.int64)  # per node: each player's last decision at/above
+  nearest = np.full(tree.num_nodes, -1, np.int64)     # per node: the last decision at/above
   previous = np.full(tree.num_nodes, -1, np.int64)
   for n in range(tree.num_nodes):  # parents come first (breadth-first)
     above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
-    last[n] = above
+    nearest_above = nearest[tree.parent[n]] if tree.parent[n] >= 0 else -1
+    last[n], nearest[n] = above, nearest_above
     if tree.kind[n] in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
-      previous[n] = above[tree.kind[n]]
-      last[n, tree.kind[n]] = n
+      previous[n] = above[tree.kind[n]] if predecessor == "own" else nearest_above
+      last[n, tree.kind[n]] = nearest[n] = n
   return previous
 
 
@@ -96,7 +133,7 @@ def uniform_policies(tree: tree_lib.PublicTree, seeds: Sequence[int],
 def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
             resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
             batch_size: int = 32, progress: Callable[[int, int], None] | None = None,
-            params=None) -> Composition:
+            params=None, predecessor: str = "own") -> Composition:
   """Runs the protocol with ``searcher`` (a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree)
   for each seed and evaluates each composed policy exactly (float64).
 
@@ -104,13 +141,19 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   searches at one depth are batched by the depth of that root (one compilation per such depth).
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
+  ``predecessor`` picks the search each re-solve continues (:func:`previous_decisions`): the
+  searching player's last one (``"own"``, the default) or the nearest one above, whoever acted
+  there (``"nearest"``; the paper's "conditioned on previous searches at predecessor states" allows
+  either reading).
   """
   tree = searcher.tree
   if tree.game_node[0] != 0 or tree.parent[0] != -1:
     raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
+  if predecessor not in PREDECESSORS:
+    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
-  previous = previous_decisions(tree)
+  previous = previous_decisions(tree, predecessor)
   needed = np.zeros(tree.num_nodes, bool)
   needed[previous[previous >= 0]] = True
   resolver = resolver_lib.Resolver(searcher, resolving_config)
@@ -118,6 +161,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
   decisions = np.flatnonzero(tree.kind < rules_lib.CHANCE)
   total, done = len(decisions) * len(seeds), 0
+  growth = SearchGrowth()
   for depth in range(tree.num_levels):
     jobs = [(k, int(n)) for n in decisions[tree.depth[decisions] == depth]
             for k in range(len(seeds))]  # (seed index, node)
@@ -127,6 +171,7 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
     rngs = search_keys([seeds[k] for k, _ in jobs], [n for _, n in jobs])
     for resolved in resolver.resolve(requests, rngs, batch_size, params):
       focus_policy = np.asarray(resolved.results.focus_policy, np.float64)
+      growth.add(resolved.results, len(resolved.jobs))
       summaries = (resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs)
                    else None)
       for row, j in enumerate(resolved.jobs):
@@ -139,5 +184,6 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
         progress(done, total)
   exploitability = np.array([best_response.evaluate(tree, p).exploitability for p in policies])
   return Composition(seeds=seeds, exploitability=exploitability, policies=policies,
-                     searches=total, seconds=time.perf_counter() - started)
+                     searches=total, seconds=time.perf_counter() - started,
+                     growth=growth.means())
 

@@ -112,17 +112,24 @@ def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
 
 
 def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
-                      actions_per_expansion: int | None, branches: bool = False) -> int:
+                      actions_per_expansion: int | None, branches: bool = False,
+                      chance_with_parent: bool = False) -> int:
   """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree grown
   by ``simulations`` expansions, each adding the children of at most ``actions_per_expansion`` actions
   (None: all; chance nodes always add all their outcomes), from the root and its children or, with
-  ``branches``, from any branch of the tree with the children of its nodes (a re-solving start)."""
+  ``branches``, from any branch of the tree with the children of its nodes (a re-solving start).
+  With ``chance_with_parent`` an expansion also adds the outcomes of the chance nodes it adds."""
   non_terminal = tree.kind != rules_lib.TERMINAL
   slots = tree.up_child.reshape(tree.num_nodes, -1)
   grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
   distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows)])
+  if chance_with_parent:  # a chance child is opened at once: its outcomes count instead of it
+    chance_children = [np.unique(row[g & (tree.kind[np.maximum(row, 0)] == rules_lib.CHANCE)])
+                       for row, g in zip(slots, grows)]
+    distinct = distinct + np.array([distinct[c].sum() for c in chance_children], np.int64)
   added = distinct
-  if actions_per_expansion is not None and actions_per_expansion < tree.num_actions:
+  if (actions_per_expansion is not None and actions_per_expansion < tree.num_actions
+      and not chance_with_parent):  # (the top-k bound does not count opened chance outcomes)
     per_action = grows.reshape(tree.up_child.shape).sum(-1)
     top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
     added = np.where(tree.kind == rules_lib.CHANCE, distinct, np.minimum(distinct, top))

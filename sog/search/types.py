@@ -19,6 +19,11 @@ from sog.search import gadget as gadget_lib
 from sog.search import tables as tables_lib
 
 
+TIE_BREAKS = ("action", "prior")
+OPEN_CHANCE = ("own_simulation", "with_parent")
+AVERAGING = ("global", "per_node")
+
+
 @dataclasses.dataclass(frozen=True)
 class GTCFRConfig:
   """SoG(s, c) and the constants the paper leaves open.
@@ -42,6 +47,20 @@ class GTCFRConfig:
       per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
       protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
       simultaneous (README, "Update schedule").
+    redraws: how often a simulation whose walk added no public state (it ended at a terminal, or
+      found nothing missing) is walked again from a new world state, so that each of the s
+      simulations adds to the tree as the paper's complexity section counts them ("k child states
+      are added to the tree at each iteration"); 0: every walk counts as a simulation, whatever it
+      adds. Every walk's visits count either way.
+    tie_break: how PUCT breaks a tie of Q + U between actions: "action" (the lowest action index,
+      argmax's order: fold first in poker) or "prior" (the highest prior). At an infostate with no
+      visits U is 0, so PUCT is argmax Q, which ties wherever the actions' values do.
+    open_chance: "own_simulation" (a chance node added by an expansion is a frontier leaf that a
+      later simulation opens) or "with_parent" (an expansion that adds a chance node adds its
+      outcomes too, so opening it costs no simulation).
+    averaging: the weights of the linear average policy: "global" (iteration t of the whole search
+      weighs t at every node) or "per_node" (a node's t counts from the iteration it became interior
+      in the tree, so a late-added node's first policies weigh as a new CFR run's do).
   """
 
   simulations: int = 100
@@ -53,6 +72,10 @@ class GTCFRConfig:
   leaf_capacity: int | None = None
   query_samples: int = 4
   updates: str = "alternating"
+  redraws: int = 0
+  tie_break: str = "action"
+  open_chance: str = "own_simulation"
+  averaging: str = "global"
 
   def __post_init__(self):
     checks = [
@@ -70,6 +93,10 @@ class GTCFRConfig:
         (isinstance(self.query_samples, int) and self.query_samples >= 0,
          "query_samples must be an int >= 0"),
         (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
+        (isinstance(self.redraws, int) and self.redraws >= 0, "redraws must be an int >= 0"),
+        (self.tie_break in TIE_BREAKS, f"tie_break must be one of {TIE_BREAKS}"),
+        (self.open_chance in OPEN_CHANCE, f"open_chance must be one of {OPEN_CHANCE}"),
+        (self.averaging in AVERAGING, f"averaging must be one of {AVERAGING}"),
     ]
     for ok, message in checks:
       if not ok:
@@ -164,6 +191,9 @@ class SearchState:
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
   leaf_calls: chex.Array        # leaf-model calls made (none by an unbatched pass with no leaves)
+  interior_since: chex.Array    # [M] int32: the CFR iteration each inner node became interior at
+  walks: chex.Array             # expansion walks made (redraws included)
+  growing_walks: chex.Array     # walks that added at least one public state
   rng: chex.Array
 
 
@@ -187,6 +217,9 @@ class SearchResult:
       other's average policy in the final tree (frontier leaves valued as in ``values``).
     queries: a uniform sample of the leaf PBSs queried across the search.
     leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
+    walks, growing_walks: expansion walks made (redraws included), and those that added at least
+      one public state to the tree (the others ended at a terminal or found nothing missing).
+    complete: scalar bool, whether the final tree holds the focus's whole subgame.
   """
 
   focus_policy: chex.Array
@@ -204,6 +237,9 @@ class SearchResult:
   queries: QuerySample
   leaf_evaluations: chex.Array
   leaf_calls: chex.Array
+  walks: chex.Array
+  growing_walks: chex.Array
+  complete: chex.Array
 
   @property
   def nodes(self) -> chex.Array:

@@ -16,12 +16,16 @@ opponent's root range; see :class:`Start`), and then runs ``phases`` times:
     other children of up to k actions of the node, ranked by the prior, the selected action first
     (chance nodes add all outcomes). Visit counts along the path are updated at once; with several
     simulations per phase, a virtual loss on the pending (infostate, action) pairs spreads them out.
+    With ``redraws`` a walk that added nothing (it ended at a terminal) is walked again from a new
+    world state, so each simulation adds to the tree until the focus's subgame is complete, as the
+    paper counts its iterations ("k child states are added to the tree at each iteration").
 
 PUCT at the actor's infostate s of public state h is argmax_a Q(s, a) + C P(s, a) sqrt(N(s)) / (1 +
 N(s, a)), where Q is the counterfactual action value of the latest CFR pass divided by the opponent's
 range mass at h (a value conditional on s) and by the game's utility scale (so Q is in [-1, 1]), P the
 leaf model's policy at s when h was last a frontier leaf (softmax with temperature T_prior), N the
-visit counts. Statistics are per infostate and kept for the whole search.
+visit counts; a tie goes to the lowest action or, with ``tie_break="prior"``, to the highest prior
+(at random among equal priors). Statistics are per infostate and kept for the whole search.
 
 The tree lives inside the fixed tables of the root's whole subgame (:mod:`sog.search.tables`) as masks:
 ``in_tree`` (counted by CFR) and ``expanded`` (an interior node, its chosen actions' children in the
@@ -53,12 +57,15 @@ from sog.search.gtcfr.core import search
 from sog.search.gtcfr.frontier import frontier_mask
 from sog.search.gtcfr.frontier import leaf_batch_sizes
 from sog.search.gtcfr.searcher import GTCFR
+from sog.search.types import AVERAGING
 from sog.search.types import GTCFRConfig
+from sog.search.types import OPEN_CHANCE
+from sog.search.types import TIE_BREAKS
 from sog.search.types import QuerySample
 from sog.search.types import SearchResult
 from sog.search.types import SearchState
 from sog.search.types import Start
 from sog.search.types import root_start
 
-__all__ = ["GTCFR", "GTCFRConfig", "QuerySample", "SearchResult", "SearchState", "Start", "finish",
-           "frontier_mask", "init", "leaf_batch_sizes", "root_start", "run", "search"]
+__all__ = ["AVERAGING", "GTCFR", "GTCFRConfig", "OPEN_CHANCE", "QuerySample", "SearchResult",
+           "SearchState", "Start", "TIE_BREAKS", "finish", "frontier_mask", "init", "leaf_batch_sizes", "root_start", "run", "search"]

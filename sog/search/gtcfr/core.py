@@ -41,7 +41,7 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
   out = apply(params, tables, focus, jnp.concatenate(first)[focus], jnp.ones(1, bool), leaf_state)
   branch = start.branch
   has_parent = tables.parent >= 0
-  return types.SearchState(
+  state = types.SearchState(
       cfr=cfr.init_state(levels), start=start, gadget=gadget,
       in_tree=branch | (has_parent & branch[jnp.maximum(tables.parent, 0)]),
       expanded=branch, added=jnp.broadcast_to(branch[:, None], (n, num_actions)),
@@ -54,7 +54,13 @@ def init(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, star
       queries=types.QuerySample(nodes=jnp.zeros(config.query_samples, jnp.int32),
                                 ranges=jnp.zeros((config.query_samples, 2, S), uniform.dtype),
                                 keys=jnp.full(config.query_samples, jnp.inf, uniform.dtype)),
-      leaf_evaluations=jnp.int32(1), leaf_calls=jnp.int32(1), rng=rng)
+      leaf_evaluations=jnp.int32(1), leaf_calls=jnp.int32(1),
+      interior_since=jnp.zeros(legal_inner.shape[0], jnp.int32), walks=jnp.int32(0),
+      growing_walks=jnp.int32(0), rng=rng)
+  if config.open_chance == "with_parent":  # the focus's chance children, as an expansion opens them
+    nodes = jnp.arange(n)
+    state = expand_lib.open_chance(tables, state, nodes, state.in_tree & (tables.parent == focus[0]))
+  return state
 
 
 def run(tables: tables_lib.SearchTables, apply, params, state: types.SearchState,
@@ -92,7 +98,9 @@ def finish(tables: tables_lib.SearchTables, apply, params, state: types.SearchSt
       policy_sums=state.cfr.policy_sums, leaf_policy_sums=state.leaf_policy_sums,
       in_tree=state.in_tree, expanded=state.expanded, ranges=jnp.concatenate(ranges),
       values=values, best_response_values=jnp.concatenate(best), queries=state.queries,
-      leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + called)
+      leaf_evaluations=state.leaf_evaluations + mask.sum(), leaf_calls=state.leaf_calls + called,
+      walks=state.walks, growing_walks=state.growing_walks,
+      complete=expand_lib.fully_grown(tables, state))
 
 
 def search(tables: tables_lib.SearchTables, apply, params, rng: chex.PRNGKey, start: types.Start,

@@ -3,6 +3,7 @@ with the average policy) and add the children of up to k actions where they leav
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -10,6 +11,21 @@ from sog.games import rules as rules_lib
 from sog.search import cfr
 from sog.search import tables as tables_lib
 from sog.search import types
+from sog.search.gtcfr import frontier as frontier_lib
+
+TIE_TOLERANCE = 1e-6  # PUCT scores this close are a tie (float32 values of order 1)
+
+
+def puct_action(score: chex.Array, prior: chex.Array, tie_break: str, rng: chex.PRNGKey) -> chex.Array:
+  """argmax_a ``score`` [A] (-inf where illegal), a tie going to the lowest action (``"action"``)
+  or to the highest ``prior`` among the tied actions, uniformly at random among equal priors
+  (``"prior"``; ``rng`` is used only then)."""
+  if tie_break == "action":
+    return jnp.argmax(score)
+  tied = score >= score.max() - TIE_TOLERANCE
+  prior = jnp.where(tied, prior, -jnp.inf)
+  first = prior >= prior.max()
+  return jax.random.choice(rng, score.shape[0], p=first / first.sum())
 
 
 def _select_action(tables, state: types.SearchState, pending, node, infostate, config, rng):
@@ -19,16 +35,37 @@ def _select_action(tables, state: types.SearchState, pending, node, infostate, c
   m = tables.inner_position[node]
   allowed = tables.legal[node, infostate]
   visits = state.visits[m, infostate]
+  prior = state.prior[m, infostate]
   q = state.action_values[m, infostate] - config.virtual_loss * pending[m, infostate]
-  u = config.puct_constant * state.prior[m, infostate] * jnp.sqrt(visits.sum()) / (1.0 + visits)
-  puct = jax.nn.one_hot(jnp.argmax(jnp.where(allowed, q + u, -jnp.inf)), allowed.shape[0])
+  u = config.puct_constant * prior * jnp.sqrt(visits.sum()) / (1.0 + visits)
+  tie_rng = None
+  if config.tie_break != "action":  # (the default draws no key: its walks are as they were)
+    tie_rng, rng = jax.random.split(rng)
+  best = puct_action(jnp.where(allowed, q + u, -jnp.inf), prior, config.tie_break, tie_rng)
+  puct = jax.nn.one_hot(best, allowed.shape[0])
   average = cfr.regret_matching(state.cfr.policy_sums[m, infostate], allowed)
   return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
 
 
-def _expand(tables, state: types.SearchState, node, selected, k: int | None,
-            grow) -> types.SearchState:
-  """If ``grow``: adds the children of up to k actions at ``node`` (all outcomes at a chance node).
+def open_chance(tables, state: types.SearchState, nodes, mask) -> types.SearchState:
+  """Expands the chance nodes among ``nodes`` [B] (where ``mask`` [B]) that are not expanded yet:
+  all their outcomes join the tree (``open_chance="with_parent"``)."""
+  opens = mask & (tables.kind[nodes] == rules_lib.CHANCE) & ~state.expanded[nodes]
+  children = tables.up_child[nodes]
+  activate = opens[:, None, None] & (children >= 0)
+  positions = tables.inner_position[nodes]
+  return state.replace(
+      expanded=state.expanded.at[nodes].max(opens),
+      added=state.added.at[nodes].max(opens[:, None]),
+      in_tree=state.in_tree.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()),
+      interior_since=state.interior_since.at[positions].set(
+          jnp.where(opens, state.cfr.iteration, state.interior_since[positions])))
+
+
+def _expand(tables, state: types.SearchState, node, selected, config: types.GTCFRConfig,
+            k: int | None, grow) -> types.SearchState:
+  """If ``grow``: adds the children of up to k actions at ``node`` (all outcomes at a chance node),
+  and with ``open_chance="with_parent"`` the outcomes of the chance nodes among them.
 
   At a frontier leaf these are its top k missing actions by the prior weighted by the actor's range
   (uniformly over its valid infostates where that range is 0), as SoG's expansion ranks them. At an
@@ -56,14 +93,22 @@ def _expand(tables, state: types.SearchState, node, selected, k: int | None,
   expanded = state.expanded[node] | (grow & (chance | has_action.all()))
   children = tables.up_child[node]
   activate = (children >= 0) & added[:, None] & expanded
-  return state.replace(
+  kids = jnp.where(activate, children, 0).ravel()
+  state = state.replace(
       added=state.added.at[node].set(added), expanded=state.expanded.at[node].set(expanded),
-      in_tree=state.in_tree.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()))
+      in_tree=state.in_tree.at[kids].max(activate.ravel()),
+      interior_since=state.interior_since.at[m].set(
+          jnp.where(expanded & ~state.expanded[node], state.cfr.iteration,
+                    state.interior_since[m])))
+  if config.open_chance == "with_parent":
+    state = open_chance(tables, state, kids, activate.ravel())
+  return state
 
 
-def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,
-              rng):
-  """One expansion simulation; returns the state and the phase's pending (virtual-loss) counts.
+def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,
+          rng):
+  """One expansion walk; returns the state, the phase's pending (virtual-loss) counts, and whether
+  it added a public state to the tree.
 
   The walk carries only its position and path (a ``while_loop`` under ``vmap`` selects every carried
   array at every step); visits and the expansion are written once it has stopped.
@@ -96,9 +141,49 @@ def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConf
   _, node, _, _, _, action, _, (rows, infostates, actions, counted) = jax.lax.while_loop(
       lambda c: ~c[4], step, start)
   counted = counted.astype(state.visits.dtype)
+  size = state.in_tree.sum()
   state = state.replace(visits=state.visits.at[rows, infostates, actions].add(counted))
-  state = _expand(tables, state, node, action, k, tables.kind[node] != rules_lib.TERMINAL)
-  return state, pending.at[rows, infostates, actions].add(counted)
+  state = _expand(tables, state, node, action, config, k, tables.kind[node] != rules_lib.TERMINAL)
+  grew = state.in_tree.sum() > size
+  state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
+  return state, pending.at[rows, infostates, actions].add(counted), grew
+
+
+def fully_grown(tables, state: types.SearchState) -> chex.Array:
+  """Whether the tree holds the focus's whole subgame: no frontier leaf below the focus, and no
+  interior decision node there with an action its actor can take that is not added yet."""
+  focus = state.start.focus
+  below = tables.ancestors[:, (tables.ancestors[focus] >= 0).sum() - 1] == focus
+  actor = jnp.clip(tables.kind, 0, 1)
+  valid = jnp.take_along_axis(tables.valid, actor[:, None, None], axis=1)[:, 0]
+  can_act = (tables.legal & valid[..., None]).any(1)
+  missing = (state.expanded & (tables.kind < rules_lib.CHANCE)
+             & (can_act & ~state.added).any(-1))
+  leaves = frontier_lib.current_frontier(tables, state)
+  return ~((leaves | missing) & below).any()
+
+
+def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,
+              rng):
+  """One expansion simulation: a walk, walked again from a new world state while it adds nothing
+  and the focus's subgame is not fully grown, at most ``config.redraws`` times."""
+  if not config.redraws:
+    state, pending, _ = _walk(tables, state, pending, config, k, rng)
+    return state, pending
+
+  def again(carry):
+    state, _, grew, tries, _ = carry
+    redraw = ~grew & (tries <= config.redraws) & ~fully_grown(tables, state)
+    return (tries == 0) | redraw
+
+  def walk(carry):
+    state, pending, _, tries, rng = carry
+    rng, walk_rng = jax.random.split(rng)
+    return (*_walk(tables, state, pending, config, k, walk_rng), tries + 1, rng)
+
+  state, pending, _, _, _ = jax.lax.while_loop(again, walk,
+                                               (state, pending, jnp.bool_(False), 0, rng))
+  return state, pending
 
 
 def grow(tables, state: types.SearchState, config: types.GTCFRConfig,

@@ -51,7 +51,8 @@ class GTCFR:
     default_k = 1 if tables_lib.has_perfect_information(tree) else None
     self.k = default_k if config.expansion_k is None else config.expansion_k
     needed = tables_lib.frontier_capacity(tree, config.phases * config.simulations_in_phase,
-                                          self.k, branches=True)
+                                          self.k, branches=True,
+                                          chance_with_parent=config.open_chance == "with_parent")
     if config.leaf_capacity is not None and config.leaf_capacity < needed:
       raise ValueError(f"leaf_capacity={config.leaf_capacity} is too small for s="
                        f"{config.simulations} on {tree.name}: the frontier can reach {needed} "

@@ -85,6 +85,16 @@ def _update_gadget(tables, state: types.SearchState, values, updating: chex.Arra
   return _select(updating[gadget.player], updated, state.gadget)
 
 
+def _average_weights(state: types.SearchState, config: types.GTCFRConfig,
+                     weight: chex.Array) -> chex.Array:
+  """The linear averaging weight of this update: the search's iteration t (``weight``) everywhere,
+  or per inner node [M, 1, 1] t minus the iterations before the node became interior."""
+  if config.averaging == "global":
+    return weight
+  since = state.interior_since.astype(weight.dtype)[:, None, None]
+  return weight - since
+
+
 def _update_players(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
                     capacity: int | tuple[int, ...], updating: chex.Array,
                     weight: chex.Array) -> types.SearchState:
@@ -103,9 +113,10 @@ def _update_players(tables, apply, params, state: types.SearchState, config: typ
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
   solver_state = state.cfr
+  average_weight = _average_weights(state, config, weight)
   for player in (0, 1):
     updated = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
-                                q_values, player, weight)
+                                q_values, player, average_weight)
     solver_state = _select(updating[player], updated, solver_state)
   positions = tables.inner_position[nodes]
   prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
