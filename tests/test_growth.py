@@ -47,7 +47,8 @@ def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_
   assert sizes[-1][2] or sizes[-1][1] > sizes[-1][0]
   assert int(state.walks) > int(state.growing_walks)  # some walks were redrawn
   # Without redraws, some simulations add nothing before the tree is complete.
-  plain, _ = _grown_by_simulation(game_name, gtcfr.GTCFRConfig(simulations=config.simulations))
+  plain, _ = _grown_by_simulation(game_name, gtcfr.GTCFRConfig(simulations=config.simulations,
+                                                                 redraws=0))
   assert any(after == before and not complete for before, after, complete in plain)
 
 
@@ -98,7 +99,8 @@ def test_chance_nodes_open_with_their_parent():
   frontiers = {}
   for mode in gtcfr.OPEN_CHANCE:
     searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                           gtcfr.GTCFRConfig(simulations=10, open_chance=mode))
+                           gtcfr.GTCFRConfig(simulations=10, open_chance=mode, redraws=0,
+                                             tie_break="action"))
     result = searcher.search(jax.random.PRNGKey(0))
     frontier = gtcfr.frontier_mask(game.tree.kind, np.asarray(result.in_tree),
                                    np.asarray(result.expanded))
@@ -176,7 +178,8 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
 
 def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
   game = load("kuhn_poker")
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=5))
+  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
+                         gtcfr.GTCFRConfig(simulations=5, redraws=0))
   for predecessor in composed.PREDECESSORS:
     result = composed.compose(searcher, [0, 1], batch_size=2, predecessor=predecessor)
     assert result.growth["walks"] == 5

@@ -1,10 +1,15 @@
 """The published reference values are keyed by the names the scripts look them up by, in our units."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 import sog
 from sog import games
 from sog.eval import paper
+from tests.conftest import ROOT
 
 _KEYS = sorted({*paper.FIG3, *paper.REBEL_TABLE2, *paper.BASELINE_ANCHORS})
 
@@ -23,3 +28,29 @@ def test_baseline_anchors_lie_between_equilibrium_and_uniform_play(name):
   uniform = sog.eval.exploitability(game, sog.eval.uniform_policy(game.tree))
   for label, value in paper.baseline_anchors(name).items():
     assert 0.0 < value < uniform, (label, value, uniform)
+
+
+def _evaluate_output(path, rows):
+  """A file shaped like scripts/evaluate.py's output: a table, then its JSON line."""
+  results = [{"sims": s, "exploitability": {"min": m, "mean": m, "max": m}} for s, m in rows]
+  path.write_text("s mean\n" + json.dumps({**results[0], "results": results}) + "\n")
+  return str(path)
+
+
+def test_plot_protocol_draws_runs_beside_fig3(tmp_path):
+  first = _evaluate_output(tmp_path / "a.txt", [(100, 0.0672)])
+  second = _evaluate_output(tmp_path / "b.txt", [(33, 0.18), (1000, 0.0102)])
+  png = tmp_path / "plot.png"
+  command = [sys.executable, "scripts/plot_protocol.py", "--game=leduc_poker", f"--out={png}"]
+  out = subprocess.run(command + [f"--series=perfect leaf={first},{second}"], capture_output=True,
+                       text=True, cwd=ROOT, check=True)
+  summary = json.loads(out.stdout.splitlines()[-1])
+  assert summary["series"]["perfect leaf"] == pytest.approx({"33": 180.0, "100": 67.2,
+                                                             "1000": 10.2})
+  trained = paper.fig3("leduc_poker").trained
+  assert summary["series"]["SoG, fig. 3, trained"] == pytest.approx(
+      {str(s): v * 1000 for s, v in trained.items()})
+  assert png.stat().st_size > 0
+  twice = subprocess.run(command + [f"--series=x={first},{first}"], capture_output=True, text=True,
+                         cwd=ROOT)
+  assert twice.returncode != 0 and "given twice" in twice.stderr
