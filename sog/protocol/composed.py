@@ -42,7 +42,7 @@ class Composition:
     policies: [len(seeds), N, S, A] float64, the composed policies.
     searches: searches run (decision public states times seeds).
     seconds: wall time of the searches and the evaluation.
-    growth: per-search means of what the searches grew (:meth:`SearchGrowth.of`).
+    growth: per-search means of what the searches grew (:meth:`SearchGrowth.means`).
   """
 
   seeds: tuple[int, ...]
@@ -149,8 +149,6 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   tree = searcher.tree
   if tree.game_node[0] != 0 or tree.parent[0] != -1:
     raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
-  if predecessor not in PREDECESSORS:
-    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
   previous = previous_decisions(tree, predecessor)
