@@ -1,5 +1,5 @@
 """Connect Four on a 3 x 3 board (three in a row): SoG(100,1) self-play on a perfect-information game,
-half an hour on one CPU host (the README's perfect-information benchmark; issue 21).
+half an hour on one CPU host (the perfect-information benchmark, docs/results/connect_four.md; issue 21).
 
   python scripts/train.py --config=configs/connect_four.py --workdir=out/connect_four
 

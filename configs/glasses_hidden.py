@@ -21,10 +21,10 @@ uniform prior in self-play too, 8 leaf queries a search and 8 train steps a roun
 (``--config.actor.prior_temperature=inf
 --config.solver.prior_temperature=inf --config.actor.query_samples=8 --config.solver.query_samples=8
 --config.selfplay.train_steps_per_round=8``: 10,936 steps, 479 games, 10,640 queries) was no better:
-0.094 over 10 seeds with the uniform prior (README, "glasses_hidden"). The searches, not the trainer,
+0.094 over 10 seeds with the uniform prior (docs/results/scotland_yard.md, "glasses_hidden"). The searches, not the trainer,
 bound the hour. Fresh networks fitted on the first hour's 12k examples under other recipes (cosine
 decay, EMA, weight decay, 6 x 512, 2 x 128, batch 1,024) reach held-out errors of 0.143-0.174 against
-0.172 for this one (README): the hour is limited by its data, not by these training settings.
+0.172 for this one (docs/results/scotland_yard.md): the hour is limited by its data, not by these training settings.
 """
 
 from sog.selfplay import config as config_lib

@@ -1,4 +1,4 @@
-"""Leduc hold'em: SoG(100,1) self-play on one CPU host, one hour (the README's benchmark, SoG fig. 3A).
+"""Leduc hold'em: SoG(100,1) self-play on one CPU host, one hour (the Leduc benchmark, SoG fig. 3A).
 
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc
 
@@ -41,7 +41,7 @@ the end; SoG(100,1) by the protocol (3 seeds) went 644 -> 226 (5k steps) -> 245 
     held-out error fell to 0.61 (from 1.18) and the query error to 0.41, but SoG(100,1) went 148
     (5k) -> 156 (10k) -> 184 (15k) -> 192 (20k) -> 152 (25k) -> 180 mbb/h (final, 27,648 steps):
     no better. Error on random PBSs is not what limits the protocol's exploitability.
-  * Nor is the mean error anywhere we measured it (README, "Where SoG(100,1) is lost"; 10 seeds each):
+  * Nor is the mean error anywhere we measured it (docs/results/leduc_selfplay.md, "Where SoG(100,1) was lost"; 10 seeds each):
     the cold exact oracle, a perfect value network, gives 116 mbb/h where the shipped network gives 155
     and the paper 109 (133 / 160 with a fixed error of 0.16 / 0.48 chips added); networks refitted on this run's buffer give 155-210 whether their value error
     on self-play PBSs or on the protocol's own PBSs is lower or not, and two that differ only in their

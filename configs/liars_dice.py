@@ -1,5 +1,5 @@
 """Liar's Dice 1x4f: SoG(100,1) self-play for 50 minutes, beside ReBeL's run (configs/rebel_liars_dice.py)
-with the same network, optimiser and budget, for the README's SoG-against-ReBeL comparison (issue 19).
+with the same network, optimiser and budget, for the SoG-against-ReBeL comparison (docs/results/rebel.md) (issue 19).
 
   python scripts/train.py --config=configs/liars_dice.py --workdir=out/sog_ld4
 

@@ -62,7 +62,7 @@ def _ismcts_composed(game: sog.games.Game, simulations: int) -> tuple[float, flo
 
 def main(argv):
   del argv
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   searcher = gtcfr.GTCFR(game, common.leaf_model(_LEAF.value, game),
                          gtcfr.GTCFRConfig(simulations=_SIMS.value))
   seeds = range(_SEEDS.value)

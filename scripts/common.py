@@ -27,12 +27,51 @@ from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.protocol import composed
+from sog.protocol import settings as settings_lib
 from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolving
 
 LEAF_CHOICES = ("oracle", "zeros", "untrained")
+_FLAG_OF_FIELD = {"simulations_per_phase": "c"}  # a stored setting's flag where the names differ
+
+_GAME_MODULES = flags.DEFINE_list(
+    "game_module", [], "Modules (dotted names or .py paths) imported before the game loads, for "
+    "games of your own that they register with sog.games.register.")
+
+
+def load_game(name: str) -> sog.games.Game:
+  """Imports the --game_module modules, then loads the game ``name`` (``ValueError`` naming the valid
+  games for an unknown one)."""
+  sog.games.import_game_modules(_GAME_MODULES.value)
+  return sog.games.load(name)
+
+
+def apply_checkpoint_settings(leaf: str) -> str:
+  """Where ``leaf`` (the --leaf value) is a checkpoint that carries the search settings its numbers
+  were measured with (``search.json``, :mod:`sog.protocol.settings`), makes them the values of this
+  script's search, re-solving and protocol flags that the command line does not give. Returns what
+  the script's header line says about them ("" where there are none)."""
+  if leaf in LEAF_CHOICES or not pathlib.Path(leaf).is_dir():
+    return ""
+  stored = settings_lib.read(checkpoint.locate(leaf))
+  if stored is None:
+    return ""
+  changed, overridden = [], []
+  for field, value in stored.items():
+    name = _FLAG_OF_FIELD.get(field, field)
+    if name not in flags.FLAGS:
+      continue
+    if flags.FLAGS[name].present:
+      overridden.append(f"--{name}")
+    elif flags.FLAGS[name].value != value:
+      flags.FLAGS[name].value = value
+      changed.append(f"{name}={value}")
+  note = f"search settings of {leaf} ({settings_lib.FILE}): "
+  note += ", ".join(changed) if changed else "the library's defaults"
+  return note + (f"; overridden by {', '.join(overridden)}" if overridden else "")
+
 ORACLE_ITERATIONS = 50  # CFR+ iterations of each exact-oracle call, unless a script says otherwise
 
 
@@ -246,8 +285,8 @@ def leaf_model(spec: str, game: sog.games.Game, oracle_iterations: int = ORACLE_
     return leaf_models.zero_leaf_model()
   if spec == "untrained":
     network = cvpn_lib.make_network(game.tree)
-    return leaf_lib.cvpn_leaf_model(network, cvpn_lib.init_params(network, game.tree,
-                                                                  jax.random.PRNGKey(0)))
+    return leaf_lib.cvpn_leaf_model(
+        network, cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0)), game.name)
   if not pathlib.Path(spec).is_dir():
     raise ValueError(f"--leaf: {spec!r} is neither one of {LEAF_CHOICES} nor a checkpoint "
                      "directory")

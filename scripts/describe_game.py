@@ -8,14 +8,14 @@ import json
 from absl import app
 from absl import flags
 
-import sog.games
+import common
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name, e.g. liars_dice(faces=4).")
 
 
 def main(argv):
   del argv
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   summary = game.tree.size_summary()
   print(f"{game.name}: {summary['public_states']} public states "
         f"({', '.join(f'{v} {k}' for k, v in summary['public_states_by_kind'].items())}), "

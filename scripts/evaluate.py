@@ -59,8 +59,9 @@ flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   leaf = _LEAF.model(game)
+  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
   if _AGENT.value == "rebel":
     _evaluate_rebel(game, leaf)
     return
@@ -68,6 +69,8 @@ def main(argv):
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
   print(f"{game.name}: SoG agent, {_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}")
+  if settings_note:
+    print(settings_note)
   print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9} "
         f"{'expanded':>9} {'walks':>7} {'idle':>7} {'complete':>8}")
   rows = []

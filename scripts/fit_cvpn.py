@@ -120,7 +120,7 @@ def _evaluate(network, params, game, data, index, constant):
 
 def main(argv):
   del argv
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   data, generate_seconds = _examples(game)
   rng = np.random.default_rng(_SEED.value + 1)
   count = len(data["nodes"])

@@ -19,7 +19,6 @@ import jax
 import numpy as np
 
 import common
-import sog.games
 from sog import plotting
 from sog.search import gtcfr
 
@@ -38,7 +37,7 @@ _METHODS = ("resolve", "average")
 
 def main(argv):
   del argv
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   leaf = _LEAF.model(game)
   print(f"{game.name}: GT-CFR {_SEARCH.describe()}, {_LEAF.describe()}, {_SEEDS.value} seeds")
   print(f"{'s':>6} {'nodes':>7} " + " ".join(f"{m + ' min/mean/max':>34}" for m in _METHODS)

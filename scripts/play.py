@@ -32,7 +32,6 @@ from open_spiel.python.algorithms import ismcts
 from open_spiel.python.algorithms import mcts
 
 import common
-import sog.games
 from sog import monitoring
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge
@@ -90,8 +89,9 @@ def _tally(returns: np.ndarray) -> dict:
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
+  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
   sims = _SEARCH.simulations()
   if len(sims) != 1:
     raise ValueError(f"--sims: play takes one value of s, got {sims}")
@@ -105,6 +105,8 @@ def main(argv):
   print(f"{game.name}: {name} ({_LEAF.describe()}; "
         f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving) against "
         f"{opponent}, {_GAMES.value} games, seats alternating", flush=True)
+  if settings_note:
+    print(settings_note, flush=True)
   returns, seats = [], []
   started = time.perf_counter()
   progress = monitoring.Progress("  match", _GAMES.value, unit="game")

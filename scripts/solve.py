@@ -14,6 +14,7 @@ from absl import flags
 import jax
 import jax.numpy as jnp
 
+import common
 import sog.eval
 import sog.games
 from sog import plotting
@@ -34,7 +35,7 @@ def main(argv):
   del argv
   if _FLOAT64.value:
     jax.config.update("jax_enable_x64", True)
-  game = sog.games.load(_GAME.value)
+  game = common.load_game(_GAME.value)
   solver = solver_lib.Solver(game.tree, _UPDATES.value,
                              dtype=jnp.float64 if _FLOAT64.value else jnp.float32)
   ranges = solver.root_ranges(None)

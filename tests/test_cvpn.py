@@ -215,7 +215,7 @@ def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
   limited = solver_lib.subgame_tree(game, 0, max_depth=3)
   network = cvpn_lib.make_network(game.tree, _SMALL)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(5))
-  leaf = leaf_lib.cvpn_leaf_model(network, params)
+  leaf = leaf_lib.cvpn_leaf_model(network, params, game.name)
   leaves = np.flatnonzero(limited.is_leaf)
   ranges = rng.random((leaves.size, 2, limited.max_infostates)) * limited.valid[leaves]
   expected = network.apply({"params": params},

@@ -1,100 +1,70 @@
 """Conformance suite every registered game passes, and the registry's error messages."""
 
+import dataclasses
+import types
+
 import numpy as np
 import pytest
 
 import sog.games
-from sog.eval import policy as policy_lib
-from sog.games import propagation
+from sog.games import conformance
 from sog.games import rules as rules_lib
 from tests.conftest import ALL_GAMES
 from tests.conftest import load
 
 
+@pytest.mark.parametrize("check", conformance.CHECKS, ids=lambda check: check.__name__)
 @pytest.mark.parametrize("name", ALL_GAMES)
-class TestConformance:
+def test_conformance(name, check, rng):
+  check(load(name), rng)
 
-  def test_terminal_values_are_zero_sum(self, name, rng):
-    tree = load(name).tree
-    for level in tree.levels:
-      ranges = rng.random((level.size, 2, tree.max_infostates)) * level.valid
-      values = propagation.terminal_values(level, ranges, np)
-      total = (ranges * values).sum(axis=(1, 2))
-      np.testing.assert_allclose(total, 0.0, atol=1e-12)
 
-  def test_legal_masks_non_empty_where_a_player_acts(self, name):
-    tree = load(name).tree
-    for player in (0, 1):
-      rows = tree.decision_infostates(player)
-      assert rows.any()
-      assert tree.legal[rows].any(-1).all()
+def _broken(game, **fields):
+  """``game`` with tree fields replaced (copies), as a conformance check sees it."""
+  return types.SimpleNamespace(rules=game.rules, tree=dataclasses.replace(game.tree, **fields))
 
-  def test_chance_probabilities_sum_to_one(self, name):
-    tree = load(name).tree
-    for node in np.flatnonzero(tree.kind == rules_lib.CHANCE):
-      children = np.flatnonzero(tree.parent == node)
-      assert children.size > 0
-      np.testing.assert_allclose(tree.chance_probability[children].sum(), 1.0, atol=1e-12)
-    assert np.all(tree.chance_probability[tree.kind[np.maximum(tree.parent, 0)] != rules_lib.CHANCE]
-                  == 1.0)
 
-  def test_children_consistent_with_masks(self, name):
-    """At a player node, the actor's infostate s has an edge under action a exactly where a is legal
-    at s, every edge reaches a child, each child's valid actor infostates are exactly those its
-    edges reach, and no opponent infostate appears out of nothing (vectorised over nodes)."""
-    tree = load(name).tree
-    nodes = np.flatnonzero(tree.kind <= rules_lib.PLAYER_1)
-    actor = tree.kind[nodes].astype(np.int64)
-    edges = tree.up_weight[nodes, :, :, actor] > 0  # [n, A, K, S]
-    has_child = edges.any(2).transpose(0, 2, 1)  # [n, S, A]
-    rows = tree.valid[nodes, actor]  # [n, S]
-    np.testing.assert_array_equal(has_child & rows[..., None], tree.legal[nodes] & rows[..., None])
-    assert not (has_child & ~rows[..., None]).any()
-    assert (tree.up_child[nodes][edges.any(-1)] >= 0).all()
-    node, a, k, s = np.nonzero(edges)
-    child = tree.up_child[nodes[node], a, k]
-    reached_infostate = tree.up_infostate[nodes[node], a, k, actor[node], s]
-    reached = np.zeros((tree.num_nodes, tree.max_infostates), bool)
-    reached[child, reached_infostate] = True
-    children = np.flatnonzero(np.isin(tree.parent, nodes))
-    child_actor = tree.kind[tree.parent[children]].astype(np.int64)
-    np.testing.assert_array_equal(reached[children], tree.valid[children, child_actor])
-    opponent = 1 - child_actor
-    assert not (tree.valid[children, opponent] & ~tree.valid[tree.parent[children], opponent]).any()
-    leaves = tree.kind == rules_lib.TERMINAL
-    assert not (tree.up_child[leaves] >= 0).any()
+def _with(array, index, value):
+  array = array.copy()
+  array[index] = value
+  return array
 
-  def test_tree_structure(self, name):
-    tree = load(name).tree
-    assert tree.parent[0] == -1 and tree.depth[0] == 0
-    np.testing.assert_array_equal(tree.depth[1:], tree.depth[tree.parent[1:]] + 1)
-    assert np.all(np.diff(tree.depth) >= 0), "nodes must be in breadth-first order"
-    assert tree.valid.any(-1).all(), "every public state has a possible infostate for each player"
-    assert len(set(tree.paths)) == tree.num_nodes
 
-  def test_encoding_fixed_shape(self, name):
-    game = load(name)
-    assert game.tree.encoding.shape == (game.tree.num_nodes, game.rules.encoding_size())
-    assert np.isfinite(game.tree.encoding).all()
-    assert len({row.tobytes() for row in game.tree.encoding}) > 1
+def _broken_trees():
+  """Each check against a tree broken in the way it names (every check here can fail)."""
+  kuhn, leduc = load("kuhn_poker"), load("leduc_poker")
+  tree = leduc.tree
+  chance = int(np.flatnonzero(tree.kind == rules_lib.CHANCE)[0])
+  chance_child = int(np.flatnonzero(tree.parent == chance)[0])
+  acting = np.argwhere(kuhn.tree.decision_infostates(0))[0]
+  terminal = int(np.flatnonzero(kuhn.tree.kind == rules_lib.TERMINAL)[0])
+  kuhn_child = int(np.flatnonzero(kuhn.tree.parent == 0)[0])
+  return [
+      (conformance.terminal_values_are_zero_sum,
+       _broken(kuhn, payoff=_with(kuhn.tree.payoff, (terminal, 0, 1), np.nan))),
+      (conformance.legal_actions_where_players_act,
+       _broken(kuhn, legal=_with(kuhn.tree.legal, tuple(acting), False))),
+      (conformance.chance_probabilities_sum_to_one,
+       _broken(leduc, chance_probability=_with(tree.chance_probability, chance_child, 0.5))),
+      (conformance.children_match_legal_actions,
+       _broken(kuhn, up_child=_with(kuhn.tree.up_child, terminal, 1))),
+      (conformance.tree_is_breadth_first,
+       _broken(kuhn, depth=_with(kuhn.tree.depth, kuhn_child, 2))),
+      (conformance.encoding_has_fixed_shape,
+       _broken(kuhn, encoding=np.zeros_like(kuhn.tree.encoding))),
+      (conformance.prior_weights_bound_every_range,
+       _broken(leduc, prior_weight=tree.prior_weight * 0.5)),
+      (conformance.root_ranges_are_prior_marginals,
+       _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2)),
+  ]
 
-  def test_prior_weights_bound_every_range(self, name, rng):
-    """p_i(s) is the chance part of a range: every policy's range is at most p, playing every action
-    (weight 1 each) reaches at least p, and p > 0 exactly where the infostate is possible."""
-    tree = load(name).tree
-    reach = lambda policy: np.concatenate(propagation.reach_down(  # noqa: E731
-        tree.levels, propagation.split_levels(tree, policy), tree.root_ranges, np))
-    random = policy_lib.random_policy(tree, rng)
-    assert (reach(random) <= tree.prior_weight * (1 + 1e-9)).all()
-    assert (reach(np.ones_like(random)) >= tree.prior_weight * (1 - 1e-9)).all()
-    np.testing.assert_array_equal(tree.prior_weight > 0, tree.valid)
-    if all(level.same_infostates for level in tree.levels):  # poker, dice: the deal's marginals
-      np.testing.assert_allclose(tree.prior_weight, tree.root_ranges[None] * tree.valid)
 
-  def test_root_ranges_are_prior_marginals(self, name):
-    tree = load(name).tree
-    np.testing.assert_allclose(tree.root_ranges.sum(-1), 1.0)
-    assert not (tree.root_ranges > 0)[~tree.valid[0]].any()
+def test_every_check_rejects_a_broken_tree(rng):
+  broken = _broken_trees()
+  assert [check for check, _ in broken] == list(conformance.CHECKS)
+  for check, game in broken:
+    with pytest.raises(ValueError, match="^kuhn_poker: |^leduc_poker: "):
+      check(game, rng)
 
 
 def test_leduc_sizes_match_openspiel_counts():

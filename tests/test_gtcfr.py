@@ -118,7 +118,7 @@ def test_batched_searches_equal_separate_searches():
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
-  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params),
+  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params, game.name),
                          gtcfr.GTCFRConfig(simulations=12, simulations_per_phase=2.0))
   rngs = jax.random.split(jax.random.PRNGKey(3), 8)
   batch = searcher.search_batch(rngs)
@@ -204,7 +204,7 @@ def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
-  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params),
+  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params, game.name),
                          gtcfr.GTCFRConfig(simulations=40))
   tree = game.tree
   node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < rules.CHANCE))[0])  # 8 nodes below

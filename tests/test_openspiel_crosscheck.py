@@ -41,7 +41,7 @@ def test_exploitability_matches_openspiel_on_uniform_and_random_policies(name, r
 @pytest.mark.parametrize("name", ["scotland_yard(map=glasses_short)",
                                   "scotland_yard(map=glasses_hidden_short)"])
 def test_scotland_yard_exploitability_matches_openspiel_best_response(name, rng):
-  """On the glasses maps cut to 3 rounds (the 5-round checks take ~45 s a policy; see the README).
+  """On the glasses maps cut to 3 rounds (the 5-round checks take ~45 s a policy; see docs/results/correctness.md).
   glasses_hidden's OpenSpiel game opens with a chance node for Mr X's private start."""
   game = load(name)
   policies = [sog.eval.uniform_policy(game.tree)]

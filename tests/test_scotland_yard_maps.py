@@ -112,7 +112,7 @@ def test_every_shipped_map_parses_under_its_file_name(name):
 
 
 def test_glasses_hidden6_is_glasses_hidden_with_one_more_round_and_ticket():
-  """The benchmark map differs from glasses_hidden only in its length (README, "glasses_hidden6")."""
+  """The benchmark map differs from glasses_hidden only in its length (docs/results/scotland_yard.md, "glasses_hidden6")."""
   hidden, longer = (scotland_yard.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6"))
   assert longer.rounds == hidden.rounds + 1
   assert longer.mr_x_tickets == tuple(t + 1 for t in hidden.mr_x_tickets)

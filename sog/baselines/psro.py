@@ -17,7 +17,7 @@ distribution*, a mixed strategy: one member drawn for the whole game, :func:`sog
 
 Policies are full tables [N, S, A] of which only the owner's rows matter; best responses are
 :func:`sog.eval.best_response_policy` (pure). PSRO's oracle sees the whole tree: the paper's tabular
-experiments use Q-learning best responses, ours are exact (stated in the README).
+experiments use Q-learning best responses, ours are exact (stated in docs/results/baselines.md).
 """
 
 from __future__ import annotations

@@ -1,18 +1,25 @@
-"""Public-state games: rules, their enumerated public trees and the registry (OpenSpiel's counterparts
-are in :mod:`sog.openspiel`)."""
+"""Public-state games: rules, their enumerated public trees, the registry (with :func:`register` for a
+game of your own) and the conformance checks (OpenSpiel's counterparts are in :mod:`sog.openspiel`)."""
 
+from sog.games.conformance import check_game
 from sog.games.registry import Game
+from sog.games.registry import GameParameter
 from sog.games.registry import canonical_name
+from sog.games.registry import import_game_modules
 from sog.games.registry import load
+from sog.games.registry import register
 from sog.games.registry import registered_games
 from sog.games.rules import CHANCE
 from sog.games.rules import PLAYER_0
 from sog.games.rules import PLAYER_1
 from sog.games.rules import TERMINAL
+from sog.games.rules import ActionOutcome
+from sog.games.rules import ChanceOutcome
 from sog.games.rules import GameRules
 from sog.games.tree import PublicTree
 
 __all__ = [
-    "CHANCE", "PLAYER_0", "PLAYER_1", "TERMINAL", "Game", "GameRules", "PublicTree",
-    "canonical_name", "load", "registered_games",
+    "CHANCE", "PLAYER_0", "PLAYER_1", "TERMINAL", "ActionOutcome", "ChanceOutcome", "Game",
+    "GameParameter", "GameRules", "PublicTree", "canonical_name", "check_game", "import_game_modules",
+    "load", "register", "registered_games",
 ]

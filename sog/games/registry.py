@@ -1,13 +1,22 @@
-"""Loading games by OpenSpiel-style names: ``load("liars_dice(faces=4)")``."""
+"""Loading games by OpenSpiel-style names (``load("liars_dice(faces=4)")``), and registering new ones.
+
+A game written outside the package (a :class:`~sog.games.rules.GameRules` subclass) becomes loadable by
+name with :func:`register`; scripts and configs that run in other processes name the module that
+registers it (``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import importlib
+import importlib.util
+import pathlib
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable, Mapping
 
 from sog.games import builder
+from sog.games import conformance
 from sog.games import connect_four
 from sog.games import kuhn_poker
 from sog.games import leduc_poker
@@ -19,44 +28,59 @@ from sog.games import tic_tac_toe
 from sog.games import tree as tree_lib
 
 
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
 @dataclasses.dataclass(frozen=True)
-class _Parameter:
-  """A game parameter: its type, default and named choices; ``open_ended`` admits values beyond them
-  (its ``description`` is added to the choices in errors)."""
+class GameParameter:
+  """A game parameter: its type, default and named choices, as ``load`` parses it from a name.
+
+  Attributes:
+    kind: the type a value is parsed into (``int``, ``str``, ``float``).
+    default: the value when the name does not set it.
+    choices: the valid values, or a function returning them (read when a name is parsed).
+    open_ended: admits values beyond ``choices`` where it returns True (a map file's path).
+    description: what ``open_ended`` admits, added to the choices in errors.
+  """
 
   kind: type
   default: object
-  choices: Callable[[], tuple]
+  choices: tuple | Callable[[], tuple]
   open_ended: Callable[[object], bool] | None = None
   description: str = ""
 
+  def valid_values(self) -> tuple:
+    return tuple(self.choices()) if callable(self.choices) else tuple(self.choices)
+
   def accepts(self, value) -> bool:
-    return value in self.choices() or (self.open_ended is not None and self.open_ended(value))
+    return value in self.valid_values() or (self.open_ended is not None and self.open_ended(value))
 
   def valid_choices(self) -> str:
-    return ", ".join([*map(str, self.choices()), *filter(None, [self.description])])
+    return ", ".join([*map(str, self.valid_values()), *filter(None, [self.description])])
 
 
 @dataclasses.dataclass(frozen=True)
 class _Entry:
   make: Callable[..., rules_lib.GameRules]
-  parameters: dict[str, _Parameter]
+  parameters: dict[str, GameParameter]
 
 
-_SIDE = _Parameter(int, 3, lambda: connect_four.VALID_SIDES)
+_SIDE = GameParameter(int, 3, lambda: connect_four.VALID_SIDES)
 _REGISTRY: dict[str, _Entry] = {
     "connect_four": _Entry(connect_four.ConnectFour, {"rows": _SIDE, "columns": _SIDE,
                                                      "x_in_row": _SIDE}),
     "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
     "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
     "liars_dice": _Entry(liars_dice.LiarsDice,
-                         {"faces": _Parameter(int, 6, lambda: liars_dice.VALID_FACES)}),
+                         {"faces": GameParameter(int, 6, lambda: liars_dice.VALID_FACES)}),
     "scotland_yard": _Entry(scotland_yard.ScotlandYard,
-                            {"map": _Parameter(str, "glasses", scotland_yard.available_maps,
-                                               scotland_yard.is_map_file, "or a path to a .json map file")}),
+                            {"map": GameParameter(str, "glasses", scotland_yard.available_maps,
+                                                  scotland_yard.is_map_file,
+                                                  "or a path to a .json map file")}),
     "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
     "tic_tac_toe": _Entry(tic_tac_toe.TicTacToe, {}),
 }
+_BUILT_IN = frozenset(_REGISTRY)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -77,14 +101,99 @@ class Game:
 
 
 def registered_games() -> tuple[str, ...]:
+  """The names ``load`` knows: the built-in games, then those added by :func:`register`."""
   return tuple(_REGISTRY)
+
+
+def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
+             parameters: Mapping[str, GameParameter] | None = None, *, replace: bool = False,
+             check: bool = True) -> None:
+  """Makes ``load(name)`` (and ``load("name(key=value,...)")``) build ``rules_factory(**parameters)``.
+
+  Args:
+    name: the game's base name: lower case letters, digits and underscores, starting with a letter.
+    rules_factory: called with every parameter by keyword (defaults filled) and returning the rules;
+      their ``name`` must be the canonical name :func:`canonical_name` gives (``"name"`` without
+      parameters, else ``"name(key=value,...)"`` in the order of ``parameters``).
+    parameters: the parameters a name may set, each with its type, default and choices.
+    replace: allows registering a name again (a notebook cell run twice); never a built-in game.
+    check: loads the game at its default parameters and runs the conformance checks
+      (:func:`sog.games.conformance.check_game`) before the name is kept.
+
+  Raises:
+    ValueError: for a bad or taken name, bad parameters, or (with ``check``) rules that break the
+      game model's assumptions; the registry is then left as it was.
+  """
+  if not isinstance(name, str) or not _NAME.fullmatch(name):
+    raise ValueError(f"game name {name!r} is invalid: use lower case letters, digits and underscores, "
+                     "starting with a letter (parameters are declared in `parameters`)")
+  if name in _BUILT_IN or (name in _REGISTRY and not replace):
+    hint = "" if name in _BUILT_IN else "; pass replace=True to register it again"
+    raise ValueError(f"game {name!r} is already registered{hint}; registered games: "
+                     f"{', '.join(_REGISTRY)}")
+  if not callable(rules_factory):
+    raise ValueError(f"{name}: rules_factory must be callable (a GameRules subclass or a function "
+                     f"returning one), got {rules_factory!r}")
+  parameters = dict(parameters or {})
+  for key, parameter in parameters.items():
+    if not (isinstance(key, str) and _NAME.fullmatch(key)) or not isinstance(parameter, GameParameter):
+      raise ValueError(f"{name}: parameter {key!r} must be a lower-case name mapped to a "
+                       f"sog.games.GameParameter, got {parameter!r}")
+    if not parameter.accepts(parameter.default):
+      raise ValueError(f"{name}: parameter {key}'s default {parameter.default!r} is not among its "
+                       f"valid choices: {parameter.valid_choices()}")
+  previous = _REGISTRY.get(name)
+  _REGISTRY[name] = _Entry(rules_factory, parameters)
+  _forget_loaded(name)
+  if not check:
+    return
+  try:
+    conformance.check_game(load(name))
+  except Exception as error:
+    if previous is None:
+      del _REGISTRY[name]
+    else:
+      _REGISTRY[name] = previous
+    _forget_loaded(name)
+    if isinstance(error, ValueError):
+      raise
+    raise ValueError(f"{name}: loading the game at its default parameters failed: "
+                     f"{type(error).__name__}: {error}") from error
+
+
+def import_game_modules(modules: Iterable[str]) -> None:
+  """Imports each module (a dotted name, or a path to a ``.py`` file) so that the games it registers
+  load by name; a module already imported is not imported again. ``ValueError`` for one that cannot
+  be found."""
+  for module in modules:
+    path = pathlib.Path(module)
+    if module.endswith(".py"):
+      key = "sog_game_module_" + re.sub(r"\W", "_", str(path.resolve()))
+      if key in sys.modules:
+        continue
+      if not path.is_file():
+        raise ValueError(f"game module {module!r}: no such file")
+      spec = importlib.util.spec_from_file_location(key, path)
+      loaded = importlib.util.module_from_spec(spec)
+      sys.modules[key] = loaded
+      try:
+        spec.loader.exec_module(loaded)
+      except BaseException:
+        del sys.modules[key]
+        raise
+    else:
+      try:
+        importlib.import_module(module)
+      except ModuleNotFoundError as error:
+        raise ValueError(f"game module {module!r} cannot be imported: {error}") from None
 
 
 def parse_name(name: str) -> tuple[str, dict[str, object]]:
   """Splits ``"game(a=1,b=x)"`` into its base name and typed, validated parameters (defaults filled)."""
-  match = re.fullmatch(r"\s*([a-z_]+)\s*(?:\((.*)\))?\s*", name or "")
+  match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*(?:\((.*)\))?\s*", name or "")
   if not match or match.group(1) not in _REGISTRY:
-    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(_REGISTRY)}")
+    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(_REGISTRY)} (a game of your own: "
+                     "sog.games.register, or --game_module / config.game_modules for its module)")
   base, entry = match.group(1), _REGISTRY[match.group(1)]
   params = {key: parameter.default for key, parameter in entry.parameters.items()}
   for item in filter(None, (match.group(2) or "").split(",")):
@@ -112,12 +221,30 @@ def canonical_name(name: str) -> str:
 
 
 def load(name: str) -> Game:
-  """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value."""
-  return _load_canonical(canonical_name(name))
+  """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value.
+  A name loads once per process: the same name gives the same :class:`Game`."""
+  name = canonical_name(name)
+  if name not in _LOADED:
+    _LOADED[name] = _build(name)
+  return _LOADED[name]
 
 
-@functools.lru_cache(maxsize=None)
-def _load_canonical(name: str) -> Game:
+_LOADED: dict[str, Game] = {}
+
+
+def _forget_loaded(base: str) -> None:
+  """Drops the loaded games of base name ``base`` (registered again: their rules may differ)."""
+  for name in [name for name in _LOADED if name == base or name.startswith(base + "(")]:
+    del _LOADED[name]
+
+
+def _build(name: str) -> Game:
   base, params = parse_name(name)
   rules = _REGISTRY[base].make(**params)
+  if not isinstance(rules, rules_lib.GameRules):
+    raise ValueError(f"{name}: the registered factory returned {type(rules).__name__}, not a "
+                     "sog.games.GameRules")
+  if getattr(rules, "name", None) != name:
+    raise ValueError(f"{name}: the rules are named {getattr(rules, 'name', None)!r}; a game's rules "
+                     f"must carry its canonical name, {name!r} (set `name` in the rules)")
   return Game(name=name, rules=rules, tree=builder.build_public_tree(rules))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import sys
+import traceback
 
 import jax
 import orbax.checkpoint as ocp
@@ -74,6 +76,7 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
     state = ocp.StandardCheckpointer().restore(
         pathlib.Path(directory).absolute() / _STATE, abstract)
   except Exception as error:  # orbax raises many types for unreadable or mismatched arrays
+    _silence_closed_loop_callbacks()
     raise ValueError(f"checkpoint {directory} cannot be restored: {type(error).__name__}: "
                      f"{str(error)[:300]}") from None
   shapes = lambda tree: jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), tree)  # noqa: E731
@@ -81,6 +84,29 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
     raise ValueError(f"checkpoint {directory} cannot be restored: its arrays do not have the "
                      "template's shapes (another game or network)")
   return state, config
+
+
+def _silence_closed_loop_callbacks() -> None:
+  """Drops the echoes of a failed restore. When one of orbax's concurrent reads fails, orbax closes
+  its event loop while the other reads are still in flight; as each completes, its callback raises
+  ``RuntimeError("Event loop is closed")`` as an unraisable exception, and Python prints one traceback
+  for each (over a hundred lines for a truncated checkpoint). They say nothing the ``ValueError``
+  does not, so from the first failed restore on, this hook drops exactly those (an asyncio loop's
+  closed check raising it) and hands every other unraisable exception to the hook it replaced."""
+  previous = sys.unraisablehook
+  if getattr(previous, "_sog_drops_closed_loop_callbacks", False):
+    return
+
+  def hook(unraisable) -> None:
+    error = unraisable.exc_value
+    frames = traceback.extract_tb(unraisable.exc_traceback) if unraisable.exc_traceback else []
+    if (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"
+        and frames and frames[-1].name == "_check_closed"):
+      return
+    previous(unraisable)
+
+  hook._sog_drops_closed_loop_callbacks = True
+  sys.unraisablehook = hook
 
 
 def locate(directory: str | pathlib.Path, marker: str = _META) -> pathlib.Path:
@@ -105,4 +131,4 @@ def restore_leaf_model(directory: str | pathlib.Path,
   template = train.Trainer(network, config.optimizer).init(
       cvpn.init_params(network, game.tree, jax.random.PRNGKey(0)))
   state, _ = restore(directory, template, config)
-  return leaf.cvpn_leaf_model(network, state.params)
+  return leaf.cvpn_leaf_model(network, state.params, game.name)

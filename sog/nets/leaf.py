@@ -9,8 +9,12 @@ from sog.nets import cvpn as cvpn_lib
 from sog.search import leaf_models
 
 
-def cvpn_leaf_model(network: cvpn_lib.CVPN, params) -> leaf_models.LeafModel:
-  """The CVPN as a GT-CFR leaf model: values and policy logits at any nodes of the search tables."""
+def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.LeafModel:
+  """The CVPN as a GT-CFR leaf model: values and policy logits at any nodes of the search tables.
+
+  ``game`` is the canonical name of the game the network is for (``Game.name``); searchers on another
+  game refuse the model (:func:`sog.search.leaf_models.check_game`).
+  """
 
   def apply(net_params, tables, nodes, ranges, mask):
     del mask  # padding rows are evaluated like any other and ignored by the search
@@ -22,4 +26,4 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params) -> leaf_models.LeafModel:
     prediction = network.apply({"params": net_params}, pbs)
     return leaf_models.LeafOutput(prediction.values, prediction.logits)
 
-  return leaf_models.LeafModel(apply, params)
+  return leaf_models.LeafModel(apply, params, game=game)

@@ -4,5 +4,6 @@ the searches' policies, evaluate the composition exactly (above :mod:`sog.search
 from sog.protocol.composed import Composition
 from sog.protocol.composed import compose
 from sog.protocol.composed import previous_decisions
+from sog.protocol.settings import SearchSettings
 
-__all__ = ["Composition", "compose", "previous_decisions"]
+__all__ = ["Composition", "SearchSettings", "compose", "previous_decisions"]

@@ -42,11 +42,27 @@ class LeafModel(NamedTuple):
   ``apply(params, tables, nodes, ranges, mask, state)``, returning the next one in
   :attr:`LeafOutput.state`; a search starts from ``init_state`` and carries the state from one call to
   the next (the warm-started oracle keeps its CFR+ run there).
+
+  ``game`` is the canonical name of the one game a model values (a network's; searchers refuse it on
+  another game with :func:`check_game`); None for a model that values any game's tables (zeros, the
+  exact oracle).
   """
 
   apply: Callable[..., LeafOutput]
   params: Any = None
   init_state: Callable[[tables_lib.SearchTables], Any] | None = None
+  game: str | None = None
+
+
+def check_game(model: LeafModel, game_name: str, searcher: str) -> None:
+  """``ValueError`` naming both games where ``model`` is for another game than ``game_name``."""
+  if not isinstance(model, LeafModel):
+    raise ValueError(f"{searcher}: the leaf model must be a sog.search.LeafModel, got "
+                     f"{type(model).__name__}")
+  if model.game is not None and model.game != game_name:
+    raise ValueError(f"{searcher}: the leaf model values {model.game}, but the game searched is "
+                     f"{game_name}; give it a leaf model of {game_name} (a network trained on it, or "
+                     "the game-independent exact_leaf_model / zero_leaf_model)")
 
 
 def stateful_apply(model: LeafModel) -> Callable[..., LeafOutput]:
@@ -106,7 +122,7 @@ def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel
     error = jnp.where(valid, error - residual, 0.0)
     return out._replace(values=out.values + error * own_mass[..., ::-1, :])
 
-  return LeafModel(apply, model.params, lambda tables: initial_state(model, tables))
+  return LeafModel(apply, model.params, lambda tables: initial_state(model, tables), model.game)
 
 
 def trembled(ranges: chex.Array, valid: chex.Array, tremble: float) -> chex.Array:

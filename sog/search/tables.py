@@ -36,6 +36,8 @@ class SearchTables:
   valid: jnp.ndarray           # [N, 2, S] bool
   prior_weight: jnp.ndarray    # [N, 2, S]: p_i(s), the chance part of a range (tree.prior_weights)
   legal: jnp.ndarray           # [N, S, A] bool
+  can_act: jnp.ndarray         # [N, A] bool: legal at some valid infostate of the node's actor
+                               # (player 1's rows at chance nodes and terminals)
   up_child: jnp.ndarray        # [N, A, K] int32 node index (-1: empty slot)
   up_infostate: jnp.ndarray    # [N, A, K, 2, S] int32
   up_weight: jnp.ndarray       # [N, A, K, 2, S]
@@ -72,11 +74,13 @@ def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
                                 for start, level in zip(tree.level_starts, tree.levels)])
   inner_position = np.full(tree.num_nodes, -1, np.int32)
   inner_position[inner_nodes] = np.arange(inner_nodes.size, dtype=np.int32)
+  actor_valid = tree.valid[np.arange(tree.num_nodes), np.clip(tree.kind, 0, 1)]  # [N, S]
   return SearchTables(
       levels=cfr.device_levels(tree, dtype), kind=jnp.asarray(tree.kind),
       parent=jnp.asarray(tree.parent, jnp.int32), ancestors=jnp.asarray(ancestors(tree)),
       valid=jnp.asarray(tree.valid), prior_weight=jnp.asarray(tree.prior_weight, dtype),
       legal=jnp.asarray(tree.legal),
+      can_act=jnp.asarray((tree.legal & actor_valid[..., None]).any(1)),
       up_child=jnp.asarray(tree.up_child), up_infostate=jnp.asarray(tree.up_infostate),
       up_weight=jnp.asarray(tree.up_weight, dtype), pair_weight=jnp.asarray(tree.pair_weight, dtype),
       encoding=jnp.asarray(tree.encoding), game_node=jnp.asarray(tree.game_node),

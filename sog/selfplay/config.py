@@ -178,6 +178,8 @@ class Experiment:
 
   Attributes:
     game: registry name of the game.
+    game_modules: modules (dotted names or ``.py`` paths) that register the game where it is not built
+      in (:func:`sog.games.register`); every process of the run imports them before loading the game.
     actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior, ...).
     resolving: how the actors' and the evaluation's searches re-solve (safe, alpha, Terminate's values).
     network, optimizer: the CVPN and its training.
@@ -216,8 +218,14 @@ class Experiment:
   snapshot_every_steps: int = 0
   diagnostics_every_steps: int = 0
   seed: int = 0
+  game_modules: tuple[str, ...] = ()
 
   def __post_init__(self):
+    if isinstance(self.game_modules, str) or not all(isinstance(m, str) for m in self.game_modules):
+      raise ValueError(f"game_modules must be a sequence of module names or .py paths, got "
+                       f"{self.game_modules!r}")
+    object.__setattr__(self, "game_modules", tuple(self.game_modules))
+    registry.import_game_modules(self.game_modules)
     registry.canonical_name(self.game)  # ValueError naming the registered games
     if self.backend not in BACKENDS:
       raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
@@ -230,6 +238,12 @@ class Experiment:
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)
+
+  def load_game(self) -> registry.Game:
+    """The game, its modules imported first (a Ray worker unpickles the experiment without
+    ``__post_init__``, so it imports them here)."""
+    registry.import_game_modules(self.game_modules)
+    return registry.load(self.game)
 
 
 _SECTIONS = {"actor": gtcfr.GTCFRConfig, "solver": gtcfr.GTCFRConfig,

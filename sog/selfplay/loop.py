@@ -210,10 +210,10 @@ def initial_network(experiment: config_lib.Experiment) -> tuple[registry.Game, c
                                                                  leaf_models.LeafModel]:
   """The experiment's game, its CVPN, the initial parameters (from ``experiment.seed``) and the CVPN
   leaf model the roles search with (each call with new parameters)."""
-  game = registry.load(experiment.game)
+  game = experiment.load_game()
   network = cvpn_lib.make_network(game.tree, experiment.network)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(experiment.seed))
-  return game, network, params, leaf_lib.cvpn_leaf_model(network, params)
+  return game, network, params, leaf_lib.cvpn_leaf_model(network, params, game.name)
 
 
 def write_checkpoint(directory: str | pathlib.Path, state, config: checkpoint_lib.CheckpointConfig,

@@ -33,7 +33,6 @@ from sog.baselines.rebel import composed
 from sog.baselines.rebel import config as rebel_config
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
-from sog.games import registry
 from sog.games import rules as rules_lib
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
@@ -103,12 +102,12 @@ class ReBeLSelfPlay:
   def __init__(self, experiment: ReBeLExperiment):
     self.experiment = experiment
     base = experiment.base
-    self.game = registry.load(base.game)
+    self.game = base.load_game()
     tree = self.game.tree
     self.network = cvpn_lib.make_network(tree, base.network)
     params = cvpn_lib.init_params(self.network, tree, jax.random.PRNGKey(base.seed))
-    self.rebel = composed.ReBeL(self.game, leaf_lib.cvpn_leaf_model(self.network, params),
-                                experiment.rebel)
+    leaf_model = leaf_lib.cvpn_leaf_model(self.network, params, self.game.name)
+    self.rebel = composed.ReBeL(self.game, leaf_model, experiment.rebel)
     selfplay = base.selfplay
     self.learner = learner_lib.Learner(tree, self.network, base.optimizer, params, selfplay)
     self.rng = np.random.default_rng(base.seed)

@@ -75,8 +75,7 @@ def _expand(tables, state: types.SearchState, node, selected, config: types.GTCF
   actor = jnp.clip(tables.kind[node], 0, 1)
   num_actions = tables.legal.shape[-1]
   valid = tables.valid[node, actor]
-  can_act = (tables.legal[node] & valid[:, None]).any(0)
-  missing = can_act & ~state.added[node]
+  missing = tables.can_act[node] & ~state.added[node]
   chance = tables.kind[node] == rules_lib.CHANCE
   if k is None or k >= num_actions:
     new = missing
@@ -154,11 +153,8 @@ def fully_grown(tables, state: types.SearchState) -> chex.Array:
   interior decision node there with an action its actor can take that is not added yet."""
   focus = state.start.focus
   below = tables.ancestors[:, (tables.ancestors[focus] >= 0).sum() - 1] == focus
-  actor = jnp.clip(tables.kind, 0, 1)
-  valid = jnp.take_along_axis(tables.valid, actor[:, None, None], axis=1)[:, 0]
-  can_act = (tables.legal & valid[..., None]).any(1)
   missing = (state.expanded & (tables.kind < rules_lib.CHANCE)
-             & (can_act & ~state.added).any(-1))
+             & (tables.can_act & ~state.added).any(-1))
   leaves = frontier_lib.current_frontier(tables, state)
   return ~((leaves | missing) & below).any()
 

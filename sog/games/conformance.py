@@ -1,0 +1,160 @@
+"""The conformance checks every game's enumerated public tree passes (an API test in the style of pgx's).
+
+Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``rules`` and ``tree``) and a
+NumPy generator, and raises ``ValueError`` naming the game and the property it breaks. The test suite
+runs them on every built-in game; :func:`sog.games.register` runs them on a new game before it keeps
+its name, and a user can run them with :func:`check_game`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sog.games import propagation
+from sog.games import rules as rules_lib
+from sog.games import tree as tree_lib
+
+_TOLERANCE = 1e-9
+
+
+def _require(condition, game, message: str) -> None:
+  if not np.all(condition):
+    raise ValueError(f"{game.tree.name}: {message}")
+
+
+def terminal_values_are_zero_sum(game, rng: np.random.Generator) -> None:
+  """At every terminal, r0 . v0 + r1 . v1 = 0 for random ranges: the game is zero-sum. Both players'
+  values come from one payoff matrix, so this holds up to rounding wherever the utility is finite; it
+  fails on a non-finite utility."""
+  tree = game.tree
+  for level in tree.levels:
+    ranges = rng.random((level.size, 2, tree.max_infostates)) * level.valid
+    values = propagation.terminal_values(level, ranges, np)
+    total = (ranges * values).sum(axis=(1, 2))
+    _require(np.abs(total) <= 1e-12, game, "terminal values are not zero-sum")
+
+
+def legal_actions_where_players_act(game, rng: np.random.Generator) -> None:
+  """Each player acts somewhere, and has a legal action wherever it acts."""
+  del rng
+  tree = game.tree
+  for player in (0, 1):
+    rows = tree.decision_infostates(player)
+    _require(rows.any(), game, f"player {player} never acts")
+    _require(tree.legal[rows].any(-1), game, f"player {player} has no legal action somewhere it acts")
+
+
+def chance_probabilities_sum_to_one(game, rng: np.random.Generator) -> None:
+  """A chance node's children have probabilities summing to 1; every other child has probability 1."""
+  del rng
+  tree = game.tree
+  for node in np.flatnonzero(tree.kind == rules_lib.CHANCE):
+    children = np.flatnonzero(tree.parent == node)
+    _require(children.size > 0, game, f"chance node {tree.paths[node]} has no outcome")
+    _require(abs(tree.chance_probability[children].sum() - 1.0) <= 1e-12, game,
+             f"chance probabilities at {tree.paths[node]} do not sum to 1")
+  not_chance = tree.kind[np.maximum(tree.parent, 0)] != rules_lib.CHANCE
+  _require(tree.chance_probability[not_chance] == 1.0, game,
+           "a child of a player node has a chance probability other than 1")
+
+
+def children_match_legal_actions(game, rng: np.random.Generator) -> None:
+  """At a player node, the actor's infostate s has an edge under action a exactly where a is legal at
+  s, every edge reaches a child, each child's valid actor infostates are exactly those its edges
+  reach, and no opponent infostate appears out of nothing (vectorised over nodes)."""
+  del rng
+  tree = game.tree
+  nodes = np.flatnonzero(tree.kind <= rules_lib.PLAYER_1)
+  actor = tree.kind[nodes].astype(np.int64)
+  edges = tree.up_weight[nodes, :, :, actor] > 0  # [n, A, K, S]
+  has_child = edges.any(2).transpose(0, 2, 1)  # [n, S, A]
+  rows = tree.valid[nodes, actor]  # [n, S]
+  _require((has_child & rows[..., None]) == (tree.legal[nodes] & rows[..., None]), game,
+           "an infostate's edges differ from its legal actions")
+  _require(~(has_child & ~rows[..., None]), game, "an impossible infostate has an edge")
+  _require(tree.up_child[nodes][edges.any(-1)] >= 0, game, "an edge reaches no child")
+  node, a, k, s = np.nonzero(edges)
+  child = tree.up_child[nodes[node], a, k]
+  reached_infostate = tree.up_infostate[nodes[node], a, k, actor[node], s]
+  reached = np.zeros((tree.num_nodes, tree.max_infostates), bool)
+  reached[child, reached_infostate] = True
+  children = np.flatnonzero(np.isin(tree.parent, nodes))
+  child_actor = tree.kind[tree.parent[children]].astype(np.int64)
+  _require(reached[children] == tree.valid[children, child_actor], game,
+           "a child's valid actor infostates differ from those its edges reach")
+  opponent = 1 - child_actor
+  _require(~(tree.valid[children, opponent] & ~tree.valid[tree.parent[children], opponent]), game,
+           "an opponent infostate appears at a child that is impossible at its parent")
+  _require(~(tree.up_child[tree.kind == rules_lib.TERMINAL] >= 0), game, "a terminal has children")
+
+
+def tree_is_breadth_first(game, rng: np.random.Generator) -> None:
+  """The root comes first, depths grow by one from parent to child and never decrease along the node
+  order, every public state has a possible infostate for each player, and paths are unique."""
+  del rng
+  tree = game.tree
+  _require(tree.parent[0] == -1 and tree.depth[0] == 0, game, "the root is not node 0")
+  _require(tree.depth[1:] == tree.depth[tree.parent[1:]] + 1, game, "a child is not one level down")
+  _require(np.diff(tree.depth) >= 0, game, "nodes are not in breadth-first order")
+  _require(tree.valid.any(-1), game, "a public state has no possible infostate for a player")
+  _require(len(set(tree.paths)) == tree.num_nodes, game, "two public states share a path")
+
+
+def encoding_has_fixed_shape(game, rng: np.random.Generator) -> None:
+  """Every public state has a finite encoding of ``rules.encoding_size()`` floats, and they differ."""
+  del rng
+  encoding = game.tree.encoding
+  _require(encoding.shape == (game.tree.num_nodes, game.rules.encoding_size()), game,
+           f"encodings have shape {encoding.shape}, not (public states, encoding_size()) = "
+           f"{(game.tree.num_nodes, game.rules.encoding_size())}")
+  _require(np.isfinite(encoding), game, "an encoding is not finite")
+  _require(game.tree.num_nodes == 1 or len({row.tobytes() for row in encoding}) > 1, game,
+           "every public state has the same encoding")
+
+
+def prior_weights_bound_every_range(game, rng: np.random.Generator) -> None:
+  """p_i(s) is the chance part of a range: every policy's range is at most p, playing every action
+  (weight 1 each) reaches at least p, and p > 0 exactly where the infostate is possible."""
+  tree = game.tree
+  weights = rng.gamma(1.0, size=tree.legal.shape) * tree.legal
+  weights = np.where(weights.sum(-1, keepdims=True) > 0, weights, tree.legal)
+  total = weights.sum(-1, keepdims=True)
+  random = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+  reach = lambda policy: np.concatenate(propagation.reach_down(  # noqa: E731
+      tree.levels, propagation.split_levels(tree, policy), tree.root_ranges, np))
+  _require(reach(random) <= tree.prior_weight * (1 + _TOLERANCE), game,
+           "a policy's range exceeds the prior weight")
+  _require(reach(np.ones_like(random)) >= tree.prior_weight * (1 - _TOLERANCE), game,
+           "playing every action reaches less than the prior weight")
+  _require((tree.prior_weight > 0) == tree.valid, game,
+           "the prior weight is positive exactly where an infostate is possible: it is not")
+  if all(level.same_infostates for level in tree.levels):  # poker, dice: the deal's marginals
+    _require(np.isclose(tree.prior_weight, tree.root_ranges[None] * tree.valid, rtol=1e-7, atol=0),
+             game, "the prior weights are not the deal's marginals")
+
+
+def root_ranges_are_prior_marginals(game, rng: np.random.Generator) -> None:
+  """The root's ranges are distributions over possible infostates."""
+  del rng
+  tree = game.tree
+  _require(np.isclose(tree.root_ranges.sum(-1), 1.0, rtol=0, atol=1e-7), game,
+           "the root ranges do not sum to 1")
+  _require(~(tree.root_ranges > 0)[~tree.valid[0]], game, "an impossible infostate has root range")
+
+
+CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
+    terminal_values_are_zero_sum, legal_actions_where_players_act, chance_probabilities_sum_to_one,
+    children_match_legal_actions, tree_is_breadth_first, encoding_has_fixed_shape,
+    prior_weights_bound_every_range, root_ranges_are_prior_marginals)
+
+
+def check_game(game, seed: int = 0) -> None:
+  """Runs every check of :data:`CHECKS` on ``game``; ``ValueError`` at the first one that fails."""
+  if not isinstance(getattr(game, "tree", None), tree_lib.PublicTree):
+    raise ValueError(f"check_game takes a loaded game (sog.games.load), got {type(game).__name__}")
+  rng = np.random.default_rng(seed)
+  for check in CHECKS:
+    check(game, rng)

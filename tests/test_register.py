@@ -1,0 +1,220 @@
+"""A game written outside the package: registered by name, checked, solved, searched, evaluated by the
+protocol and trained by self-play; and the registry's errors for bad registrations."""
+
+import json
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import sog.eval
+import sog.games
+from sog import search
+from sog.games import conformance
+from sog.games import registry
+from sog.protocol import composed
+from sog.selfplay import config as config_lib
+from sog.selfplay import run
+from sog.nets import checkpoint
+from tests.conftest import ROOT
+
+PASS, PLAY = 0, 1
+FOLD, CALL = 0, 1
+HEADS, TAILS = 0, 1
+
+
+class CoinShowdown(sog.games.GameRules):
+  """Each player holds one of ``cards`` distinct cards. Player 0 passes (losing 1) or plays; a public
+  coin is tossed; player 1 folds (losing 1) or calls, and the showdown for 2 goes to the high card on
+  heads and to the low card on tails. Small, with private information and public chance."""
+
+  num_actions = 2
+
+  def __init__(self, cards: int = 3):
+    self.cards, self.name = cards, f"coin_showdown(cards={cards})"
+    self.num_infostates = (cards, cards)
+
+  def initial_state(self):
+    return ()
+
+  def deal_probabilities(self):
+    deal = 1.0 - np.eye(self.cards)
+    return deal / deal.sum()
+
+  def kind(self, state):
+    if state == (PASS,) or len(state) == 3:
+      return sog.games.TERMINAL
+    return (sog.games.PLAYER_0, sog.games.CHANCE, sog.games.PLAYER_1)[len(state)]
+
+  def legal_actions(self, state, infostate):
+    return (0, 1)
+
+  def outcomes(self, state, infostate, action):
+    return (sog.games.ActionOutcome(action, state + (action,), infostate),)
+
+  def chance_outcomes(self, state):
+    return tuple(sog.games.ChanceOutcome(side, state + (side,), 0.5) for side in (HEADS, TAILS))
+
+  def chance_likelihood(self, state, observation, infostate_0, infostate_1):
+    return 0.5  # the coin does not depend on the cards
+
+  def utility(self, state, infostate_0, infostate_1):
+    if state == (PASS,):
+      return -1.0
+    if state[2] == FOLD:
+      return 1.0
+    high_wins = state[1] == HEADS
+    return 2.0 if (infostate_0 > infostate_1) == high_wins else -2.0
+
+  def encoding_size(self):
+    return 5
+
+  def encode(self, state):
+    code = np.zeros(5, np.float32)
+    code[:len(state)] = 1.0
+    code[3 + (state[1] if len(state) > 1 else 0)] = float(len(state) > 1)
+    return code
+
+
+_CARDS = sog.games.GameParameter(int, 3, choices=(2, 3, 4))
+
+
+@pytest.fixture(scope="module")
+def coin_game():
+  sog.games.register("coin_showdown", CoinShowdown, {"cards": _CARDS}, replace=True)
+  return sog.games.load("coin_showdown")
+
+
+def test_a_registered_game_loads_by_name_and_passes_the_conformance_checks(coin_game):
+  assert "coin_showdown" in sog.games.registered_games()
+  assert coin_game.name == "coin_showdown(cards=3)"
+  assert sog.games.load("coin_showdown(cards=3)") is coin_game
+  four = sog.games.load("coin_showdown(cards=4)")
+  assert four.tree.size_summary()["public_states"] == 9  # root, pass, coin, 2 x (P1, fold, call)
+  assert four.num_infostates == (4, 4)
+  for game in (coin_game, four):
+    sog.games.check_game(game)
+  with pytest.raises(ValueError, match="valid choices: 2, 3, 4"):
+    sog.games.load("coin_showdown(cards=5)")
+
+
+def test_exploitability_on_a_registered_game_matches_a_hand_computation(coin_game):
+  """Player 0 always plays and player 1 always calls: each deal wins one coin side and loses the
+  other, so player 0's best response is worth 0 (playing 0 against passing -1). Player 1's best
+  response folds (-1) where calling loses (-2: the low card on heads, the high card on tails) and
+  calls elsewhere: (-1 + 2) / 2 for the low and the high card, 0 for the middle one, 1/3 in all.
+  Exploitability (OpenSpiel's units) is (0 + 1/3) / 2 = 1/6. With pass and fold instead, each best
+  response takes the antes: (1 + 1) / 2 = 1."""
+  tree = coin_game.tree
+  acting = tree.legal.any(-1, keepdims=True)
+  play_and_call = np.where(acting, np.eye(2)[1], 0.0)
+  assert sog.eval.exploitability(coin_game, play_and_call) == pytest.approx(1 / 6, abs=1e-12)
+  pass_and_fold = np.where(acting, np.eye(2)[0], 0.0)
+  assert sog.eval.exploitability(coin_game, pass_and_fold) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_solve_search_and_protocol_on_a_registered_game(coin_game):
+  errors = [sog.eval.exploitability(coin_game, search.solve(coin_game, iterations=n).average_policy)
+            for n in (10, 300)]
+  assert errors[1] < errors[0] and errors[1] < 1e-3
+  searcher = search.GTCFR(coin_game, search.exact_leaf_model(50),
+                          search.GTCFRConfig(simulations=8, simulations_per_phase=1.0))
+  result = searcher.search(jax.random.PRNGKey(0))
+  assert searcher.exploitability(result, method="average") < 0.05
+  protocol = composed.compose(searcher, seeds=range(2), batch_size=1)
+  assert protocol.exploitability.shape == (2,)
+  assert (protocol.exploitability < 0.1).all()
+
+
+def test_a_short_self_play_run_on_a_registered_game(coin_game, tmp_path):
+  config = config_lib.default_config_dict("coin_showdown", simulations=4)
+  config.network.update(width=16, depth=1)
+  config.selfplay.update(games=2, solver_batch=4, batch_size=16, min_replay=16,
+                         train_steps_per_round=2)
+  config.evaluation.update(settings=((4, 1.0),), seeds=1, every_steps=0)
+  config.max_steps = 12
+  summary = run.train(config_lib.from_config_dict(config), tmp_path)
+  assert summary["steps"] == 12 and summary["game"] == "coin_showdown(cards=3)"
+  leaf = checkpoint.restore_leaf_model(tmp_path, "coin_showdown")
+  assert leaf.game == "coin_showdown(cards=3)"
+
+
+def test_one_card_poker_with_three_cards_is_kuhn_poker():
+  """The example module (examples/one_card_poker.py, the docs' walk-through) registers a game that,
+  with three cards, is Kuhn poker: the same tables, and CFR+ gives the same average policy."""
+  sog.games.import_game_modules([str(ROOT / "examples" / "one_card_poker.py")])
+  ours, kuhn = sog.games.load("one_card_poker(cards=3)"), sog.games.load("kuhn_poker")
+  for field in ("kind", "parent", "legal", "valid", "payoff", "encoding", "root_ranges"):
+    np.testing.assert_array_equal(getattr(ours.tree, field), getattr(kuhn.tree, field))
+  np.testing.assert_allclose(search.solve(ours, iterations=50).average_policy,
+                             search.solve(kuhn, iterations=50).average_policy, atol=1e-6)
+  assert sog.games.load("one_card_poker").num_infostates == (4, 4)
+
+
+def test_scripts_and_configs_take_a_game_module():
+  out = subprocess.run([sys.executable, "scripts/describe_game.py",
+                        "--game_module=examples/one_card_poker.py",
+                        "--game=one_card_poker(cards=5)"],
+                       cwd=ROOT, capture_output=True, text=True, check=True)
+  summary = json.loads(out.stdout.strip().splitlines()[-1])
+  assert summary["infostates"] == [10, 10]  # 5 cards at each of a player's 2 decision states
+  config = config_lib.default_config_dict("one_card_poker(cards=6)")
+  config.game_modules = ("examples/one_card_poker.py",)
+  assert config_lib.from_config_dict(config).load_game().num_infostates == (6, 6)
+  config.game_modules = ("no_such_module_of_games",)
+  with pytest.raises(ValueError, match="no_such_module_of_games"):
+    config_lib.from_config_dict(config)
+
+
+class _NoLegalAction(CoinShowdown):
+  def legal_actions(self, state, infostate):
+    return () if state == () and infostate == 0 else (0, 1)
+
+
+class _BadChance(CoinShowdown):
+  def chance_outcomes(self, state):
+    return tuple(sog.games.ChanceOutcome(side, state + (side,), 0.4) for side in (HEADS, TAILS))
+
+
+@pytest.mark.parametrize("args, message", [
+    (("Bad-Name", CoinShowdown), "is invalid"),
+    (("kuhn_poker", CoinShowdown), "already registered"),
+    (("bad_factory", "not callable"), "must be callable"),
+    (("bad_default", CoinShowdown, {"cards": sog.games.GameParameter(int, 9, (2, 3))}),
+     "default 9 is not among"),
+    (("bad_parameter", CoinShowdown, {"cards": 3}), "GameParameter"),
+    (("wrong_name", CoinShowdown), "must carry its canonical name, 'wrong_name'"),
+    (("not_rules", lambda: object()), "not a sog.games.GameRules"),
+    (("no_legal_action", lambda: _rename(_NoLegalAction(), "no_legal_action")), "no legal action"),
+    (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 0.8"),
+    (("bad_signature", lambda: CoinShowdown(), {"cards": _CARDS}),
+     "loading the game at its default parameters failed: TypeError"),
+])
+def test_bad_registrations_raise_clear_errors_and_leave_the_registry_as_it_was(args, message):
+  before = sog.games.registered_games()
+  with pytest.raises(ValueError, match=message):
+    sog.games.register(*args)
+  assert sog.games.registered_games() == before
+
+
+def test_a_name_is_registered_once_unless_replaced(coin_game):
+  with pytest.raises(ValueError, match="replace=True"):
+    sog.games.register("coin_showdown", CoinShowdown, {"cards": _CARDS})
+  kuhn = sog.games.load("kuhn_poker")
+  sog.games.register("coin_showdown", CoinShowdown, {"cards": _CARDS}, replace=True)
+  assert sog.games.load("kuhn_poker") is kuhn  # other games stay loaded
+  assert sog.games.load("coin_showdown") is not coin_game  # the replaced one is built again
+  with pytest.raises(ValueError, match="no such file"):
+    registry.import_game_modules(["examples/no_such_game.py"])
+
+
+def _rename(rules, name):
+  rules.name = name
+  return rules
+
+
+def test_the_conformance_checks_run_on_every_game_they_are_given():
+  with pytest.raises(ValueError, match="takes a loaded game"):
+    conformance.check_game("kuhn_poker")
