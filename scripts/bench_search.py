@@ -80,7 +80,7 @@ def main(argv):
   print(f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
         f"{'PBSs':>8} {'cost ratio':>10} {'IS-MCTS s':>9}")
   for name in _GAMES.value:
-    game = sog.games.load(name)
+    game = common.load_game(name)
     model = common.leaf_model("untrained", game)
     for sims in (int(x) for x in _SIMS.value):
       config = gtcfr.GTCFRConfig(simulations=sims)

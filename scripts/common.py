@@ -48,11 +48,11 @@ def load_game(name: str) -> sog.games.Game:
   return sog.games.load(name)
 
 
-def apply_checkpoint_settings(leaf: str) -> str:
+def apply_checkpoint_settings(leaf: str, skip: tuple[str, ...] = ()) -> str:
   """Where ``leaf`` (the --leaf value) is a checkpoint that carries the search settings its numbers
   were measured with (``search.json``, :mod:`sog.protocol.settings`), makes them the values of this
-  script's search, re-solving and protocol flags that the command line does not give. Returns what
-  the script's header line says about them ("" where there are none)."""
+  script's search, re-solving and protocol flags that the command line does not give (the fields in
+  ``skip`` aside). Returns what the script's header line says about them ("" where there are none)."""
   if leaf in LEAF_CHOICES or not pathlib.Path(leaf).is_dir():
     return ""
   stored = settings_lib.read(checkpoint.locate(leaf))
@@ -61,12 +61,13 @@ def apply_checkpoint_settings(leaf: str) -> str:
   changed, overridden = [], []
   for field, value in stored.items():
     name = _FLAG_OF_FIELD.get(field, field)
-    if name not in flags.FLAGS:
+    if field in skip or name not in flags.FLAGS:
       continue
-    if flags.FLAGS[name].present:
-      overridden.append(f"--{name}")
+    given = flags.FLAGS[name].present or (name == "safe" and flags.FLAGS["unsafe"].present)
+    if given:
+      overridden.append("--unsafe" if name == "safe" and not flags.FLAGS[name].present else f"--{name}")
     elif flags.FLAGS[name].value != value:
-      flags.FLAGS[name].value = value
+      flags.FLAGS.set_default(name, value)  # parsed and validated as a command-line value would be
       changed.append(f"{name}={value}")
   note = f"search settings of {leaf} ({settings_lib.FILE}): "
   note += ", ".join(changed) if changed else "the library's defaults"

@@ -29,7 +29,6 @@ from absl import flags
 from absl import logging
 
 import common
-import sog.games
 from sog import monitoring
 from sog.nets import checkpoint
 from sog.protocol import composed
@@ -123,7 +122,7 @@ def main(argv):
   networks = _networks(workdir)
   last_step, last_dir = networks[-1]
   game_name = checkpoint.read_config(last_dir).game
-  game = sog.games.load(game_name)
+  game = common.load_game(game_name)
   settings = [(sims, _SEARCH.c.value) for sims in _SEARCH.simulations()]
   csv_name, png_name = _outputs()
   done = _done(workdir / csv_name)

@@ -61,10 +61,10 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   game = common.load_game(_GAME.value)
   leaf = _LEAF.model(game)
-  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
   if _AGENT.value == "rebel":
     _evaluate_rebel(game, leaf)
     return
+  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
   resolving_config = _PROTOCOL.resolving_config()
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value

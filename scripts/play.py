@@ -91,7 +91,7 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
-  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
+  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value, skip=("predecessor",))
   sims = _SEARCH.simulations()
   if len(sims) != 1:
     raise ValueError(f"--sims: play takes one value of s, got {sims}")

@@ -161,7 +161,7 @@ def test_scripts_and_configs_take_a_game_module():
   summary = json.loads(out.stdout.strip().splitlines()[-1])
   assert summary["infostates"] == [10, 10]  # 5 cards at each of a player's 2 decision states
   config = config_lib.default_config_dict("one_card_poker(cards=6)")
-  config.game_modules = ("examples/one_card_poker.py",)
+  config.game_modules = (str(ROOT / "examples" / "one_card_poker.py"),)
   assert config_lib.from_config_dict(config).load_game().num_infostates == (6, 6)
   config.game_modules = ("no_such_module_of_games",)
   with pytest.raises(ValueError, match="no_such_module_of_games"):
@@ -189,6 +189,8 @@ class _BadChance(CoinShowdown):
     (("not_rules", lambda: object()), "not a sog.games.GameRules"),
     (("no_legal_action", lambda: _rename(_NoLegalAction(), "no_legal_action")), "no legal action"),
     (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 0.8"),
+    (("bad_kind", CoinShowdown, {"cards": sog.games.GameParameter(float, 3, (2, 3))}),
+     "must have kind int, float or str and a default of that kind"),
     (("bad_signature", lambda: CoinShowdown(), {"cards": _CARDS}),
      "loading the game at its default parameters failed: TypeError"),
 ])
@@ -208,6 +210,8 @@ def test_a_name_is_registered_once_unless_replaced(coin_game):
   assert sog.games.load("coin_showdown") is not coin_game  # the replaced one is built again
   with pytest.raises(ValueError, match="no such file"):
     registry.import_game_modules(["examples/no_such_game.py"])
+  with pytest.raises(ValueError, match="a list of module names"):
+    registry.import_game_modules("examples/one_card_poker.py")
 
 
 def _rename(rules, name):
@@ -215,6 +219,6 @@ def _rename(rules, name):
   return rules
 
 
-def test_the_conformance_checks_run_on_every_game_they_are_given():
+def test_the_conformance_checks_refuse_what_is_not_a_loaded_game():
   with pytest.raises(ValueError, match="takes a loaded game"):
     conformance.check_game("kuhn_poker")

@@ -108,6 +108,9 @@ def test_search_settings_round_trip_and_refuse_bad_values(tmp_path):
   (tmp_path / settings_lib.FILE).write_text("{not json")
   with pytest.raises(ValueError, match="is not valid JSON"):
     settings_lib.read(tmp_path)
+  (tmp_path / settings_lib.FILE).write_text('{"search": {"puct_constant": "x"}}')
+  with pytest.raises(ValueError, match="search.json: "):  # a value of the wrong type
+    settings_lib.read(tmp_path)
 
 
 def test_scripts_use_a_checkpoints_search_settings_unless_a_flag_overrides_them(kuhn_checkpoint,

@@ -54,7 +54,7 @@ def chance_probabilities_sum_to_one(game, rng: np.random.Generator) -> None:
   for node in np.flatnonzero(tree.kind == rules_lib.CHANCE):
     children = np.flatnonzero(tree.parent == node)
     _require(children.size > 0, game, f"chance node {tree.paths[node]} has no outcome")
-    _require(abs(tree.chance_probability[children].sum() - 1.0) <= 1e-12, game,
+    _require(np.isclose(tree.chance_probability[children].sum(), 1.0, rtol=1e-7, atol=1e-12), game,
              f"chance probabilities at {tree.paths[node]} do not sum to 1")
   not_chance = tree.kind[np.maximum(tree.parent, 0)] != rules_lib.CHANCE
   _require(tree.chance_probability[not_chance] == 1.0, game,

@@ -139,6 +139,9 @@ def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
     if not (isinstance(key, str) and _NAME.fullmatch(key)) or not isinstance(parameter, GameParameter):
       raise ValueError(f"{name}: parameter {key!r} must be a lower-case name mapped to a "
                        f"sog.games.GameParameter, got {parameter!r}")
+    if parameter.kind not in (int, float, str) or not isinstance(parameter.default, parameter.kind):
+      raise ValueError(f"{name}: parameter {key} must have kind int, float or str and a default of "
+                       f"that kind, got {parameter.kind.__name__} and {parameter.default!r}")
     if not parameter.accepts(parameter.default):
       raise ValueError(f"{name}: parameter {key}'s default {parameter.default!r} is not among its "
                        f"valid choices: {parameter.valid_choices()}")
@@ -165,6 +168,9 @@ def import_game_modules(modules: Iterable[str]) -> None:
   """Imports each module (a dotted name, or a path to a ``.py`` file) so that the games it registers
   load by name; a module already imported is not imported again. ``ValueError`` for one that cannot
   be found."""
+  if isinstance(modules, str):
+    raise ValueError(f"game modules must be a list of module names or .py paths, got the string "
+                     f"{modules!r}")
   for module in modules:
     path = pathlib.Path(module)
     if module.endswith(".py"):
@@ -185,6 +191,8 @@ def import_game_modules(modules: Iterable[str]) -> None:
       try:
         importlib.import_module(module)
       except ModuleNotFoundError as error:
+        if error.name is None or not (module == error.name or module.startswith(error.name + ".")):
+          raise  # the module exists but something it imports does not: the traceback says what
         raise ValueError(f"game module {module!r} cannot be imported: {error}") from None
 
 
@@ -222,7 +230,8 @@ def canonical_name(name: str) -> str:
 
 def load(name: str) -> Game:
   """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value.
-  A name loads once per process: the same name gives the same :class:`Game`."""
+  A name loads once per process (until :func:`register` replaces its game): the same name gives the
+  same :class:`Game`."""
   name = canonical_name(name)
   if name not in _LOADED:
     _LOADED[name] = _build(name)

@@ -2,8 +2,11 @@
 
 A network's exploitability depends on the search that uses it (T_prior, the update schedule, ...), and
 the library's defaults move as the search improves. A checkpoint that ships with numbers therefore
-carries the settings they were measured with, every one written out (not only those that differ from
-today's defaults), so the numbers stay reproducible when the defaults change. ``scripts/evaluate.py``
+carries the settings they were measured with, each written out (not only those that differ from
+today's defaults), so the numbers stay reproducible when the defaults change. The settings kept are
+those the scripts have flags for; GT-CFR's ``expansion_k`` (derived from the game: 1 with perfect
+information), ``virtual_loss``, ``leaf_capacity`` and ``query_samples`` (a batch size and a sample
+size for self-play) are not. ``scripts/evaluate.py``
 and ``scripts/play.py`` use them for every flag not given on the command line and say so.
 """
 
@@ -20,8 +23,8 @@ from sog.search import gtcfr
 from sog.search import resolving
 
 FILE = "search.json"
-#: The fields kept per section: GT-CFR's (but s, which every setting SoG(s, c) names), re-solving's and
-#: the protocol's choice of predecessor.
+#: The fields kept per section: GT-CFR's that the scripts' flags set (s aside: every setting SoG(s, c)
+#: names it), re-solving's, and the protocol's choice of predecessor.
 FIELDS = {
     "search": ("simulations_per_phase", "updates", "prior_temperature", "puct_constant", "redraws",
                "tie_break", "open_chance", "averaging"),
@@ -103,5 +106,5 @@ def read(directory: str | pathlib.Path) -> SearchSettings | None:
     return SearchSettings(**{section: {key: decode(value) for key, value in
                                        dict(data.get(section) or {}).items()}
                              for section in FIELDS})
-  except ValueError as error:
+  except (ValueError, TypeError) as error:  # a bad value, or a value or section of the wrong type
     raise ValueError(f"{path}: {error}") from None

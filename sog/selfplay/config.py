@@ -10,6 +10,7 @@ scaled down for one CPU host (see ``configs/README.md``).
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import re
 from typing import Any
 
@@ -224,7 +225,8 @@ class Experiment:
     if isinstance(self.game_modules, str) or not all(isinstance(m, str) for m in self.game_modules):
       raise ValueError(f"game_modules must be a sequence of module names or .py paths, got "
                        f"{self.game_modules!r}")
-    object.__setattr__(self, "game_modules", tuple(self.game_modules))
+    object.__setattr__(self, "game_modules", tuple(  # a .py path as an absolute one, for any process
+        str(pathlib.Path(m).resolve()) if m.endswith(".py") else m for m in self.game_modules))
     registry.import_game_modules(self.game_modules)
     registry.canonical_name(self.game)  # ValueError naming the registered games
     if self.backend not in BACKENDS:
