@@ -168,12 +168,12 @@ def import_game_modules(modules: Iterable[str]) -> None:
   """Imports each module (a dotted name, or a path to a ``.py`` file) so that the games it registers
   load by name; a module already imported is not imported again. ``ValueError`` for one that cannot
   be found."""
-  if isinstance(modules, str):
-    raise ValueError(f"game modules must be a list of module names or .py paths, got the string "
+  if isinstance(modules, str) or not all(isinstance(module, str) for module in modules):
+    raise ValueError(f"game modules must be a list of module names or .py paths, got "
                      f"{modules!r}")
   for module in modules:
-    path = pathlib.Path(module)
     if module.endswith(".py"):
+      path = pathlib.Path(module)
       key = "sog_game_module_" + re.sub(r"\W", "_", str(path.resolve()))
       if key in sys.modules:
         continue

@@ -13,7 +13,7 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.Le
   """The CVPN as a GT-CFR leaf model: values and policy logits at any nodes of the search tables.
 
   ``game`` is the canonical name of the game the network is for (``Game.name``); searchers on another
-  game refuse the model (:func:`sog.search.leaf_models.check_game`).
+  game refuse the model (:func:`sog.search.leaf_models.check_model_game`).
   """
 
   def apply(net_params, tables, nodes, ranges, mask):

@@ -6,8 +6,8 @@ carries the settings they were measured with, each written out (not only those t
 today's defaults), so the numbers stay reproducible when the defaults change. The settings kept are
 those the scripts have flags for; GT-CFR's ``expansion_k`` (derived from the game: 1 with perfect
 information), ``virtual_loss``, ``leaf_capacity`` and ``query_samples`` (a batch size and a sample
-size for self-play) are not. ``scripts/evaluate.py``
-and ``scripts/play.py`` use them for every flag not given on the command line and say so.
+size for self-play) are not. ``scripts/evaluate.py`` and ``scripts/play.py`` use them for every flag
+not given on the command line and say so.
 """
 
 from __future__ import annotations

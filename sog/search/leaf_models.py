@@ -44,7 +44,7 @@ class LeafModel(NamedTuple):
   the next (the warm-started oracle keeps its CFR+ run there).
 
   ``game`` is the canonical name of the one game a model values (a network's; searchers refuse it on
-  another game with :func:`check_game`); None for a model that values any game's tables (zeros, the
+  another game with :func:`check_model_game`); None for a model that values any game's tables (zeros, the
   exact oracle).
   """
 
@@ -54,7 +54,7 @@ class LeafModel(NamedTuple):
   game: str | None = None
 
 
-def check_game(model: LeafModel, game_name: str, searcher: str) -> None:
+def check_model_game(model: LeafModel, game_name: str, searcher: str) -> None:
   """``ValueError`` naming both games where ``model`` is for another game than ``game_name``."""
   if not isinstance(model, LeafModel):
     raise ValueError(f"{searcher}: the leaf model must be a sog.search.LeafModel, got "

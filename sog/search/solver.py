@@ -64,7 +64,7 @@ class Solver:
     if self.leaves.count and leaf is None:
       raise ValueError(f"the tree has {self.leaves.count} depth-limit leaves: pass a leaf model")
     if leaf is not None:
-      leaf_models.check_game(leaf, tree.name, "Solver")
+      leaf_models.check_model_game(leaf, tree.name, "Solver")
     self.leaf = leaf
     self._leaf_params = None
     if self.leaves.count:

@@ -222,12 +222,9 @@ class Experiment:
   game_modules: tuple[str, ...] = ()
 
   def __post_init__(self):
-    if isinstance(self.game_modules, str) or not all(isinstance(m, str) for m in self.game_modules):
-      raise ValueError(f"game_modules must be a sequence of module names or .py paths, got "
-                       f"{self.game_modules!r}")
+    registry.import_game_modules(self.game_modules)  # ValueError for a bad or missing module
     object.__setattr__(self, "game_modules", tuple(  # a .py path as an absolute one, for any process
         str(pathlib.Path(m).resolve()) if m.endswith(".py") else m for m in self.game_modules))
-    registry.import_game_modules(self.game_modules)
     registry.canonical_name(self.game)  # ValueError naming the registered games
     if self.backend not in BACKENDS:
       raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")

@@ -74,7 +74,7 @@ class ReBeL:
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
     if tree.game_node[0] != 0 or tree.parent[0] != -1:
       raise ValueError("ReBeL plays a game's whole tree: build it from the game")
-    leaf_models.check_game(leaf_model, tree.name, "ReBeL")
+    leaf_models.check_model_game(leaf_model, tree.name, "ReBeL")
     self.tree, self.leaf_model, self.config = tree, leaf_model, config
     self.subgames = subgames_lib.Subgames(tree, frontier_bound=1)
     solve = functools.partial(search.solve, model=leaf_model, config=config)

@@ -47,7 +47,7 @@ class GTCFR:
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
     if tree.kind[0] == rules_lib.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
-    leaf_models.check_game(leaf_model, tree.name, "GTCFR")
+    leaf_models.check_model_game(leaf_model, tree.name, "GTCFR")
     self.tree, self.leaf_model, self.config = tree, leaf_model, config
     default_k = 1 if tables_lib.has_perfect_information(tree) else None
     self.k = default_k if config.expansion_k is None else config.expansion_k
