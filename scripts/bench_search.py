@@ -1,14 +1,20 @@
 """GT-CFR search speed with a CVPN leaf model, against our CFR+ on a tree of the same size and against
-OpenSpiel's IS-MCTS with as many simulations.
+OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many simulations.
 
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
+  python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
 
 Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
-``iteration_cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation)
-divided by one CFR+ iteration (simultaneous, same CVPN valuing the same leaves) on the search's final
-tree, fixed. The network is an untrained CVPN of the default size (timing does not depend on its
-weights). Ends with one JSON line.
+``cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation) divided by one
+CFR+ iteration (simultaneous, same CVPN valuing the same leaves) on the search's final tree, fixed.
+The network is an untrained CVPN of the default size (timing does not depend on its weights).
+
+A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
+model, and timed against mctx's AlphaZero search (``mctx.muzero_policy``, same leaf model, same
+simulations, single and batched) and OpenSpiel's C++ MCTS (random rollouts) where OpenSpiel has the
+game; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update of the final pool tree.
+Ends with one JSON line.
 """
 
 import json
@@ -17,14 +23,20 @@ import time
 from absl import app
 from absl import flags
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pyspiel
 
 import common
 import sog.games
+from sog.games import pgx_games
 from sog.openspiel import bridge as openspiel_bridge
+from sog.openspiel import pgx_bots
+from sog.search import alphazero
 from sog.search import gtcfr
+from sog.search import pool
 from sog.search import solver as solver_lib
+from sog.search.pool import core as pool_core
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
@@ -58,56 +70,109 @@ def _cfr_iteration_seconds(tree: sog.games.PublicTree, model) -> float:
   return seconds / iterations
 
 
-def _ismcts_seconds(game: sog.games.Game, simulations: int) -> float | None:
-  """OpenSpiel's C++ IS-MCTS (random rollouts) choosing the first move with ``simulations``; None
-  for games OpenSpiel only has in Python (our registered Scotland Yard)."""
-  if game.name.startswith("scotland_yard"):
+def _peer_seconds(game: sog.games.Game | pgx_games.PgxGame, simulations: int) -> float | None:
+  """OpenSpiel's C++ MCTS (perfect information) or IS-MCTS (imperfect), random rollouts, choosing
+  the first move with ``simulations``; None for games OpenSpiel only has in Python (our registered
+  Scotland Yard) or lacks."""
+  if isinstance(game, pgx_games.PgxGame):
+    if game.name not in pgx_bots.OPENSPIEL_NAMES:
+      return None
+    os_game = pgx_bots.openspiel_game(game)
+  elif game.name.startswith("scotland_yard"):
     return None
-  game = openspiel_bridge.openspiel_game(game)
+  else:
+    os_game = openspiel_bridge.openspiel_game(game)
   evaluator = pyspiel.RandomRolloutEvaluator(1, 0)
-  bot = pyspiel.ISMCTSBot(0, evaluator, 2.0, simulations, -1,
-                          pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False, False)
-  state = game.new_initial_state()
+  if os_game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    bot = pyspiel.MCTSBot(os_game, evaluator, 2.0, simulations, 10**7, False, 0, False)
+  else:
+    bot = pyspiel.ISMCTSBot(0, evaluator, 2.0, simulations, -1,
+                            pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False, False)
+  state = os_game.new_initial_state()
   while state.is_chance_node():
     state.apply_action(state.chance_outcomes()[0][0])
   seconds, _ = _timed(lambda: bot.step(state), 3)
   return seconds
 
 
+def _time_searcher(searcher, rng) -> dict:
+  """A searcher's first (compiling) search, best single search and per-search time in a batch."""
+  start = time.perf_counter()
+  jax.block_until_ready(searcher.search(rng))
+  compile_seconds = time.perf_counter() - start
+  single, result = _timed(lambda: searcher.search(rng), _REPEATS.value)
+  rngs = jax.random.split(rng, _BATCH.value)
+  jax.block_until_ready(searcher.search_batch(rngs))
+  batched, _ = _timed(lambda: searcher.search_batch(rngs), 1)
+  return {"seconds_per_search": single,
+          f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
+          "compile_seconds": compile_seconds, "result": result}
+
+
+def _table_row(game: sog.games.Game, sims: int) -> dict:
+  model = common.leaf_model("untrained", game)
+  config = gtcfr.GTCFRConfig(simulations=sims)
+  searcher = gtcfr.GTCFR(game, model, config)
+  row = _time_searcher(searcher, jax.random.PRNGKey(1))
+  result = row.pop("result")
+  iterations = config.phases * config.updates_per_phase
+  cfr_seconds = _cfr_iteration_seconds(_grown_tree(game.tree, result), model)
+  return {**row, "nodes": int(result.nodes), "network_calls": int(result.leaf_calls),
+          "pbs_evaluated": int(result.leaf_evaluations),
+          "cost_ratio": (row["seconds_per_search"] / iterations) / cfr_seconds,
+          "leaf_capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims)}
+
+
+def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
+  model = pool.zero_pool_leaf_model()
+  config = gtcfr.GTCFRConfig(simulations=sims)
+  searcher = pool.PoolGTCFR(game, model, config)
+  rng = jax.random.PRNGKey(1)
+  row = _time_searcher(searcher, rng)
+  result = row.pop("result")
+  final = pool_core.init(game, model.apply, None, rng, game.root(), config,
+                         searcher.capacity).replace(tree=result.tree)
+  updates = 200  # in one compiled loop, as our CFR+ is timed on table trees
+  update = jax.jit(lambda state: jax.lax.fori_loop(
+      0, updates, lambda _, s: pool_core.cfr_update(game, s, config), state).tree.regrets)
+  jax.block_until_ready(update(final))
+  update_seconds, _ = _timed(lambda: update(final), 2)
+  update_seconds /= updates
+  iterations = config.phases * config.updates_per_phase
+  mctx_search = alphazero.AlphaZero(game, model, sims)
+  roots = jax.tree.map(lambda x: jnp.broadcast_to(x, (_BATCH.value, *jnp.shape(x))), game.root())
+  one_root = jax.tree.map(lambda x: x[:1], roots)
+  jax.block_until_ready(mctx_search.search(rng, one_root).action_weights)
+  mctx_single, _ = _timed(lambda: mctx_search.search(rng, one_root).action_weights, _REPEATS.value)
+  jax.block_until_ready(mctx_search.search(rng, roots).action_weights)
+  mctx_batched, _ = _timed(lambda: mctx_search.search(rng, roots).action_weights, 1)
+  return {**row, "nodes": int(result.nodes), "network_calls": int(result.leaf_evaluations),
+          "pbs_evaluated": int(result.leaf_evaluations),
+          "cost_ratio": (row["seconds_per_search"] / iterations) / update_seconds,
+          "capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims),
+          "mctx_seconds_per_search": mctx_single,
+          f"mctx_seconds_per_search_batched{_BATCH.value}": mctx_batched / _BATCH.value}
+
+
 def main(argv):
   del argv
   results = {}
   print(f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
-        f"{'PBSs':>8} {'cost ratio':>10} {'IS-MCTS s':>9}")
+        f"{'PBSs':>8} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}")
   for name in _GAMES.value:
     game = common.load_game(name)
-    model = common.leaf_model("untrained", game)
     for sims in (int(x) for x in _SIMS.value):
-      config = gtcfr.GTCFRConfig(simulations=sims)
-      searcher = gtcfr.GTCFR(game, model, config)
-      rng = jax.random.PRNGKey(1)
-      start = time.perf_counter()
-      jax.block_until_ready(searcher.search(rng))
-      compile_seconds = time.perf_counter() - start
-      single, result = _timed(lambda: searcher.search(rng), _REPEATS.value)
-      rngs = jax.random.split(rng, _BATCH.value)
-      jax.block_until_ready(searcher.search_batch(rngs))
-      batched, _ = _timed(lambda: searcher.search_batch(rngs), 1)
-      iterations = config.phases * config.updates_per_phase
-      ratio = (single / iterations) / _cfr_iteration_seconds(_grown_tree(game.tree, result), model)
-      ismcts = _ismcts_seconds(game, sims)
-      row = {"seconds_per_search": single,
-             f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
-             "nodes": int(result.nodes), "network_calls": int(result.leaf_calls),
-             "pbs_evaluated": int(result.leaf_evaluations), "iteration_cost_ratio": ratio,
-             "leaf_capacity": searcher.capacity, "compile_seconds": compile_seconds,
-             "ismcts_seconds": ismcts}
+      row = (_pool_row if isinstance(game, pgx_games.PgxGame) else _table_row)(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row
-      print(f"{name:>28} {f'({sims},1)':>10} {single:>9.3f} {batched / _BATCH.value:>9.3f} "
-            f"{row['nodes']:>6} {row['network_calls']:>6} {row['pbs_evaluated']:>8} "
-            f"{ratio:>10.2f} " + (f"{ismcts:>9.3f}" if ismcts is not None else f"{'-':>9}"))
-  print("cost ratio: one GT-CFR iteration / one CFR+ iteration (same CVPN leaves) on the final tree; "
-        "IS-MCTS: OpenSpiel C++ with random rollouts, same number of simulations, first move")
+      peer, mctx_seconds = row["peer_seconds"], row.get("mctx_seconds_per_search")
+      print(f"{name:>28} {f'({sims},1)':>10} {row['seconds_per_search']:>9.4f} "
+            f"{row[f'seconds_per_search_batched{_BATCH.value}']:>9.4f} {row['nodes']:>6} "
+            f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['cost_ratio']:>10.2f} "
+            + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
+            + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}"))
+  print("cost ratio: one GT-CFR iteration / one CFR+ iteration (same leaves) on the final tree; "
+        "peer: OpenSpiel C++ MCTS (perfect information) or IS-MCTS with random rollouts, same "
+        "number of simulations, first move; mctx: muzero_policy, same leaf model (pgx games)")
   print(json.dumps(results))
 
 

@@ -15,6 +15,16 @@ g mod 2. Opponents, OpenSpiel's own bots:
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
   * random: ``UniformRandomBot``.
 
+A pgx game (``--game=pgx/tic_tac_toe``, ``pgx/connect_four``) is searched on a node pool
+(``sog.search.pool``) from the state it is at, the action drawn from the root's average policy; its
+opponents add
+
+  * mctx: AlphaZero's PUCT MCTS from mctx with the same leaf model and the same number of simulations
+    (--sims), playing its most visited action (``sog.search.alphazero``);
+  * minimax: perfect play (tic-tac-toe), an optimal action at random.
+
+  python scripts/play.py --game=pgx/tic_tac_toe --leaf=zeros --sims=100 --opponent=minimax --games=20
+
 A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and ends
 with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
 """
@@ -33,13 +43,19 @@ from open_spiel.python.algorithms import mcts
 
 import common
 from sog import monitoring
+from sog.games import pgx_games
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge
+from sog.openspiel import pgx_bots
 from sog.search import agent as agent_lib
+from sog.search import alphazero
+from sog.search import pool
 
-OPPONENTS = ("mcts", "ismcts", "random")
+OPPONENTS = ("mcts", "ismcts", "random", "mctx", "minimax")
+PGX_OPPONENTS = ("mctx", "minimax")
 
-_GAME = flags.DEFINE_string("game", "connect_four", "Game name (one with an OpenSpiel counterpart).")
+_GAME = flags.DEFINE_string("game", "connect_four", "Game name (one with an OpenSpiel counterpart, or "
+                            "pgx/tic_tac_toe, pgx/connect_four).")
 _SEARCH = common.define_search_flags(sims=["100"])
 _PROTOCOL = common.define_protocol_flags()
 _LEAF = common.define_leaf_flags(leaf="zeros")
@@ -76,6 +92,9 @@ def opponent_bot(name: str, os_game: pyspiel.Game, player: int, simulations: int
     return mcts.MCTSBot(os_game, uct_c, simulations, evaluator, random_state=rng)
   if name == "ismcts":
     return _ISMCTSBot(os_game, evaluator, uct_c, simulations, random_state=rng)
+  if name in PGX_OPPONENTS:
+    raise ValueError(f"--opponent={name} plays pgx games only (--game=pgx/...); valid opponents "
+                     f"here: mcts, ismcts, random")
   raise ValueError(f"unknown opponent {name!r}; valid opponents: {', '.join(OPPONENTS)}")
 
 
@@ -86,25 +105,78 @@ def _tally(returns: np.ndarray) -> dict:
           "mean_return": float(returns.mean()) if returns.size else 0.0}
 
 
+def _pgx_opponent(name: str, game: pgx_games.PgxGame, os_game: pyspiel.Game, leaf: pool.PoolLeafModel,
+                  simulations: int, player: int, seed: int) -> pyspiel.Bot:
+  """A pgx game's opponent: mctx with SoG's leaf model and simulations, minimax, or OpenSpiel's."""
+  if name == "mctx":
+    return pgx_bots.AlphaZeroBot(_alphazero(game, leaf, simulations), player, seed)
+  if name == "minimax":
+    if game.name not in pgx_bots.SOLVABLE:
+      raise ValueError(f"--opponent=minimax needs a game small enough to solve here: "
+                       f"{', '.join(pgx_bots.SOLVABLE)}; got {game.name}")
+    return pgx_bots.MinimaxBot(os_game, player, seed)
+  if name == "ismcts":
+    raise ValueError("--opponent=ismcts is for imperfect-information games; valid opponents of a pgx "
+                     "game: mcts, mctx, minimax, random")
+  return opponent_bot(name, os_game, player, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed)
+
+
+_ALPHAZERO = {}
+
+
+def _alphazero(game, leaf, simulations) -> alphazero.AlphaZero:
+  key = (game.name, simulations)
+  if key not in _ALPHAZERO:
+    _ALPHAZERO[key] = alphazero.AlphaZero(game, leaf, simulations)
+  return _ALPHAZERO[key]
+
+
+def _players(simulations: int, config):
+  """Prints the match's header; returns the game's name, OpenSpiel's game, the agent's name and
+  makers of both bots, ``(seat, seed) -> pyspiel.Bot``."""
+  opponent_simulations = simulations if _OPPONENT.value == "mctx" else _OPPONENT_SIMULATIONS.value
+  opponent = _OPPONENT.value + ("" if _OPPONENT.value in ("random", "minimax")
+                                else f"({opponent_simulations} simulations)")
+  name = f"SoG({simulations},{config.simulations_per_phase:g})"
+  if pgx_games.is_pgx_name(_GAME.value):
+    game = common.load_game(_GAME.value)
+    os_game = pgx_bots.openspiel_game(game)
+    if _LEAF.leaf.value != "zeros":
+      raise ValueError(f"--leaf={_LEAF.leaf.value}: a pgx game's search takes --leaf=zeros (no "
+                       "network is trained on a pgx game yet); valid choices: zeros")
+    leaf = pool.zero_pool_leaf_model()
+    _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
+    searcher = pool.PoolGTCFR(game, leaf, config)
+    print(f"{game.name}: {name} on a node pool (leaf=zeros, k={searcher.k}) against {opponent}, "
+          f"{_GAMES.value} games, seats alternating", flush=True)
+    return (game.name, os_game, name,
+            lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed),
+            lambda seat, seed: _pgx_opponent(_OPPONENT.value, game, os_game, leaf, simulations,
+                                             seat, seed))
+  game = common.load_game(_GAME.value)
+  os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
+  opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
+  agent = agent_lib.SoGAgent(game, _LEAF.model(game), config, _PROTOCOL.resolving_config())
+  resolving = agent.resolving_config
+  print(f"{game.name}: {name} ({_LEAF.describe()}; "
+        f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving) against "
+        f"{opponent}, {_GAMES.value} games, seats alternating", flush=True)
+  return (game.name, os_game, name,
+          lambda seat, seed: bot_lib.SoGBot(agent, seat, seed=seed),
+          lambda seat, seed: opponent_bot(_OPPONENT.value, os_game, seat,
+                                          _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed))
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
-  game = common.load_game(_GAME.value)
-  os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
-  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value, skip=("predecessor",))
+  settings_note = ("" if pgx_games.is_pgx_name(_GAME.value)
+                   else common.apply_checkpoint_settings(_LEAF.leaf.value, skip=("predecessor",)))
   sims = _SEARCH.simulations()
   if len(sims) != 1:
     raise ValueError(f"--sims: play takes one value of s, got {sims}")
   config = _SEARCH.config(sims[0])
-  opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
-  agent = agent_lib.SoGAgent(game, _LEAF.model(game), config, _PROTOCOL.resolving_config())
-  name = f"SoG({sims[0]},{config.simulations_per_phase:g})"
-  resolving = agent.resolving_config
-  opponent = _OPPONENT.value + ("" if _OPPONENT.value == "random"
-                                else f"({_OPPONENT_SIMULATIONS.value} simulations)")
-  print(f"{game.name}: {name} ({_LEAF.describe()}; "
-        f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving) against "
-        f"{opponent}, {_GAMES.value} games, seats alternating", flush=True)
+  game_name, os_game, name, agent_bot, opponent_of = _players(sims[0], config)
   if settings_note:
     print(settings_note, flush=True)
   returns, seats = [], []
@@ -113,9 +185,8 @@ def main(argv):
   for g in range(_GAMES.value):
     seat, seed = g % 2, _SEED.value + g
     bots = [None, None]
-    bots[seat] = bot_lib.SoGBot(agent, seat, seed=seed)
-    bots[1 - seat] = opponent_bot(_OPPONENT.value, os_game, 1 - seat, _OPPONENT_SIMULATIONS.value,
-                                  _UCT_C.value, seed)
+    bots[seat] = agent_bot(seat, seed)
+    bots[1 - seat] = opponent_of(1 - seat, seed)
     outcome = evaluate_bots.evaluate_bots(os_game.new_initial_state(), bots,
                                           np.random.RandomState(seed))
     returns.append(float(outcome[seat]))
@@ -130,7 +201,7 @@ def main(argv):
   for label, t in [("all", whole)] + list(per_seat.items()):
     print(f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
           f"(mean return {t['mean_return']:+.3f}) in {t['games']} games")
-  print(json.dumps({"game": game.name, **whole, **per_seat, "agent": name,
+  print(json.dumps({"game": game_name, **whole, **per_seat, "agent": name,
                     "opponent": _OPPONENT.value, "opponent_simulations": _OPPONENT_SIMULATIONS.value,
                     "uct_c": _UCT_C.value, "seconds": time.perf_counter() - started,
                     **_LEAF.record()}))

@@ -21,6 +21,7 @@ from sog.games import connect_four
 from sog.games import kuhn_poker
 from sog.games import leduc_poker
 from sog.games import liars_dice
+from sog.games import pgx_games
 from sog.games import rules as rules_lib
 from sog.games import scotland_yard
 from sog.games import sequential_rps
@@ -101,8 +102,9 @@ class Game:
 
 
 def registered_games() -> tuple[str, ...]:
-  """The names ``load`` knows: the built-in games, then those added by :func:`register`."""
-  return tuple(_REGISTRY)
+  """The names ``load`` knows: the built-in games, those added by :func:`register`, then pgx's
+  perfect-information games (``"pgx/<id>"``, searched on a node pool, never enumerated)."""
+  return (*_REGISTRY, *(pgx_games.PREFIX + name for name in pgx_games.GAMES))
 
 
 def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
@@ -200,7 +202,8 @@ def parse_name(name: str) -> tuple[str, dict[str, object]]:
   """Splits ``"game(a=1,b=x)"`` into its base name and typed, validated parameters (defaults filled)."""
   match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*(?:\((.*)\))?\s*", name or "")
   if not match or match.group(1) not in _REGISTRY:
-    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(_REGISTRY)} (a game of your own: "
+    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(registered_games())} (a game "
+                     "of your own: "
                      "sog.games.register, or --game_module / config.game_modules for its module)")
   base, entry = match.group(1), _REGISTRY[match.group(1)]
   params = {key: parameter.default for key, parameter in entry.parameters.items()}
@@ -228,10 +231,13 @@ def canonical_name(name: str) -> str:
   return f"{base}({','.join(f'{k}={v}' for k, v in params.items())})"
 
 
-def load(name: str) -> Game:
+def load(name: str) -> Game | pgx_games.PgxGame:
   """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value.
   A name loads once per process (until :func:`register` replaces its game): the same name gives the
-  same :class:`Game`."""
+  same :class:`Game`. A pgx name (``"pgx/connect_four"``) gives a
+  :class:`~sog.games.pgx_games.PgxGame`, which has no enumerated tree (:func:`load_enumerated`)."""
+  if pgx_games.is_pgx_name(name):
+    return pgx_games.load(name)
   name = canonical_name(name)
   if name not in _LOADED:
     _LOADED[name] = _build(name)
@@ -239,6 +245,16 @@ def load(name: str) -> Game:
 
 
 _LOADED: dict[str, Game] = {}
+
+
+def load_enumerated(name: str, purpose: str) -> Game:
+  """:func:`load` for a use that needs the game's enumerated public tree (``purpose`` names it);
+  ``ValueError`` for a pgx game, which is never enumerated."""
+  if pgx_games.is_pgx_name(name):
+    pgx_games.check_name(name)
+    raise ValueError(f"{name} is a pgx game, searched on a node pool and never enumerated: "
+                     f"{purpose} needs an enumerated game; valid games: {', '.join(_REGISTRY)}")
+  return load(name)
 
 
 def _forget_loaded(base: str) -> None:

@@ -1,0 +1,24 @@
+"""GT-CFR on a node pool: the search tree is a fixed-capacity pytree of node arrays that holds only the
+grown nodes (:class:`Tree`), reached through a game's pure functions
+(:class:`~sog.games.jax_game.JaxGame`: pgx's games, or an enumerated perfect-information game), so a
+CFR pass costs the grown tree and nothing is ever enumerated.
+
+Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
+``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher`` (:class:`PoolGTCFR`).
+"""
+
+from sog.search.pool.core import finish
+from sog.search.pool.core import init
+from sog.search.pool.core import run
+from sog.search.pool.core import search
+from sog.search.pool.searcher import PoolGTCFR
+from sog.search.pool.searcher import node_capacity
+from sog.search.pool.types import PoolLeafModel
+from sog.search.pool.types import PoolLeafOutput
+from sog.search.pool.types import PoolResult
+from sog.search.pool.types import PoolState
+from sog.search.pool.types import Tree
+from sog.search.pool.types import zero_pool_leaf_model
+
+__all__ = ["PoolGTCFR", "PoolLeafModel", "PoolLeafOutput", "PoolResult", "PoolState", "Tree",
+           "finish", "init", "node_capacity", "run", "search", "zero_pool_leaf_model"]

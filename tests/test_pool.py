@@ -1,0 +1,177 @@
+"""GT-CFR on a node pool: the same search as the table search where both apply (seed for seed, node
+for node), batched = unbatched, search facts on pgx games, and the errors of bad input."""
+
+import json
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pyspiel
+import pytest
+
+import sog.games
+from sog.games import jax_game
+from sog.games import pgx_games
+from sog.search import alphazero
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import pool
+from tests.conftest import ROOT
+from tests.conftest import load
+
+_C4 = "connect_four(rows=3,columns=3,x_in_row=3)"
+
+
+def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
+  """A table leaf model and a pool leaf model that agree: node n is worth z[n] to player 0 (-z[n] to
+  player 1) per unit of opponent reach, with fixed random logits, whatever the ranges."""
+  rng = np.random.default_rng(seed)
+  z = jnp.asarray(rng.uniform(-1, 1, num_nodes), jnp.float32)
+  logits = jnp.asarray(rng.normal(size=(num_nodes, num_actions)), jnp.float32)
+
+  def table_apply(params, tables, nodes, ranges, mask):
+    per_player = jnp.stack([z[nodes], -z[nodes]], -1)[..., None]      # [L, 2, 1]
+    values = per_player * ranges.sum(-1, keepdims=True)[:, ::-1]
+    return leaf_models.LeafOutput(values, jnp.broadcast_to(logits[nodes][:, None, None],
+                                                           (*ranges.shape, num_actions)))
+
+  def pool_apply(params, game, states, mask):
+    return pool.PoolLeafOutput(jnp.stack([z[states], -z[states]], -1), logits[states])
+
+  return leaf_models.LeafModel(table_apply), pool.PoolLeafModel(pool_apply)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"updates": "simultaneous"}, {"averaging": "per_node", "redraws": 0},
+    {"tie_break": "action", "simulations_per_phase": 2.0}])
+def test_pool_search_equals_table_search(options):
+  """With k = all actions the pool grows the same public states as the table search from the same
+  seeds, and its policies and values are the same at every node (leaf values that do not depend on
+  the ranges, as a network's do not with one infostate per player)."""
+  game = load(_C4)
+  table_game = jax_game.TableGame(game.tree)
+  table_leaf, pool_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
+  config = gtcfr.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
+  table_search = gtcfr.GTCFR(game, table_leaf, config)
+  pool_search = pool.PoolGTCFR(table_game, pool_leaf, config)
+  for seed in range(2):
+    table = table_search.search(jax.random.PRNGKey(seed))
+    grown = pool_search.search(jax.random.PRNGKey(seed))
+    used = np.asarray(grown.tree.used)
+    nodes = np.asarray(grown.tree.states)[used]
+    assert sorted(nodes) == sorted(np.flatnonzero(np.asarray(table.in_tree)))
+    expanded = np.asarray(grown.tree.expanded)[used]
+    assert sorted(nodes[expanded]) == sorted(np.flatnonzero(np.asarray(table.expanded)))
+    rows = np.asarray(table_search.tables.inner_position)[nodes[expanded]]
+    np.testing.assert_allclose(np.asarray(grown.average_policy)[used][expanded],
+                               np.asarray(table.average_policy)[rows, 0], atol=1e-5)
+    np.testing.assert_allclose(grown.root_values, table.focus_values[:, 0], atol=1e-5)
+    assert int(grown.walks) == int(table.walks)
+    assert int(grown.growing_walks) == int(table.growing_walks)
+
+
+def test_batched_equals_unbatched():
+  game = sog.games.load("pgx/tic_tac_toe")
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
+  rngs = jax.random.split(jax.random.PRNGKey(3), 3)
+  batch = searcher.search_batch(rngs)
+  for i in range(3):
+    one = searcher.search(rngs[i])
+    np.testing.assert_array_equal(batch.tree.children[i], one.tree.children)
+    np.testing.assert_allclose(batch.root_policy[i], one.root_policy, atol=1e-6)
+
+
+def _play(game, actions):
+  state = game.root()
+  for action in actions:
+    state = game.step(state, jnp.int32(action))
+  return state
+
+
+@pytest.mark.parametrize("mover_wins", [True, False])
+def test_pgx_search_finds_the_win(mover_wins):
+  """x (player 0) has 0 and 1, o has 3 and 4: x wins at 2. With o to move instead (one more x move
+  elsewhere, at 8), o wins at 5. The search from there plays the win and values it +1 for the
+  mover."""
+  game = sog.games.load("pgx/tic_tac_toe")
+  moves = [0, 3, 1, 4] if mover_wins else [0, 3, 1, 4, 8]
+  root = _play(game, moves)
+  mover = int(game.kind(root))
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=100))
+  result = searcher.search(jax.random.PRNGKey(0), root)
+  win = 2 if mover == 0 else 5
+  assert int(np.argmax(result.root_policy)) == win
+  assert float(result.root_policy[win]) > 0.9
+  assert float(result.root_values[mover]) > 0.9
+
+
+@pytest.mark.parametrize("name,spiel", [("tic_tac_toe", "tic_tac_toe"),
+                                        ("connect_four", "connect_four")])
+def test_pgx_games_agree_with_openspiel(name, spiel):
+  """Random games: the same legal actions, the same player to move, the same end and utility."""
+  game = pgx_games.load(pgx_games.PREFIX + name)
+  step, kind, legal = jax.jit(game.step), jax.jit(game.kind), jax.jit(game.legal)
+  rng = np.random.default_rng(0)
+  for _ in range(5):
+    state, spiel_state = game.root(), pyspiel.load_game(spiel).new_initial_state()
+    while not spiel_state.is_terminal():
+      assert int(kind(state)) == spiel_state.current_player()
+      assert np.flatnonzero(np.asarray(legal(state))).tolist() == spiel_state.legal_actions()
+      action = int(rng.choice(spiel_state.legal_actions()))
+      state, _ = step(state, jnp.int32(action)), spiel_state.apply_action(action)
+    assert int(kind(state)) == jax_game.TERMINAL
+    assert float(game.utility(state)) == spiel_state.returns()[0]
+
+
+@pytest.mark.parametrize("name,problem", [
+    ("pgx/go_7x7", "unknown pgx game"), ("pgx/backgammon", "chance"),
+    ("pgx/sparrow_mahjong", "three players"), ("pgx/minatar-breakout", "one player"),
+    ("pgx/leduc_holdem", "imperfect information")])
+def test_bad_pgx_games_are_refused(name, problem):
+  with pytest.raises(ValueError, match=problem):
+    sog.games.load(name)
+
+
+def test_pgx_games_are_listed_and_not_enumerated():
+  assert "pgx/connect_four" in sog.games.registered_games()
+  assert sog.games.load("pgx/connect_four").num_actions == 7
+  with pytest.raises(ValueError, match="never enumerated"):
+    sog.games.registry.load_enumerated("pgx/connect_four", "exact exploitability")
+
+
+def test_capacity_too_small_is_refused():
+  game = sog.games.load("pgx/tic_tac_toe")
+  config = gtcfr.GTCFRConfig(simulations=100, expansion_k=2)
+  assert pool.node_capacity(9, config, 2) == 1 + 9 + 200
+  with pytest.raises(ValueError, match="too small for s=100, k=2"):
+    pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), config, capacity=150)
+
+
+def test_table_game_refuses_imperfect_information():
+  with pytest.raises(ValueError, match="perfect information"):
+    jax_game.TableGame(load("kuhn_poker").tree)
+
+
+def test_alphazero_peer_finds_the_win():
+  """mctx's search with the zero leaf, from the position of test_pgx_search_finds_the_win."""
+  game = sog.games.load("pgx/tic_tac_toe")
+  root = jax.tree.map(lambda x: x[None], _play(game, [0, 3, 1, 4]))
+  searcher = alphazero.AlphaZero(game, pool.zero_pool_leaf_model(), 100)
+  weights = np.asarray(searcher.search(jax.random.PRNGKey(0), root).action_weights[0])
+  assert int(np.argmax(weights)) == 2 and weights[2] > 0.5
+
+
+def test_play_script_on_a_pgx_game():
+  """play.py's pgx path: SoG on the pool against mctx, and its JSON line; mctx refused on a table
+  game with a ValueError naming the valid opponents."""
+  run = lambda *args: subprocess.run([sys.executable, "scripts/play.py", *args], cwd=ROOT,  # noqa
+                                     capture_output=True, text=True)
+  done = run("--game=pgx/tic_tac_toe", "--leaf=zeros", "--sims=10", "--opponent=mctx", "--games=2")
+  assert done.returncode == 0, done.stderr
+  record = json.loads(done.stdout.strip().splitlines()[-1])
+  assert record["game"] == "pgx/tic_tac_toe" and record["games"] == 2
+  assert record["wins"] + record["draws"] + record["losses"] == 2
+  refused = run("--game=kuhn_poker", "--leaf=zeros", "--opponent=mctx", "--games=1")
+  assert refused.returncode != 0 and "ValueError: --opponent=mctx plays pgx games only" in refused.stderr
