@@ -7,7 +7,8 @@ OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many simulation
 Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
 ``cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation) divided by one
-CFR+ iteration (simultaneous, same CVPN valuing the same leaves) on the search's final tree, fixed.
+CFR+ iteration with the same updates (alternating by default: two passes and two leaf-model calls;
+the same CVPN valuing the same leaves) on the search's final tree, fixed.
 The network is an untrained CVPN of the default size (timing does not depend on its weights).
 
 A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
@@ -33,15 +34,24 @@ from sog.games import pgx_games
 from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import pgx_bots
 from sog.search import alphazero
+from sog.search import cfr
 from sog.search import gtcfr
+from sog.search import leaf_models
 from sog.search import pool
 from sog.search import solver as solver_lib
+from sog.search.gtcfr import core as gtcfr_core
+from sog.search.gtcfr import expand as gtcfr_expand
+from sog.search.gtcfr import update as gtcfr_update
 from sog.search.pool import core as pool_core
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
+_BREAKDOWN = flags.DEFINE_bool("breakdown", False, "Table games: also time, on the search's final "
+                               "state, one GT-CFR update, one expansion simulation and one plain "
+                               "CFR+ iteration over the root's whole subgame (where a search's time "
+                               "goes).")
 
 
 def _timed(fn, repeats: int) -> tuple[float, object]:
@@ -61,8 +71,8 @@ def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.g
   return tree.limited(keep, leaves[keep])
 
 
-def _cfr_iteration_seconds(tree: sog.games.PublicTree, model) -> float:
-  solver = solver_lib.Solver(tree, "simultaneous", model if tree.is_leaf.any() else None)
+def _cfr_iteration_seconds(tree: sog.games.PublicTree, model, updates: str) -> float:
+  solver = solver_lib.Solver(tree, updates, model if tree.is_leaf.any() else None)
   ranges = solver.root_ranges(None)
   solver.compile(ranges)
   iterations = 200
@@ -109,6 +119,32 @@ def _time_searcher(searcher, rng) -> dict:
           "compile_seconds": compile_seconds, "result": result}
 
 
+def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
+  """Seconds of one CFR update (every leaf row evaluated), one expansion simulation and one plain
+  CFR+ iteration over the whole subgame, each timed in a compiled loop of 100 on the final state of
+  a root search."""
+  tables, apply, capacity = searcher.tables, leaf_models.stateful_apply(model), searcher.capacity
+  start = gtcfr.root_start(tables, searcher.root_ranges(None))
+  state = jax.jit(lambda params, rng: gtcfr_core.run(
+      tables, apply, params, gtcfr_core.init(tables, apply, params, rng, start, config,
+                                             leaf_models.initial_state(model, tables)),
+      config, capacity, searcher.k))(model.params, jax.random.PRNGKey(1))
+  loops = 100
+  update = jax.jit(lambda params, state: jax.lax.fori_loop(
+      0, loops, lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, capacity),
+      state).cfr.regrets)
+  grow = jax.jit(lambda state: jax.lax.fori_loop(0, loops, lambda _, s: gtcfr_expand.grow(
+      tables, s, config, searcher.k), state).visits)
+  plain = jax.jit(lambda state: cfr.run(tables.levels, state, start.ranges, loops,
+                                        config.updates)[0].regrets)
+  seconds = {}
+  for name, fn, args in (("update", update, (model.params, state)), ("walk", grow, (state,)),
+                         ("plain_cfr_subgame", plain, (cfr.init_state(tables.levels),))):
+    jax.block_until_ready(fn(*args))
+    seconds[f"{name}_seconds"] = _timed(lambda: fn(*args), 2)[0] / loops
+  return {**seconds, "subgame_states": tables.num_nodes}
+
+
 def _table_row(game: sog.games.Game, sims: int) -> dict:
   model = common.leaf_model("untrained", game)
   config = gtcfr.GTCFRConfig(simulations=sims)
@@ -116,11 +152,12 @@ def _table_row(game: sog.games.Game, sims: int) -> dict:
   row = _time_searcher(searcher, jax.random.PRNGKey(1))
   result = row.pop("result")
   iterations = config.phases * config.updates_per_phase
-  cfr_seconds = _cfr_iteration_seconds(_grown_tree(game.tree, result), model)
+  cfr_seconds = _cfr_iteration_seconds(_grown_tree(game.tree, result), model, config.updates)
   return {**row, "nodes": int(result.nodes), "network_calls": int(result.leaf_calls),
           "pbs_evaluated": int(result.leaf_evaluations),
           "cost_ratio": (row["seconds_per_search"] / iterations) / cfr_seconds,
-          "leaf_capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims)}
+          "leaf_capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims),
+          **(_breakdown(searcher, model, config) if _BREAKDOWN.value else {})}
 
 
 def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
@@ -170,6 +207,13 @@ def main(argv):
             f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['cost_ratio']:>10.2f} "
             + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
             + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}"))
+  if _BREAKDOWN.value:
+    for name, rows in results.items():
+      for setting, row in rows.items():
+        if "update_seconds" in row:
+          print(f"{name} {setting}: update {row['update_seconds'] * 1e3:.3f} ms, walk "
+                f"{row['walk_seconds'] * 1e3:.3f} ms, plain CFR+ over the whole subgame "
+                f"({row['subgame_states']} states) {row['plain_cfr_subgame_seconds'] * 1e3:.3f} ms")
   print("cost ratio: one GT-CFR iteration / one CFR+ iteration (same leaves) on the final tree; "
         "peer: OpenSpiel C++ MCTS (perfect information) or IS-MCTS with random rollouts, same "
         "number of simulations, first move; mctx: muzero_policy, same leaf model (pgx games)")

@@ -21,15 +21,23 @@ opponents add
 
   * mctx: AlphaZero's PUCT MCTS from mctx with the same leaf model and the same number of simulations
     (--sims), playing its most visited action (``sog.search.alphazero``);
-  * minimax: perfect play (tic-tac-toe), an optimal action at random.
+  * minimax: perfect play (tic-tac-toe), an optimal action at random;
+
+and mcts is OpenSpiel's C++ ``MCTSBot`` there, with the Python bot's settings (random rollouts,
+MCTS-Solver on), which a 6 x 7 board needs for time.
 
   python scripts/play.py --game=pgx/tic_tac_toe --leaf=zeros --sims=100 --opponent=minimax --games=20
+  python scripts/play.py --game=pgx/connect_four --leaf=checkpoints/pgx_connect_four --opponent=mctx
+
+For a pgx game --leaf is ``zeros`` or a checkpoint trained by pool self-play (``configs/pgx_*.py``),
+which mctx's search then uses too.
 
 A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and ends
 with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
 """
 
 import json
+import pathlib
 import time
 
 from absl import app
@@ -44,6 +52,7 @@ from open_spiel.python.algorithms import mcts
 import common
 from sog import monitoring
 from sog.games import pgx_games
+from sog.nets import checkpoint
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge
 from sog.openspiel import pgx_bots
@@ -65,6 +74,8 @@ _OPPONENT_SIMULATIONS = flags.DEFINE_integer("opponent_simulations", 1000,
                                              "Simulations a move of (IS-)MCTS.", lower_bound=1)
 _UCT_C = flags.DEFINE_float("uct_c", 2.0, "UCT exploration constant of (IS-)MCTS.", lower_bound=0.0)
 _SEED = flags.DEFINE_integer("seed", 0, "Seeds both players' randomness (game g uses seed + g).")
+_GREEDY = flags.DEFINE_bool("greedy", False, "On a pgx game, SoG plays its root policy's most probable "
+                            "action instead of drawing one from it.")
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 
@@ -118,10 +129,24 @@ def _pgx_opponent(name: str, game: pgx_games.PgxGame, os_game: pyspiel.Game, lea
   if name == "ismcts":
     raise ValueError("--opponent=ismcts is for imperfect-information games; valid opponents of a pgx "
                      "game: mcts, mctx, minimax, random")
+  if name == "mcts":  # OpenSpiel's C++ MCTS: the Python bot's settings at a fraction of its time
+    evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
+    return pyspiel.MCTSBot(os_game, evaluator, _UCT_C.value, _OPPONENT_SIMULATIONS.value,
+                           10**4, True, seed, False)
   return opponent_bot(name, os_game, player, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed)
 
 
 _ALPHAZERO = {}
+
+
+def _pgx_leaf(spec: str, game: pgx_games.PgxGame) -> pool.PoolLeafModel:
+  """--leaf for a pgx game: "zeros" or a checkpoint of a network trained on it (pool self-play)."""
+  if spec == "zeros":
+    return pool.zero_pool_leaf_model()
+  if not pathlib.Path(spec).is_dir():
+    raise ValueError(f"--leaf={spec}: a pgx game's leaf is zeros or a checkpoint directory of a "
+                     f"network trained on {game.name} (scripts/train.py --config=configs/pgx_...)")
+  return checkpoint.restore_pool_leaf_model(spec, game.name)
 
 
 def _alphazero(game, leaf, simulations) -> alphazero.AlphaZero:
@@ -141,18 +166,19 @@ def _players(simulations: int, config):
   if pgx_games.is_pgx_name(_GAME.value):
     game = common.load_game(_GAME.value)
     os_game = pgx_bots.openspiel_game(game)
-    if _LEAF.leaf.value != "zeros":
-      raise ValueError(f"--leaf={_LEAF.leaf.value}: a pgx game's search takes --leaf=zeros (no "
-                       "network is trained on a pgx game yet); valid choices: zeros")
-    leaf = pool.zero_pool_leaf_model()
+    leaf = _pgx_leaf(_LEAF.leaf.value, game)
     _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
     searcher = pool.PoolGTCFR(game, leaf, config)
-    print(f"{game.name}: {name} on a node pool (leaf=zeros, k={searcher.k}) against {opponent}, "
+    print(f"{game.name}: {name} on a node pool (leaf={_LEAF.leaf.value}, k={searcher.k}"
+          f"{', greedy' if _GREEDY.value else ''}) against {opponent}, "
           f"{_GAMES.value} games, seats alternating", flush=True)
     return (game.name, os_game, name,
-            lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed),
+            lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed, _GREEDY.value),
             lambda seat, seed: _pgx_opponent(_OPPONENT.value, game, os_game, leaf, simulations,
                                              seat, seed))
+  if _GREEDY.value:
+    raise ValueError("--greedy is for pgx games (--game=pgx/...); on an enumerated game SoG plays by "
+                     "its re-solving agent")
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
   opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
@@ -203,7 +229,8 @@ def main(argv):
           f"(mean return {t['mean_return']:+.3f}) in {t['games']} games")
   print(json.dumps({"game": game_name, **whole, **per_seat, "agent": name,
                     "opponent": _OPPONENT.value, "opponent_simulations": _OPPONENT_SIMULATIONS.value,
-                    "uct_c": _UCT_C.value, "seconds": time.perf_counter() - started,
+                    "uct_c": _UCT_C.value, "greedy": _GREEDY.value,
+                    "seconds": time.perf_counter() - started,
                     **_LEAF.record()}))
 
 

@@ -5,6 +5,10 @@ config with a ``rebel`` section, and evaluates it.
   python scripts/train.py --config=configs/rebel_liars_dice.py --workdir=out/rebel_ld4
   python scripts/train.py --config=configs/kuhn.py --workdir=out/kuhn --config.max_steps=500
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc --config.max_seconds=3600
+  python scripts/train.py --config=configs/pgx_connect_four.py --workdir=out/pgx_connect_four
+
+A config with ``pool = True`` (``configs/pgx_*.py``) runs self-play on a pgx game with GT-CFR on a
+node pool (``sog.selfplay.pool_selfplay``) instead.
 
 Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``). A
 run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
@@ -24,6 +28,7 @@ from ml_collections import config_flags
 
 from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.selfplay import config as config_lib
+from sog.selfplay import pool_selfplay
 from sog.selfplay import run
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/leduc.py", "Experiment config file.")
@@ -38,6 +43,9 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO
   if "rebel" in _CONFIG.value:
     _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value))
+    return
+  if "pool" in _CONFIG.value:
+    _train_pool(pool_selfplay.from_config_dict(_CONFIG.value))
     return
   experiment = config_lib.from_config_dict(_CONFIG.value)
   selfplay = experiment.selfplay
@@ -59,6 +67,19 @@ def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment) -> None:
         + (f" or {base.max_seconds:.0f} s" if base.max_seconds else ""), flush=True)
   summary = rebel_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, base)
+
+
+def _train_pool(experiment: pool_selfplay.PoolExperiment) -> None:
+  search = experiment.search
+  print(f"{experiment.game}: self-play with GT-CFR on a node pool, SoG({search.simulations},"
+        f"{search.simulations_per_phase:g}) x {experiment.games} games, solver batch "
+        f"{experiment.solver_batch}, network {experiment.network.depth} x "
+        f"{experiment.network.width}; up to {experiment.max_steps} steps"
+        + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
+  summary = pool_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
+  print(f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
+        f"{summary['queries_solved']} queries solved")
+  print(json.dumps(summary))
 
 
 def _report(summary: dict, experiment: config_lib.Experiment) -> None:

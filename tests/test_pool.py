@@ -175,3 +175,19 @@ def test_play_script_on_a_pgx_game():
   assert record["wins"] + record["draws"] + record["losses"] == 2
   refused = run("--game=kuhn_poker", "--leaf=zeros", "--opponent=mctx", "--games=1")
   assert refused.returncode != 0 and "ValueError: --opponent=mctx plays pgx games only" in refused.stderr
+  refused = run("--game=kuhn_poker", "--leaf=zeros", "--opponent=random", "--greedy")
+  assert refused.returncode != 0 and "ValueError: --greedy is for pgx games" in refused.stderr
+
+
+def test_bench_search_times_perfect_information_games():
+  """bench_search on a pgx game and on an enumerated perfect-information game (timed against MCTS,
+  not IS-MCTS, which refuses them): its JSON line has each game's seconds and cost ratio."""
+  done = subprocess.run([sys.executable, "scripts/bench_search.py",
+                         "--games=pgx/tic_tac_toe,connect_four", "--sims=10", "--batch=2",
+                         "--repeats=1"], cwd=ROOT, capture_output=True, text=True)
+  assert done.returncode == 0, done.stderr
+  record = json.loads(done.stdout.strip().splitlines()[-1])
+  for game in ("pgx/tic_tac_toe", "connect_four"):
+    row = record[game]["SoG(10,1)"]
+    assert row["seconds_per_search"] > 0 and row["cost_ratio"] > 0 and row["peer_seconds"] > 0
+  assert record["pgx/tic_tac_toe"]["SoG(10,1)"]["mctx_seconds_per_search"] > 0

@@ -1,12 +1,19 @@
 """The CVPN as a leaf model (:class:`~sog.search.leaf_models.LeafModel`): it values GT-CFR's frontier
-and gives PUCT its prior, and values the leaves of depth-limited solves (:class:`sog.search.Solver`)."""
+and gives PUCT its prior, and values the leaves of depth-limited solves (:class:`sog.search.Solver`);
+and as a pool search's leaf model (:class:`~sog.search.pool.PoolLeafModel`) on a perfect-information
+:class:`~sog.games.jax_game.JaxGame`."""
 
 from __future__ import annotations
 
+import chex
+import jax
 import jax.numpy as jnp
 
+from sog.games import jax_game
+from sog.nets import config as config_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.search import leaf_models
+from sog.search import pool
 
 
 def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.LeafModel:
@@ -27,3 +34,44 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.Le
     return leaf_models.LeafOutput(prediction.values, prediction.logits)
 
   return leaf_models.LeafModel(apply, params, game=game)
+
+
+def pool_pbs(encoding: chex.Array, mover: chex.Array, legal: chex.Array) -> cvpn_lib.PBS:
+  """The PBS batch of perfect-information states (one infostate per player, both reached): their
+  encodings [B, E], movers [B] (TERMINAL where none) and legal actions [B, A]."""
+  batch = encoding.shape[0]
+  acts = mover[:, None] == jnp.arange(2)[None, :]
+  return cvpn_lib.PBS(encoding=encoding, ranges=jnp.ones((batch, 2, 1)),
+                      valid=jnp.ones((batch, 2, 1), bool),
+                      policy_mask=acts[:, :, None, None] & legal[:, None, None, :])
+
+
+def states_pbs(game: jax_game.JaxGame, states) -> cvpn_lib.PBS:
+  """:func:`pool_pbs` of a batch of a game's states."""
+  return pool_pbs(jax.vmap(game.encode)(states), jax.vmap(game.kind)(states),
+                  jax.vmap(game.legal)(states))
+
+
+def make_pool_network(game: jax_game.JaxGame,
+                      config: config_lib.NetworkConfig = config_lib.NetworkConfig()) -> cvpn_lib.CVPN:
+  """The CVPN of a perfect-information :class:`~sog.games.jax_game.JaxGame` (S = 1)."""
+  return cvpn_lib.CVPN(num_infostates=1, num_actions=game.num_actions, config=config)
+
+
+def init_pool_params(network: cvpn_lib.CVPN, game: jax_game.JaxGame, rng: jax.Array):
+  return network.init(rng, states_pbs(game, jax.tree.map(lambda x: x[None], game.root())))["params"]
+
+
+def cvpn_pool_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> pool.PoolLeafModel:
+  """The CVPN as a pool search's leaf model: both players' values (per unit of the opponent's reach,
+  both reaches 1) and the mover's logits at each state."""
+
+  def apply(net_params, jax_game_, states, mask):
+    del mask
+    pbs = states_pbs(jax_game_, states)
+    prediction = network.apply({"params": net_params}, pbs)
+    mover = jax.vmap(jax_game_.kind)(states)
+    logits = jnp.where((mover == 1)[:, None], prediction.logits[:, 1, 0], prediction.logits[:, 0, 0])
+    return pool.PoolLeafOutput(prediction.values[..., 0], logits)
+
+  return pool.PoolLeafModel(apply, params, game=game)

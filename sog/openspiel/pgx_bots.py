@@ -66,15 +66,19 @@ def _jitted_step(game: pgx_games.PgxGame):
 
 class SoGPoolBot(_PgxBot):
   """SoG on a pgx game: a pool GT-CFR search from every state it moves at, the action drawn from the
-  search's average policy at the root (SoG's play)."""
+  search's average policy at the root (SoG's play), or with ``greedy`` its most probable action (as
+  AlphaZero plays its most visited one)."""
 
-  def __init__(self, searcher: pool.PoolGTCFR, player_id: int, seed: int = 0):
+  def __init__(self, searcher: pool.PoolGTCFR, player_id: int, seed: int = 0,
+               greedy: bool = False):
     super().__init__(searcher.game, player_id, seed)
-    self.searcher = searcher
+    self.searcher, self.greedy = searcher, greedy
 
   def step(self, state: pyspiel.State) -> int:
     result = self.searcher.search(self.next_key(), self.pgx_state(state))
     policy = np.asarray(result.root_policy, np.float64)
+    if self.greedy:
+      return int(np.argmax(policy))
     return int(np.random.default_rng(np.asarray(self.next_key())).choice(policy.size,
                                                                          p=policy / policy.sum()))
 

@@ -52,8 +52,7 @@ def init(game: jax_game.JaxGame, apply, params, rng: chex.PRNGKey, root: chex.Ar
       expand_lib.prior_policy(tree.legal[:1], out.logits, config.prior_temperature)[0]),
       expanded=tree.expanded.at[0].set(True), added=tree.added.at[0].set(True))
   tree, evaluated = expand_lib.add_children(game, apply, params, tree, jnp.int32(0), tree.legal[0],
-                                            jnp.int32(0), config.prior_temperature,
-                                            game.num_actions)
+                                            config.prior_temperature, game.num_actions)
   size = config.query_samples
   return types.PoolState(
       tree=tree, iteration=jnp.int32(0),

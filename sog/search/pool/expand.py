@@ -30,8 +30,7 @@ def prior_policy(legal: chex.Array, logits: chex.Array, temperature: float) -> c
 
 
 def add_children(game: jax_game.JaxGame, apply, params, tree: types.Tree, node: chex.Array,
-                 create: chex.Array, iteration: chex.Array, temperature: float,
-                 width: int) -> tuple[types.Tree, chex.Array]:
+                 create: chex.Array, temperature: float, width: int) -> tuple[types.Tree, chex.Array]:
   """Adds the children of the actions ``create`` [A] marks at ``node`` (at most ``width`` of them,
   in action order) in the next free slots, valued by one leaf-model call of ``width`` rows; returns
   the tree and the states the leaf model valued. Slots past the capacity are not written (the
@@ -56,7 +55,6 @@ def add_children(game: jax_game.JaxGame, apply, params, tree: types.Tree, node: 
       legal=put(tree.legal, legal), utility=put(tree.utility, jax.vmap(game.utility)(kids)),
       leaf_values=put(tree.leaf_values, jnp.where(evaluate[:, None], out.values, 0.0)),
       prior=put(tree.prior, prior_policy(legal, out.logits, temperature)),
-      interior_since=put(tree.interior_since, jnp.full(width, iteration, jnp.int32)),
       children=tree.children.at[node, jnp.where(real, actions, tree.children.shape[1])].set(
           slots, mode="drop"),
       num_nodes=tree.num_nodes + real.sum(),
@@ -106,8 +104,8 @@ def _expand(game, apply, params, state: types.PoolState, node, selected,
   tree = tree.replace(added=tree.added.at[node].set(added),
                       expanded=tree.expanded.at[node].set(expanded),
                       interior_since=tree.interior_since.at[node].set(since))
-  tree, evaluated = add_children(game, apply, params, tree, node, create, state.iteration,
-                                 config.prior_temperature, min(k, num_actions))
+  tree, evaluated = add_children(game, apply, params, tree, node, create, config.prior_temperature,
+                                 min(k, num_actions))
   return state.replace(tree=tree, leaf_evaluations=state.leaf_evaluations + evaluated)
 
 

@@ -1,0 +1,72 @@
+"""Self-play on a pgx game with the pool search: a few rounds train, a killed run resumes with its
+buffers, a trained checkpoint plays through the pool search and mctx, and bad configs are refused."""
+
+import jax
+import numpy as np
+import pytest
+
+import sog.games
+from sog.nets import checkpoint
+from sog.nets import leaf as leaf_lib
+from sog.search import alphazero
+from sog.search import pool
+from sog.selfplay import pool_selfplay
+
+
+def _config(**overrides):
+  config = pool_selfplay.default_config_dict("pgx/tic_tac_toe", simulations=10)
+  config.network.update(width=16, depth=1)
+  config.update(**{**dict(games=4, solver_batch=4, batch_size=8, min_replay=8, replay_capacity=64,
+                          query_capacity=32, train_steps_per_round=1, max_steps=3), **overrides})
+  return config
+
+
+def test_rounds_train_and_a_killed_run_resumes(tmp_path):
+  experiment = pool_selfplay.from_config_dict(_config())
+  summary = pool_selfplay.train(experiment, tmp_path)
+  assert summary["steps"] == 3 and np.isfinite(summary["loss"])
+  assert summary["moves"] == 4 * summary["rounds"]
+  assert summary["examples"] == summary["moves"] + summary["queries_solved"]
+  first = pool_selfplay.PoolSelfPlay(experiment, tmp_path)  # resumed from what train() saved
+  assert first.steps == 3 and first.counters == {k: summary[k] for k in pool_selfplay.COUNTERS}
+  assert first.replay.size == min(64, summary["examples"])
+  more = pool_selfplay.train(pool_selfplay.from_config_dict(_config(max_steps=5)), tmp_path)
+  assert more["steps"] == 5 and more["rounds"] > summary["rounds"]
+  model = checkpoint.restore_pool_leaf_model(tmp_path, "pgx/tic_tac_toe")
+  game = sog.games.load("pgx/tic_tac_toe")
+  result = pool.PoolGTCFR(game, model, sog.search.GTCFRConfig(simulations=10)).search(
+      jax.random.PRNGKey(0))
+  assert np.isclose(float(result.root_policy.sum()), 1.0)
+  roots = jax.tree.map(lambda x: x[None], game.root())
+  weights = alphazero.AlphaZero(game, model, 10).search(jax.random.PRNGKey(0), roots).action_weights
+  assert np.isclose(float(weights.sum()), 1.0)
+  with pytest.raises(ValueError, match="trained for pgx/tic_tac_toe, not pgx/connect_four"):
+    checkpoint.restore_pool_leaf_model(tmp_path, "pgx/connect_four")
+
+
+def test_pool_network_values_are_zero_sum():
+  game = sog.games.load("pgx/connect_four")
+  network = leaf_lib.make_pool_network(game)
+  params = leaf_lib.init_pool_params(network, game, jax.random.PRNGKey(1))
+  model = leaf_lib.cvpn_pool_leaf_model(network, params, game.name)
+  states = jax.tree.map(lambda x: x[None], game.root())
+  out = model.apply(params, game, states, np.ones(1, bool))
+  assert out.values.shape == (1, 2) and out.logits.shape == (1, 7)
+  np.testing.assert_allclose(out.values.sum(-1), 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("change,problem", [
+    ({"game": "connect_four"}, "pgx game"), ({"games": 0}, "games must be an int >= 1"),
+    ({"eps": 2.0}, "eps must be in"), ({"min_replay": 4}, "batch_size <= min_replay")])
+def test_bad_configs_are_refused(change, problem):
+  config = _config()
+  config.update(**change)
+  with pytest.raises(ValueError, match=problem):
+    pool_selfplay.from_config_dict(config)
+
+
+def test_unknown_fields_are_refused():
+  config = _config()
+  config.unknown_field = 1
+  with pytest.raises(ValueError, match="unknown fields"):
+    pool_selfplay.from_config_dict(config)
