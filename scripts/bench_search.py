@@ -183,7 +183,8 @@ def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
   mctx_single, _ = _timed(lambda: mctx_search.search(rng, one_root).action_weights, _REPEATS.value)
   jax.block_until_ready(mctx_search.search(rng, roots).action_weights)
   mctx_batched, _ = _timed(lambda: mctx_search.search(rng, roots).action_weights, 1)
-  return {**row, "nodes": int(result.nodes), "network_calls": int(result.leaf_evaluations),
+  # The leaf model is called at init (the root, then its children) and once by each walk.
+  return {**row, "nodes": int(result.nodes), "network_calls": 2 + int(result.walks),
           "pbs_evaluated": int(result.leaf_evaluations),
           "cost_ratio": (row["seconds_per_search"] / iterations) / update_seconds,
           "capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims),
@@ -197,7 +198,7 @@ def main(argv):
   print(f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
         f"{'PBSs':>8} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}")
   for name in _GAMES.value:
-    game = common.load_game(name)
+    game = common.load_game(name, enumerated=False)
     for sims in (int(x) for x in _SIMS.value):
       row = (_pool_row if isinstance(game, pgx_games.PgxGame) else _table_row)(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import sys
 from typing import Callable
 
 from absl import flags
@@ -41,10 +42,12 @@ _GAME_MODULES = flags.DEFINE_list(
     "games of your own that they register with sog.games.register.")
 
 
-def load_game(name: str) -> sog.games.Game:
+def load_game(name: str, enumerated: bool = True):
   """Imports the --game_module modules, then loads the game ``name`` (``ValueError`` naming the valid
-  games for an unknown one)."""
+  games for an unknown one, and for a pgx game where the script needs an ``enumerated`` one)."""
   sog.games.import_game_modules(_GAME_MODULES.value)
+  if enumerated:
+    return sog.games.registry.load_enumerated(name, f"scripts/{pathlib.Path(sys.argv[0]).name}")
   return sog.games.load(name)
 
 

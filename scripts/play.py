@@ -164,7 +164,7 @@ def _players(simulations: int, config):
                                 else f"({opponent_simulations} simulations)")
   name = f"SoG({simulations},{config.simulations_per_phase:g})"
   if pgx_games.is_pgx_name(_GAME.value):
-    game = common.load_game(_GAME.value)
+    game = common.load_game(_GAME.value, enumerated=False)
     os_game = pgx_bots.openspiel_game(game)
     leaf = _pgx_leaf(_LEAF.leaf.value, game)
     _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
@@ -228,7 +228,9 @@ def main(argv):
     print(f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
           f"(mean return {t['mean_return']:+.3f}) in {t['games']} games")
   print(json.dumps({"game": game_name, **whole, **per_seat, "agent": name,
-                    "opponent": _OPPONENT.value, "opponent_simulations": _OPPONENT_SIMULATIONS.value,
+                    "opponent": _OPPONENT.value,
+                    "opponent_simulations": {"mctx": sims[0], "random": None, "minimax": None}.get(
+                        _OPPONENT.value, _OPPONENT_SIMULATIONS.value),
                     "uct_c": _UCT_C.value, "greedy": _GREEDY.value,
                     "seconds": time.perf_counter() - started,
                     **_LEAF.record()}))

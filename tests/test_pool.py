@@ -137,8 +137,13 @@ def test_bad_pgx_games_are_refused(name, problem):
 def test_pgx_games_are_listed_and_not_enumerated():
   assert "pgx/connect_four" in sog.games.registered_games()
   assert sog.games.load("pgx/connect_four").num_actions == 7
+  assert sog.games.canonical_name(" pgx/connect_four") == "pgx/connect_four"
   with pytest.raises(ValueError, match="never enumerated"):
     sog.games.registry.load_enumerated("pgx/connect_four", "exact exploitability")
+  refused = subprocess.run([sys.executable, "scripts/evaluate.py", "--game=pgx/connect_four"],
+                           cwd=ROOT, capture_output=True, text=True)
+  assert refused.returncode != 0 and "ValueError: pgx/connect_four is a pgx game" in refused.stderr
+  assert refused.stderr.count("Traceback") == 1
 
 
 def test_capacity_too_small_is_refused():
@@ -147,6 +152,28 @@ def test_capacity_too_small_is_refused():
   assert pool.node_capacity(9, config, 2) == 1 + 9 + 200
   with pytest.raises(ValueError, match="too small for s=100, k=2"):
     pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), config, capacity=150)
+  model = pool.zero_pool_leaf_model()
+  with pytest.raises(ValueError, match="too small for s=100, k=2"):  # the pure search checks too
+    pool.search(game, model.apply, None, jax.random.PRNGKey(0), game.root(), config, 150, 2, 10)
+
+
+def test_terminal_root_is_refused():
+  game = sog.games.load("pgx/tic_tac_toe")
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=5))
+  with pytest.raises(ValueError, match="terminal"):
+    searcher.search(jax.random.PRNGKey(0), _play(game, [0, 3, 1, 4, 2]))
+
+
+def test_query_sample_holds_distinct_frontier_leaves():
+  """Queries are states the search's passes valued at its frontier, each at most once."""
+  game = sog.games.load("pgx/connect_four")
+  config = gtcfr.GTCFRConfig(simulations=30, query_samples=16)
+  result = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), config).search(jax.random.PRNGKey(0))
+  assert bool(result.query_valid.all())
+  boards = np.asarray(result.query_states.observation).reshape(16, -1)
+  assert len({board.tobytes() for board in boards}) == 16
+  kinds = np.asarray(jax.vmap(game.kind)(result.query_states))
+  assert (kinds != jax_game.TERMINAL).all()
 
 
 def test_table_game_refuses_imperfect_information():

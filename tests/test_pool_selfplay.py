@@ -56,7 +56,8 @@ def test_pool_network_values_are_zero_sum():
 
 
 @pytest.mark.parametrize("change,problem", [
-    ({"game": "connect_four"}, "pgx game"), ({"games": 0}, "games must be an int >= 1"),
+    ({"game": "connect_four"}, "pgx game"), ({"game": "pgx/backgammon"}, "chance"),
+    ({"games": 0}, "games must be an int >= 1"),
     ({"eps": 2.0}, "eps must be in"), ({"min_replay": 4}, "batch_size <= min_replay")])
 def test_bad_configs_are_refused(change, problem):
   config = _config()
@@ -70,3 +71,15 @@ def test_unknown_fields_are_refused():
   config.unknown_field = 1
   with pytest.raises(ValueError, match="unknown fields"):
     pool_selfplay.from_config_dict(config)
+  config = _config()
+  config.search.unknown_field = 1
+  with pytest.raises(ValueError, match="unknown search fields"):
+    pool_selfplay.from_config_dict(config)
+
+
+def test_a_workdir_without_buffers_is_refused(tmp_path):
+  experiment = pool_selfplay.from_config_dict(_config(max_steps=1))
+  pool_selfplay.train(experiment, tmp_path)
+  (tmp_path / "selfplay.npz").unlink()
+  with pytest.raises(ValueError, match="not selfplay.npz"):
+    pool_selfplay.PoolSelfPlay(experiment, tmp_path)

@@ -76,7 +76,7 @@ class TableGame(JaxGame):
   of its public tree, and every function is a table lookup."""
 
   def __init__(self, tree: tree_lib.PublicTree):
-    if not (tree.valid.sum(-1) <= 1).all():
+    if tree.max_infostates != 1:
       raise ValueError(f"{tree.name}: a TableGame needs perfect information (one infostate per "
                        "player at every public state)")
     if (tree.kind == rules_lib.CHANCE).any():

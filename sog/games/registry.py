@@ -225,6 +225,8 @@ def parse_name(name: str) -> tuple[str, dict[str, object]]:
 
 
 def canonical_name(name: str) -> str:
+  if pgx_games.is_pgx_name(name):
+    return pgx_games.load(name).name
   base, params = parse_name(name)
   if not params:
     return base

@@ -32,6 +32,7 @@ import numpy as np
 from sog import monitoring
 from sog import plotting
 from sog.games import jax_game
+from sog.games import pgx_games
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import config as net_config
@@ -115,12 +116,18 @@ def from_config_dict(config: ml_collections.ConfigDict) -> PoolExperiment:
     raise ValueError(f"pool self-play config: unknown fields {unknown}; valid: {sorted(fields)}")
   values = config.to_dict()
   values.pop("pool", None)
-  game = registry.load(values["game"])
-  if not isinstance(game, jax_game.JaxGame):
+  if not pgx_games.is_pgx_name(values["game"]):
     raise ValueError(f"pool self-play runs on a pgx game (pgx/...), got {values['game']!r}")
-  return PoolExperiment(**{**values, "search": search_types.GTCFRConfig(**values["search"]),
-                           "network": net_config.NetworkConfig(**values["network"]),
-                           "optimizer": net_config.OptimizerConfig(**values["optimizer"])})
+  registry.load(values["game"])  # a ValueError naming the valid pgx games for an unknown one
+  sections = {"search": search_types.GTCFRConfig, "network": net_config.NetworkConfig,
+              "optimizer": net_config.OptimizerConfig}
+  for name, section in sections.items():
+    fields = {f.name for f in dataclasses.fields(section)}
+    if set(values[name]) - fields:
+      raise ValueError(f"pool self-play config: unknown {name} fields "
+                       f"{sorted(set(values[name]) - fields)}; valid: {sorted(fields)}")
+    values[name] = section(**values[name])
+  return PoolExperiment(**values)
 
 
 class _Ring:
@@ -268,14 +275,23 @@ class PoolSelfPlay:
     return int(self.state.step)
 
   def save(self) -> None:
+    """The buffers and counters (written aside, then renamed into place), then the checkpoint. A
+    kill before the checkpoint is written leaves the previous checkpoint with buffers a little
+    newer than it, which a resume takes as they are."""
+    buffers, counters = self.workdir / (_BUFFERS + ".tmp"), self.workdir / (_COUNTERS + ".tmp")
+    with open(buffers, "wb") as file:
+      np.savez(file, **self.replay.state("replay/"), **self.queries.state("queries/"))
+    counters.write_text(json.dumps({"counters": self.counters, "rng": self.rng.bit_generator.state,
+                                    "key": np.asarray(self.key).tolist()}))
+    buffers.replace(self.workdir / _BUFFERS)
+    counters.replace(self.workdir / _COUNTERS)
     checkpoint_lib.save(self.workdir / "checkpoint", self.state, self.checkpoint_config)
-    np.savez(self.workdir / _BUFFERS, **self.replay.state("replay/"),
-             **self.queries.state("queries/"))
-    (self.workdir / _COUNTERS).write_text(json.dumps(
-        {"counters": self.counters, "rng": self.rng.bit_generator.state,
-         "key": np.asarray(self.key).tolist()}))
 
   def _resume(self) -> None:
+    missing = [name for name in (_BUFFERS, _COUNTERS) if not (self.workdir / name).is_file()]
+    if missing:
+      raise ValueError(f"{self.workdir} holds a checkpoint but not {', '.join(missing)}: it is not "
+                       "a pool self-play work directory (or was copied in part)")
     self.state, _ = checkpoint_lib.restore(self.workdir / "checkpoint", self.state,
                                            self.checkpoint_config)
     buffers = np.load(self.workdir / _BUFFERS)
@@ -289,7 +305,8 @@ class PoolSelfPlay:
 
 def train(experiment: PoolExperiment, workdir: str | pathlib.Path,
           log_every_seconds: float = 10.0) -> dict:
-  """Runs self-play until ``max_steps`` or ``max_seconds``; returns the run's summary."""
+  """Runs self-play until ``max_steps`` or ``max_seconds`` (the whole run's, resumed parts
+  included); returns the run's summary."""
   run = PoolSelfPlay(experiment, workdir)
   budget_seconds = experiment.max_seconds or float("inf")
   started, last_save, last_log = time.perf_counter(), time.perf_counter(), 0.0
@@ -298,17 +315,18 @@ def train(experiment: PoolExperiment, workdir: str | pathlib.Path,
   progress = monitoring.Progress(f"{experiment.game} self-play", total,
                                  unit="%" if experiment.max_seconds else "step",
                                  every_seconds=log_every_seconds,
-                                 initial=0 if experiment.max_seconds else run.steps)
+                                 initial=before if experiment.max_seconds else run.steps)
   metrics = {}
   with monitoring.MetricsWriter(run.workdir) as writer:
-    while run.steps < experiment.max_steps and time.perf_counter() - started < budget_seconds:
+    while (run.steps < experiment.max_steps
+           and before + time.perf_counter() - started < budget_seconds):
       run.act()
       run.solve()
       metrics = run.learn() or metrics
       run.counters["rounds"] += 1
       now = time.perf_counter()
       run.counters["seconds"] = before + now - started
-      done = now - started if experiment.max_seconds else run.steps
+      done = run.counters["seconds"] if experiment.max_seconds else run.steps
       progress.update(done, f"{run.steps} steps, {run.counters['games']} games, "
                             f"{run.counters['queries_solved']} queries solved, replay "
                             f"{run.replay.size}" + (f", loss {metrics['loss']:.3f}" if metrics

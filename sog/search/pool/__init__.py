@@ -9,10 +9,10 @@ Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CF
 
 from sog.search.pool.core import finish
 from sog.search.pool.core import init
+from sog.search.pool.core import node_capacity
 from sog.search.pool.core import run
 from sog.search.pool.core import search
 from sog.search.pool.searcher import PoolGTCFR
-from sog.search.pool.searcher import node_capacity
 from sog.search.pool.types import PoolLeafModel
 from sog.search.pool.types import PoolLeafOutput
 from sog.search.pool.types import PoolResult

@@ -63,10 +63,14 @@ def init(game: jax_game.JaxGame, apply, params, rng: chex.PRNGKey, root: chex.Ar
 
 def _sample_queries(queries: types.PoolQueries, rng, leaves: chex.Array,
                     reach: chex.Array) -> types.PoolQueries:
+  """The sample with this pass's frontier leaves offered (a node already in it is not offered again:
+  with one infostate per player its query is the same state whatever the reach)."""
   size = queries.keys.shape[0]
   if not size:
     return queries
-  keys = jnp.concatenate([queries.keys, jnp.where(leaves, jax.random.uniform(rng, leaves.shape),
+  sampled = jnp.zeros(leaves.shape, bool).at[queries.nodes].max(jnp.isfinite(queries.keys))
+  offered = leaves & ~sampled
+  keys = jnp.concatenate([queries.keys, jnp.where(offered, jax.random.uniform(rng, leaves.shape),
                                                   jnp.inf)])
   _, keep = jax.lax.top_k(-keys, size)
   nodes = jnp.arange(leaves.shape[0], dtype=jnp.int32)
@@ -139,10 +143,28 @@ def finish(state: types.PoolState) -> types.PoolResult:
       growing_walks=state.growing_walks, complete=expand_lib.fully_grown(tree))
 
 
+def node_capacity(num_actions: int, config: search_types.GTCFRConfig, k: int) -> int:
+  """The most nodes a search can hold: the root, its children, and at most k children a simulation
+  (a simulation's walks add nothing until the one that adds, which ends it)."""
+  return 1 + num_actions + config.phases * config.simulations_in_phase * min(k, num_actions)
+
+
+def check_capacity(game: jax_game.JaxGame, config: search_types.GTCFRConfig, k: int,
+                   capacity: int) -> None:
+  """``ValueError`` where ``capacity`` slots cannot hold what s simulations with k can grow."""
+  needed = node_capacity(game.num_actions, config, k)
+  if not isinstance(capacity, int) or capacity < needed:
+    raise ValueError(f"capacity={capacity!r} is too small for s={config.simulations}, k={k} on "
+                     f"{game.name}: a search can grow {needed} nodes (1 + A + s * min(k, A) with "
+                     f"A = {game.num_actions}); use at least {needed} or None")
+
+
 def search(game: jax_game.JaxGame, apply, params, rng: chex.PRNGKey, root: chex.ArrayTree,
            config: search_types.GTCFRConfig, capacity: int, k: int,
            max_depth: int) -> types.PoolResult:
-  """One GT-CFR search from ``root`` on a pool of ``capacity`` nodes: init, run, finish."""
+  """One GT-CFR search from ``root`` on a pool of ``capacity`` nodes: init, run, finish
+  (``ValueError`` for a capacity :func:`node_capacity` says is too small)."""
+  check_capacity(game, config, k, capacity)
   state = init(game, apply, params, rng, root, config, capacity)
   state = run(game, apply, params, state, config, k, max_depth)
   return finish(state)

@@ -15,19 +15,14 @@ from sog.search.pool import core
 from sog.search.pool import types
 
 
-def node_capacity(num_actions: int, config: search_types.GTCFRConfig, k: int) -> int:
-  """The most nodes a search can hold: the root, its children, and at most k children a simulation
-  (a simulation's walks add nothing until the one that adds, which ends it)."""
-  return 1 + num_actions + config.phases * config.simulations_in_phase * min(k, num_actions)
-
-
 class PoolGTCFR:
   """GT-CFR searches of a :class:`~sog.games.jax_game.JaxGame` on a node pool, compiled once.
 
   ``search(rng, root)`` runs one search from a game state (default: the game's initial state);
   ``search_batch(rngs, roots)`` a batch of independent ones under ``vmap``. ``k`` (the config's
   ``expansion_k``) defaults to 1, as for every perfect-information game. ``capacity`` (node slots)
-  defaults to the most a search can grow, :func:`node_capacity`; a smaller one is refused.
+  defaults to the most a search can grow, :func:`~sog.search.pool.core.node_capacity`; a smaller
+  one is refused.
   """
 
   def __init__(self, game: jax_game.JaxGame, leaf_model: types.PoolLeafModel,
@@ -46,12 +41,10 @@ class PoolGTCFR:
       raise ValueError("the search root is terminal: there is nothing to search")
     self.game, self.leaf_model, self.config = game, leaf_model, config
     self.k = 1 if config.expansion_k is None else config.expansion_k
-    needed = node_capacity(game.num_actions, config, self.k)
-    if capacity is not None and (not isinstance(capacity, int) or capacity < needed):
-      raise ValueError(f"capacity={capacity!r} is too small for s={config.simulations}, "
-                       f"k={self.k} on {game.name}: a search can grow {needed} nodes (1 + A + s "
-                       f"* min(k, A) with A = {game.num_actions}); use at least {needed} or None")
-    self.capacity = needed if capacity is None else capacity
+    if capacity is not None:
+      core.check_capacity(game, config, self.k, capacity)
+    self.capacity = (core.node_capacity(game.num_actions, config, self.k) if capacity is None
+                     else capacity)
     max_length = getattr(game, "max_length", None) or self.capacity
     self.max_depth = min(self.capacity, max_length) + 1
     one = functools.partial(core.search, game, leaf_model.apply, config=config,
@@ -64,6 +57,7 @@ class PoolGTCFR:
              params=None) -> types.PoolResult:
     """One search from ``root`` (default: the game's initial state)."""
     root = self.game.root() if root is None else root
+    self._check_roots(jax.tree.map(lambda x: jnp.asarray(x)[None], root))
     params = self.leaf_model.params if params is None else params
     return self._search(params, rng, root)
 
@@ -74,5 +68,10 @@ class PoolGTCFR:
     if roots is None:
       roots = jax.tree.map(lambda x: jnp.broadcast_to(x, (rngs.shape[0], *jnp.shape(x))),
                            self.game.root())
+    self._check_roots(roots)
     params = self.leaf_model.params if params is None else params
     return self._batch(params, rngs, roots)
+
+  def _check_roots(self, roots: chex.ArrayTree) -> None:
+    if (jax.vmap(self.game.kind)(roots) == jax_game.TERMINAL).any():
+      raise ValueError("a search root is terminal: there is nothing to search")
