@@ -4,13 +4,16 @@ buffers, a trained checkpoint plays through the pool search and mctx, and bad co
 import jax
 import numpy as np
 import pytest
+from open_spiel.python.algorithms import evaluate_bots
 
 import sog.games
 from sog.nets import checkpoint
+from sog.openspiel import pgx_bots
 from sog.nets import leaf as leaf_lib
 from sog.search import alphazero
 from sog.search import pool
 from sog.selfplay import pool_selfplay
+from tests.conftest import ROOT
 
 
 def _config(**overrides):
@@ -83,3 +86,19 @@ def test_a_workdir_without_buffers_is_refused(tmp_path):
   (tmp_path / "selfplay.npz").unlink()
   with pytest.raises(ValueError, match="not selfplay.npz"):
     pool_selfplay.PoolSelfPlay(experiment, tmp_path)
+
+
+def test_the_shipped_tic_tac_toe_network_draws_against_perfect_play():
+  """checkpoints/pgx/tic_tac_toe with SoG(100,1) on the pool, playing its most probable action,
+  against minimax from both seats (docs/results/pool.md: 40 of 40 games drawn)."""
+  game = sog.games.load("pgx/tic_tac_toe")
+  model = checkpoint.restore_pool_leaf_model(ROOT / "checkpoints" / "pgx" / "tic_tac_toe", game.name)
+  searcher = pool.PoolGTCFR(game, model, sog.search.GTCFRConfig(simulations=100))
+  os_game = pgx_bots.openspiel_game(game)
+  for seat in (0, 1):
+    bots = [None, None]
+    bots[seat] = pgx_bots.SoGPoolBot(searcher, seat, seed=seat, greedy=True)
+    bots[1 - seat] = pgx_bots.MinimaxBot(os_game, 1 - seat, seed=seat)
+    returns = evaluate_bots.evaluate_bots(os_game.new_initial_state(), bots,
+                                          np.random.RandomState(seat))
+    assert returns[seat] == 0.0
