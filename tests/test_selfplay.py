@@ -25,6 +25,7 @@ from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
+from sog.selfplay import pool_selfplay
 from sog.selfplay import query_solver
 from sog.selfplay import run
 from tests.conftest import ROOT
@@ -165,6 +166,8 @@ def test_config_files_load_and_bad_values_are_named():
     config = runpy.run_path(str(path))["get_config"]()
     if "rebel" in config:  # ReBeL's self-play (sog.baselines.rebel)
       experiment = rebel_selfplay.from_config_dict(config).base
+    elif "pool" in config:  # self-play on a pgx game (sog.selfplay.pool_selfplay)
+      experiment = pool_selfplay.from_config_dict(config)
     else:
       experiment = config_lib.from_config_dict(config)
     sog.games.load(experiment.game)
