@@ -164,10 +164,11 @@ class _Ring:
     self.size, self.next = (int(x) for x in state[prefix + "_position"])
 
 
-def _examples(game: jax_game.JaxGame, states, result: pool.PoolResult) -> dict[str, np.ndarray]:
-  pbs = jax.device_get(leaf_lib.states_pbs(game, states))
-  return {"encoding": np.asarray(pbs.encoding), "mover": np.asarray(jax.vmap(game.kind)(states)),
-          "legal": np.asarray(jax.vmap(game.legal)(states)),
+def _examples(features: tuple[np.ndarray, ...], result: pool.PoolResult) -> dict[str, np.ndarray]:
+  """Replay rows of searched states (their encodings, movers and legal actions, ``features``): the
+  search's root values and root average policy as targets."""
+  encoding, mover, legal = features
+  return {"encoding": encoding, "mover": mover, "legal": legal,
           "values": np.asarray(result.root_values), "policy": np.asarray(result.root_policy)}
 
 
@@ -211,6 +212,9 @@ class PoolSelfPlay:
     self.states = self._roots(experiment.games)
     self._step = jax.jit(jax.vmap(game.step))
     self._kind = jax.jit(jax.vmap(game.kind))
+    self._features = jax.jit(lambda states: (jax.vmap(game.encode)(states),
+                                             jax.vmap(game.kind)(states),
+                                             jax.vmap(game.legal)(states)))
     if (self.workdir / "checkpoint" / "config.json").is_file():
       self._resume()
 
@@ -228,13 +232,14 @@ class PoolSelfPlay:
   def act(self) -> None:
     """One move of every actor game: examples, handed-on queries, actions, finished games."""
     result = self._search(self.states)
-    self.replay.push(_examples(self.game, self.states, result))
+    features = tuple(np.asarray(x) for x in self._features(self.states))
+    self.replay.push(_examples(features, result))
     valid = np.asarray(result.query_valid).ravel()
     leaves = jax.tree.leaves(result.query_states)
     self.queries.push({str(i): np.asarray(leaf).reshape(-1, *leaf.shape[2:])[valid]
                        for i, leaf in enumerate(leaves)})
     policy = np.asarray(result.root_policy, np.float64)
-    legal = np.asarray(jax.vmap(self.game.legal)(self.states))
+    legal = features[2]
     uniform = legal / legal.sum(-1, keepdims=True)
     explore = self.rng.random(policy.shape[0]) < self.experiment.eps
     policy = np.where(explore[:, None], uniform, policy)
@@ -257,7 +262,8 @@ class PoolSelfPlay:
     rows = self.queries.pop_oldest(count)
     states = jax.tree.unflatten(self._treedef, [jnp.asarray(rows[str(i)])
                                                 for i in range(len(rows))])
-    self.replay.push(_examples(self.game, states, self._search(states)))
+    self.replay.push(_examples(tuple(np.asarray(x) for x in self._features(states)),
+                                self._search(states)))
     self.counters["queries_solved"] += count
     self.counters["examples"] += count
 
