@@ -15,11 +15,16 @@ from sog.selfplay import config as config_lib
 
 def get_config():
   config = config_lib.default_config_dict("leduc_poker")
-  config.rebel = {"depth": 2, "iterations": 512, "updates": "alternating",
-                  "play": "random_iteration"}
+  config.rebel = {
+    "depth": 2,
+    "iterations": 512,
+    "updates": "alternating",
+    "play": "random_iteration",
+  }
   config.optimizer.update(learning_rate=1e-3, decay_steps=10_000, decay_rate=0.3)
-  config.selfplay.update(games=16, eps=0.25, max_updates=1000, batch_size=128, min_replay=256,
-                         train_steps_per_round=2)
+  config.selfplay.update(
+    games=16, eps=0.25, max_updates=1000, batch_size=128, min_replay=256, train_steps_per_round=2
+  )
   config.evaluation.update(settings=(), seeds=4, every_steps=500, batch_size=64)
   config.snapshot_every_steps = 250
   config.max_steps = 150_000

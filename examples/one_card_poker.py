@@ -1,4 +1,5 @@
-"""One-card poker with N cards: Kuhn poker's betting over a deck of N ranks (a game written outside sog).
+"""One-card poker with N cards: Kuhn poker's betting over a deck of N ranks (a game written outside
+sog).
 
 Each player antes 1 and is dealt one of N distinct cards (0 is the lowest). Player 0 checks or bets
 1; after a check, player 1 checks (showdown for the antes) or bets 1; facing a bet, a player folds
@@ -11,7 +12,8 @@ Importing the module registers ``one_card_poker`` (``cards`` 3 to 13, default 4)
   sog.games.import_game_modules(["examples/one_card_poker.py"])   # or: import one_card_poker
   game = sog.games.load("one_card_poker(cards=5)")
 
-and scripts take it with ``--game_module=examples/one_card_poker.py --game="one_card_poker(cards=5)"``.
+and scripts take it with
+``--game_module=examples/one_card_poker.py --game="one_card_poker(cards=5)"``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ _LONGEST_LINE = 3
 
 
 class OneCardPoker(sog.games.GameRules):
-  """The rules: a public state is the betting line so far (a tuple of actions), an infostate a card."""
+  """The rules: a public state is the betting line (a tuple of actions), an infostate a card."""
 
   num_actions = 2
 
@@ -52,8 +54,11 @@ class OneCardPoker(sog.games.GameRules):
 
   def outcomes(self, state, infostate, action):
     # The action is public and the actor keeps its card: one outcome, the same infostate.
-    return (sog.games.ActionOutcome(observation=action, next_state=state + (action,),
-                                    next_infostate=infostate),)
+    return (
+      sog.games.ActionOutcome(
+        observation=action, next_state=(*state, action), next_infostate=infostate
+      ),
+    )
 
   def utility(self, state, infostate_0, infostate_1) -> float:
     if state[-1] == CHECK and BET in state:  # a fold: whoever bet last takes the antes
@@ -74,6 +79,8 @@ class OneCardPoker(sog.games.GameRules):
 
 
 sog.games.register(
-    "one_card_poker", OneCardPoker,
-    parameters={"cards": sog.games.GameParameter(int, default=4, choices=tuple(range(3, 14)))},
-    replace=True)  # importing the module twice (a notebook re-run) registers the same game again
+  "one_card_poker",
+  OneCardPoker,
+  parameters={"cards": sog.games.GameParameter(int, default=4, choices=tuple(range(3, 14)))},
+  replace=True,
+)  # importing the module twice (a notebook re-run) registers the same game again

@@ -23,8 +23,9 @@ from sog.search import solver as solver_lib
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "liars_dice(faces=6)"], "Games to time.")
 _ITERATIONS = flags.DEFINE_integer("iterations", 100, "Timed iterations per solver.", lower_bound=1)
-_REPEATS = flags.DEFINE_integer("repeats", 3, "Timing repeats for our solver (best is kept).",
-                                lower_bound=1)
+_REPEATS = flags.DEFINE_integer(
+  "repeats", 3, "Timing repeats for our solver (best is kept).", lower_bound=1
+)
 
 
 def _ours(game: sog.games.Game, iterations: int) -> dict:
@@ -40,9 +41,12 @@ def _ours(game: sog.games.Game, iterations: int) -> dict:
     state, _ = solver.run(solver.init(), ranges, iterations)
     jax.block_until_ready(state)
     best = min(best, time.perf_counter() - start)
-  return {"setup_seconds": setup, "compile_seconds": compile_seconds,
-          "iterations_per_second": iterations / best,
-          "exploitability": sog.eval.exploitability(game, solver.average_policy(state))}
+  return {
+    "setup_seconds": setup,
+    "compile_seconds": compile_seconds,
+    "iterations_per_second": iterations / best,
+    "exploitability": sog.eval.exploitability(game, solver.average_policy(state)),
+  }
 
 
 def _openspiel_cpp(os_game: pyspiel.Game, iterations: int) -> dict:
@@ -53,15 +57,20 @@ def _openspiel_cpp(os_game: pyspiel.Game, iterations: int) -> dict:
   for _ in range(iterations):
     solver.evaluate_and_update_policy()
   seconds = time.perf_counter() - start
-  return {"setup_seconds": setup, "iterations_per_second": iterations / seconds,
-          "exploitability": pyspiel.exploitability(os_game, solver.average_policy())}
+  return {
+    "setup_seconds": setup,
+    "iterations_per_second": iterations / seconds,
+    "exploitability": pyspiel.exploitability(os_game, solver.average_policy()),
+  }
 
 
 def _openspiel_jax(os_game: pyspiel.Game, iterations: int) -> dict:
   from open_spiel.python.jax.cfr import jax_cfr
+
   start = time.perf_counter()
-  solver = jax_cfr.JaxCFR(os_game, regret_matching_plus=True, alternating_updates=True,
-                          linear_averaging=True)
+  solver = jax_cfr.JaxCFR(
+    os_game, regret_matching_plus=True, alternating_updates=True, linear_averaging=True
+  )
   solver.step()  # compiles its step
   jax.block_until_ready(solver.regrets)
   setup = time.perf_counter() - start
@@ -70,9 +79,13 @@ def _openspiel_jax(os_game: pyspiel.Game, iterations: int) -> dict:
   jax.block_until_ready(solver.regrets)
   seconds = time.perf_counter() - start
   from open_spiel.python.algorithms import exploitability
-  return {"setup_seconds": setup, "iterations_per_second": iterations / seconds,
-          "exploitability_after": iterations + 1,
-          "exploitability": float(exploitability.exploitability(os_game, solver.average_policy()))}
+
+  return {
+    "setup_seconds": setup,
+    "iterations_per_second": iterations / seconds,
+    "exploitability_after": iterations + 1,
+    "exploitability": float(exploitability.exploitability(os_game, solver.average_policy())),
+  }
 
 
 def main(argv):
@@ -83,22 +96,32 @@ def main(argv):
     os_game = openspiel_bridge.openspiel_game(game)
     n = _ITERATIONS.value
     print(f"{game.name}: {n} iterations each ...", flush=True)
-    entry = {"ours": _ours(game, n), "openspiel_cpp": _openspiel_cpp(os_game, n),
-             "openspiel_jax": _openspiel_jax(os_game, n)}
+    entry = {
+      "ours": _ours(game, n),
+      "openspiel_cpp": _openspiel_cpp(os_game, n),
+      "openspiel_jax": _openspiel_jax(os_game, n),
+    }
     ours = entry["ours"]["iterations_per_second"]
     entry["ratio_vs_cpp"] = ours / entry["openspiel_cpp"]["iterations_per_second"]
     entry["ratio_vs_jax"] = ours / entry["openspiel_jax"]["iterations_per_second"]
     results[game.name] = entry
     for solver in ("ours", "openspiel_cpp", "openspiel_jax"):
       r = entry[solver]
-      ratio = {"ours": 1.0, "openspiel_cpp": entry["ratio_vs_cpp"],
-               "openspiel_jax": entry["ratio_vs_jax"]}[solver]
-      rows.append(f"| {game.name} | {solver} | {r['iterations_per_second']:.1f} | "
-                  f"{1000 / r['iterations_per_second']:.3f} | {ratio:.1f}x | "
-                  f"{r['setup_seconds'] + r.get('compile_seconds', 0.0):.2f} | "
-                  f"{r['exploitability']:.3g} |")
-  print("\n| game | solver | iterations/s | ms/iteration | ours is faster by | set-up + compile s "
-        "| exploitability |")
+      ratio = {
+        "ours": 1.0,
+        "openspiel_cpp": entry["ratio_vs_cpp"],
+        "openspiel_jax": entry["ratio_vs_jax"],
+      }[solver]
+      rows.append(
+        f"| {game.name} | {solver} | {r['iterations_per_second']:.1f} | "
+        f"{1000 / r['iterations_per_second']:.3f} | {ratio:.1f}x | "
+        f"{r['setup_seconds'] + r.get('compile_seconds', 0.0):.2f} | "
+        f"{r['exploitability']:.3g} |"
+      )
+  print(
+    "\n| game | solver | iterations/s | ms/iteration | ours is faster by | set-up + compile s "
+    "| exploitability |"
+  )
   print("|---|---|---|---|---|---|---|")
   print("\n".join(rows))
   print(json.dumps(results))

@@ -1,6 +1,6 @@
 """CVPN forward throughput (PBSs per second) at several batch sizes; ends with one JSON line.
 
-  python scripts/bench_cvpn.py --games=leduc_poker,scotland_yard --batch_sizes=1,64,1024
+python scripts/bench_cvpn.py --games=leduc_poker,scotland_yard --batch_sizes=1,64,1024
 """
 
 import json
@@ -32,13 +32,16 @@ def main(argv):
     game = sog.games.load(name)
     network = cvpn_lib.make_network(game.tree, config)
     params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0))
-    forward = jax.jit(lambda p, pbs: network.apply({"params": p}, pbs).values)
+    forward = jax.jit(lambda p, pbs, network=network: network.apply({"params": p}, pbs).values)
     rng = np.random.default_rng(0)
     results[game.name] = {}
     for batch in map(int, _BATCHES.value):
       nodes = rng.integers(0, game.tree.num_nodes, size=batch)
-      pbs = cvpn_lib.pbs_at(game.tree, nodes, np.broadcast_to(game.tree.root_ranges,
-                                                              (batch, *game.tree.root_ranges.shape)))
+      pbs = cvpn_lib.pbs_at(
+        game.tree,
+        nodes,
+        np.broadcast_to(game.tree.root_ranges, (batch, *game.tree.root_ranges.shape)),
+      )
       forward(params, pbs).block_until_ready()
       calls, start = 0, time.perf_counter()
       while time.perf_counter() - start < _SECONDS.value:

@@ -1,5 +1,5 @@
-"""GT-CFR search speed with a CVPN leaf model, against our CFR+ on a tree of the same size and against
-OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many simulations.
+"""GT-CFR search speed with a CVPN leaf model, against our CFR+ on a tree of the same size and
+against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many simulations.
 
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
   python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
@@ -18,6 +18,7 @@ game; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update of the fi
 Ends with one JSON line.
 """
 
+import functools
 import json
 import time
 
@@ -48,10 +49,14 @@ _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
-_BREAKDOWN = flags.DEFINE_bool("breakdown", False, "Table games: also time, on the search's final "
-                               "state, one GT-CFR update, one expansion simulation and one plain "
-                               "CFR+ iteration over the root's whole subgame (where a search's time "
-                               "goes).")
+_BREAKDOWN = flags.DEFINE_bool(
+  "breakdown",
+  False,
+  "Table games: also time, on the search's final "
+  "state, one GT-CFR update, one expansion simulation and one plain "
+  "CFR+ iteration over the root's whole subgame (where a search's time "
+  "goes).",
+)
 
 
 def _timed(fn, repeats: int) -> tuple[float, object]:
@@ -96,8 +101,16 @@ def _peer_seconds(game: sog.games.Game | pgx_games.PgxGame, simulations: int) ->
   if os_game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
     bot = pyspiel.MCTSBot(os_game, evaluator, 2.0, simulations, 10**7, False, 0, False)
   else:
-    bot = pyspiel.ISMCTSBot(0, evaluator, 2.0, simulations, -1,
-                            pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT, False, False)
+    bot = pyspiel.ISMCTSBot(
+      0,
+      evaluator,
+      2.0,
+      simulations,
+      -1,
+      pyspiel.ISMCTSFinalPolicyType.NORMALIZED_VISIT_COUNT,
+      False,
+      False,
+    )
   state = os_game.new_initial_state()
   while state.is_chance_node():
     state.apply_action(state.chance_outcomes()[0][0])
@@ -114,9 +127,12 @@ def _time_searcher(searcher, rng) -> dict:
   rngs = jax.random.split(rng, _BATCH.value)
   jax.block_until_ready(searcher.search_batch(rngs))
   batched, _ = _timed(lambda: searcher.search_batch(rngs), 1)
-  return {"seconds_per_search": single,
-          f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
-          "compile_seconds": compile_seconds, "result": result}
+  return {
+    "seconds_per_search": single,
+    f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
+    "compile_seconds": compile_seconds,
+    "result": result,
+  }
 
 
 def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
@@ -125,23 +141,48 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
   a root search."""
   tables, apply, capacity = searcher.tables, leaf_models.stateful_apply(model), searcher.capacity
   start = gtcfr.root_start(tables, searcher.root_ranges(None))
-  state = jax.jit(lambda params, rng: gtcfr_core.run(
-      tables, apply, params, gtcfr_core.init(tables, apply, params, rng, start, config,
-                                             leaf_models.initial_state(model, tables)),
-      config, capacity, searcher.k))(model.params, jax.random.PRNGKey(1))
+  state = jax.jit(
+    lambda params, rng: gtcfr_core.run(
+      tables,
+      apply,
+      params,
+      gtcfr_core.init(
+        tables, apply, params, rng, start, config, leaf_models.initial_state(model, tables, start)
+      ),
+      config,
+      capacity,
+      searcher.k,
+    )
+  )(model.params, jax.random.PRNGKey(1))
   loops = 100
-  update = jax.jit(lambda params, state: jax.lax.fori_loop(
-      0, loops, lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, capacity),
-      state).cfr.regrets)
-  grow = jax.jit(lambda state: jax.lax.fori_loop(0, loops, lambda _, s: gtcfr_expand.grow(
-      tables, s, config, searcher.k), state).visits)
-  plain = jax.jit(lambda state: cfr.run(tables.levels, state, start.ranges, loops,
-                                        config.updates)[0].regrets)
+  update = jax.jit(
+    lambda params, state: (
+      jax.lax.fori_loop(
+        0,
+        loops,
+        lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, capacity),
+        state,
+      ).cfr.regrets
+    )
+  )
+  grow = jax.jit(
+    lambda state: (
+      jax.lax.fori_loop(
+        0, loops, lambda _, s: gtcfr_expand.grow(tables, s, config, searcher.k), state
+      ).visits
+    )
+  )
+  plain = jax.jit(
+    lambda state: cfr.run(tables.levels, state, start.ranges, loops, config.updates)[0].regrets
+  )
   seconds = {}
-  for name, fn, args in (("update", update, (model.params, state)), ("walk", grow, (state,)),
-                         ("plain_cfr_subgame", plain, (cfr.init_state(tables.levels),))):
+  for name, fn, args in (
+    ("update", update, (model.params, state)),
+    ("walk", grow, (state,)),
+    ("plain_cfr_subgame", plain, (cfr.init_state(tables.levels),)),
+  ):
     jax.block_until_ready(fn(*args))
-    seconds[f"{name}_seconds"] = _timed(lambda: fn(*args), 2)[0] / loops
+    seconds[f"{name}_seconds"] = _timed(functools.partial(fn, *args), 2)[0] / loops
   return {**seconds, "subgame_states": tables.num_nodes}
 
 
@@ -153,11 +194,16 @@ def _table_row(game: sog.games.Game, sims: int) -> dict:
   result = row.pop("result")
   iterations = config.phases * config.updates_per_phase
   cfr_seconds = _cfr_iteration_seconds(_grown_tree(game.tree, result), model, config.updates)
-  return {**row, "nodes": int(result.nodes), "network_calls": int(result.leaf_calls),
-          "pbs_evaluated": int(result.leaf_evaluations),
-          "cost_ratio": (row["seconds_per_search"] / iterations) / cfr_seconds,
-          "leaf_capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims),
-          **(_breakdown(searcher, model, config) if _BREAKDOWN.value else {})}
+  return {
+    **row,
+    "nodes": int(result.nodes),
+    "network_calls": int(result.leaf_calls),
+    "pbs_evaluated": int(result.leaf_evaluations),
+    "cost_ratio": (row["seconds_per_search"] / iterations) / cfr_seconds,
+    "leaf_capacity": searcher.capacity,
+    "peer_seconds": _peer_seconds(game, sims),
+    **(_breakdown(searcher, model, config) if _BREAKDOWN.value else {}),
+  }
 
 
 def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
@@ -167,11 +213,17 @@ def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
   rng = jax.random.PRNGKey(1)
   row = _time_searcher(searcher, rng)
   result = row.pop("result")
-  final = pool_core.init(game, model.apply, None, rng, game.root(), config,
-                         searcher.capacity).replace(tree=result.tree)
+  final = pool_core.init(
+    game, model.apply, None, rng, game.root(), config, searcher.capacity
+  ).replace(tree=result.tree)
   updates = 200  # in one compiled loop, as our CFR+ is timed on table trees
-  update = jax.jit(lambda state: jax.lax.fori_loop(
-      0, updates, lambda _, s: pool_core.cfr_update(game, s, config), state).tree.regrets)
+  update = jax.jit(
+    lambda state: (
+      jax.lax.fori_loop(
+        0, updates, lambda _, s: pool_core.cfr_update(game, s, config), state
+      ).tree.regrets
+    )
+  )
   jax.block_until_ready(update(final))
   update_seconds, _ = _timed(lambda: update(final), 2)
   update_seconds /= updates
@@ -184,40 +236,53 @@ def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
   jax.block_until_ready(mctx_search.search(rng, roots).action_weights)
   mctx_batched, _ = _timed(lambda: mctx_search.search(rng, roots).action_weights, 1)
   # The leaf model is called at init (the root, then its children) and once by each walk.
-  return {**row, "nodes": int(result.nodes), "network_calls": 2 + int(result.walks),
-          "pbs_evaluated": int(result.leaf_evaluations),
-          "cost_ratio": (row["seconds_per_search"] / iterations) / update_seconds,
-          "capacity": searcher.capacity, "peer_seconds": _peer_seconds(game, sims),
-          "mctx_seconds_per_search": mctx_single,
-          f"mctx_seconds_per_search_batched{_BATCH.value}": mctx_batched / _BATCH.value}
+  return {
+    **row,
+    "nodes": int(result.nodes),
+    "network_calls": 2 + int(result.walks),
+    "pbs_evaluated": int(result.leaf_evaluations),
+    "cost_ratio": (row["seconds_per_search"] / iterations) / update_seconds,
+    "capacity": searcher.capacity,
+    "peer_seconds": _peer_seconds(game, sims),
+    "mctx_seconds_per_search": mctx_single,
+    f"mctx_seconds_per_search_batched{_BATCH.value}": mctx_batched / _BATCH.value,
+  }
 
 
 def main(argv):
   del argv
   results = {}
-  print(f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
-        f"{'PBSs':>8} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}")
+  print(
+    f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
+    f"{'PBSs':>8} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}"
+  )
   for name in _GAMES.value:
     game = common.load_game(name, enumerated=False)
     for sims in (int(x) for x in _SIMS.value):
       row = (_pool_row if isinstance(game, pgx_games.PgxGame) else _table_row)(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row
       peer, mctx_seconds = row["peer_seconds"], row.get("mctx_seconds_per_search")
-      print(f"{name:>28} {f'({sims},1)':>10} {row['seconds_per_search']:>9.4f} "
-            f"{row[f'seconds_per_search_batched{_BATCH.value}']:>9.4f} {row['nodes']:>6} "
-            f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['cost_ratio']:>10.2f} "
-            + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
-            + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}"))
+      print(
+        f"{name:>28} {f'({sims},1)':>10} {row['seconds_per_search']:>9.4f} "
+        f"{row[f'seconds_per_search_batched{_BATCH.value}']:>9.4f} {row['nodes']:>6} "
+        f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['cost_ratio']:>10.2f} "
+        + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
+        + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}")
+      )
   if _BREAKDOWN.value:
     for name, rows in results.items():
       for setting, row in rows.items():
         if "update_seconds" in row:
-          print(f"{name} {setting}: update {row['update_seconds'] * 1e3:.3f} ms, walk "
-                f"{row['walk_seconds'] * 1e3:.3f} ms, plain CFR+ over the whole subgame "
-                f"({row['subgame_states']} states) {row['plain_cfr_subgame_seconds'] * 1e3:.3f} ms")
-  print("cost ratio: one GT-CFR iteration / one CFR+ iteration (same leaves) on the final tree; "
-        "peer: OpenSpiel C++ MCTS (perfect information) or IS-MCTS with random rollouts, same "
-        "number of simulations, first move; mctx: muzero_policy, same leaf model (pgx games)")
+          print(
+            f"{name} {setting}: update {row['update_seconds'] * 1e3:.3f} ms, walk "
+            f"{row['walk_seconds'] * 1e3:.3f} ms, plain CFR+ over the whole subgame "
+            f"({row['subgame_states']} states) {row['plain_cfr_subgame_seconds'] * 1e3:.3f} ms"
+          )
+  print(
+    "cost ratio: one GT-CFR iteration / one CFR+ iteration (same leaves) on the final tree; "
+    "peer: OpenSpiel C++ MCTS (perfect information) or IS-MCTS with random rollouts, same "
+    "number of simulations, first move; mctx: muzero_policy, same leaf model (pgx games)"
+  )
   print(json.dumps(results))
 
 

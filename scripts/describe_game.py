@@ -1,6 +1,6 @@
 """Prints the size of a game's public tree; ends with one JSON line.
 
-  python scripts/describe_game.py --game=leduc_poker
+python scripts/describe_game.py --game=leduc_poker
 """
 
 import json
@@ -17,9 +17,11 @@ def main(argv):
   del argv
   game = common.load_game(_GAME.value)
   summary = game.tree.size_summary()
-  print(f"{game.name}: {summary['public_states']} public states "
-        f"({', '.join(f'{v} {k}' for k, v in summary['public_states_by_kind'].items())}), "
-        f"depth {summary['depth']}")
+  print(
+    f"{game.name}: {summary['public_states']} public states "
+    f"({', '.join(f'{v} {k}' for k, v in summary['public_states_by_kind'].items())}), "
+    f"depth {summary['depth']}"
+  )
   print(f"  infostates: player 0 {summary['infostates'][0]}, player 1 {summary['infostates'][1]}")
   print(f"  histories (chance and terminal included, as OpenSpiel counts): {summary['histories']}")
   print(f"  per public state: {game.tree.max_infostates} infostates, {game.num_actions} actions")

@@ -1,4 +1,5 @@
-"""A training run's curve by SoG's protocol: every network snapshot of a work directory, SoG(s, c) each.
+"""A training run's curve by SoG's protocol: every network snapshot of a work directory, SoG(s, c)
+each.
 
   python scripts/eval_snapshots.py --workdir=out/leduc --sims=33,100,300,1000 --seeds=3
 
@@ -11,9 +12,9 @@ PNG named alike; the same rows as TensorBoard scalars in ``tensorboard/``); rows
 kept and not re-run, so a killed evaluation resumes. Draws
 ``snapshot_exploitability.png``: mean and min-max ribbon per setting against train steps, with SoG
 fig. 3's values where the paper has the game, and with --references (files holding
-``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and setting,
-the mean over the seeds of all the files' lines (seed slices run apart pool into one value).
-Ends with one JSON line (the last snapshot's rows).
+``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and
+setting, the mean over the seeds of all the files' lines (seed slices run apart pool into one
+value). Ends with one JSON line (the last snapshot's rows).
 
   python scripts/eval_snapshots.py --workdir=out/glasses_hidden --sims=100 --seeds=3 \
       --every_steps=5000 --references=out/gh_zero.log
@@ -40,10 +41,15 @@ from sog.selfplay import run as run_lib
 _WORKDIR = flags.DEFINE_string("workdir", None, "Training work directory.", required=True)
 _SEARCH = common.define_search_flags(sims=["33", "100", "300", "1000"])
 _PROTOCOL = common.define_protocol_flags(seeds=3)
-_EVERY = flags.DEFINE_integer("every_steps", 0, "Only the snapshots at multiples of this and the "
-                              "last (0: all).", lower_bound=0)
-_REFERENCES = flags.DEFINE_list("references", [], "Files of scripts/evaluate.py JSON lines, drawn "
-                                "as horizontal lines (mean over their pooled seeds per leaf and s).")
+_EVERY = flags.DEFINE_integer(
+  "every_steps", 0, "Only the snapshots at multiples of this and the last (0: all).", lower_bound=0
+)
+_REFERENCES = flags.DEFINE_list(
+  "references",
+  [],
+  "Files of scripts/evaluate.py JSON lines, drawn "
+  "as horizontal lines (mean over their pooled seeds per leaf and s).",
+)
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 CSV = "snapshot_evaluation.csv"
@@ -57,19 +63,24 @@ def _outputs() -> tuple[str, str]:
   ``..._puct_2_unsafe.csv``), so a resumed evaluation never reuses rows of another setting."""
   search, search_default = _SEARCH.config(1), gtcfr.GTCFRConfig()
   resolve, resolve_default = _PROTOCOL.resolving_config(), resolving.ResolvingConfig()
-  settings = (("prior", search.prior_temperature, search_default.prior_temperature),
-              ("puct", search.puct_constant, search_default.puct_constant),
-              ("updates", search.updates, search_default.updates),
-              ("redraws", search.redraws, search_default.redraws),
-              ("ties", search.tie_break, search_default.tie_break),
-              ("chance", search.open_chance, search_default.open_chance),
-              ("averaging", search.averaging, search_default.averaging),
-              ("predecessor", _PROTOCOL.predecessor.value, "own"),
-              ("alpha", resolve.alpha, resolve_default.alpha),
-              ("terminate", resolve.terminate_values, resolve_default.terminate_values),
-              ("first_seed", _PROTOCOL.first_seed.value, 0))
-  suffix = "".join(f"_{name}_{value:g}" if isinstance(value, float) else f"_{name}_{value}"
-                   for name, value, default in settings if value != default)
+  settings = (
+    ("prior", search.prior_temperature, search_default.prior_temperature),
+    ("puct", search.puct_constant, search_default.puct_constant),
+    ("updates", search.updates, search_default.updates),
+    ("redraws", search.redraws, search_default.redraws),
+    ("ties", search.tie_break, search_default.tie_break),
+    ("chance", search.open_chance, search_default.open_chance),
+    ("averaging", search.averaging, search_default.averaging),
+    ("predecessor", _PROTOCOL.predecessor.value, "own"),
+    ("alpha", resolve.alpha, resolve_default.alpha),
+    ("terminate", resolve.terminate_values, resolve_default.terminate_values),
+    ("first_seed", _PROTOCOL.first_seed.value, 0),
+  )
+  suffix = "".join(
+    f"_{name}_{value:g}" if isinstance(value, float) else f"_{name}_{value}"
+    for name, value, default in settings
+    if value != default
+  )
   suffix += "" if resolve.safe else "_unsafe"
   return CSV.replace(".csv", f"{suffix}.csv"), PNG.replace(".png", f"{suffix}.png")
 
@@ -82,11 +93,16 @@ def _networks(workdir: pathlib.Path) -> list[tuple[int, pathlib.Path]]:
     if match:
       found[int(match.group(1))] = path
   if not found:
-    raise ValueError(f"{workdir} has no {run_lib.SNAPSHOTS}/step_N/: not a training work directory "
-                     "of a run with snapshot_every_steps > 0")
+    raise ValueError(
+      f"{workdir} has no {run_lib.SNAPSHOTS}/step_N/: not a training work directory "
+      "of a run with snapshot_every_steps > 0"
+    )
   last = max(found)
-  return [(step, path) for step, path in sorted(found.items())
-          if not _EVERY.value or step % _EVERY.value == 0 or step == last]
+  return [
+    (step, path)
+    for step, path in sorted(found.items())
+    if not _EVERY.value or step % _EVERY.value == 0 or step == last
+  ]
 
 
 def _done(path: pathlib.Path) -> set[tuple[int, str]]:
@@ -127,9 +143,11 @@ def main(argv):
   csv_name, png_name = _outputs()
   done = _done(workdir / csv_name)
   references = _reference_levels(_REFERENCES.value, game.name)
-  print(f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
-        f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
-        f"{_PROTOCOL.describe()}")
+  print(
+    f"{game.name}: {len(networks)} networks (steps {[step for step, _ in networks]}), "
+    f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
+    f"{_PROTOCOL.describe()}"
+  )
   last_rows = []
   with monitoring.MetricsWriter(workdir) as writer:
     for step, directory in networks:
@@ -139,24 +157,51 @@ def main(argv):
         if (step, name) in done:
           continue
         searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
-        result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
-                                  _PROTOCOL.batch_size.value,
-                                  common.progress_printer(f"step {step} {name}"),
-                                  predecessor=_PROTOCOL.predecessor.value)
+        result = composed.compose(
+          searcher,
+          _PROTOCOL.seeds(),
+          _PROTOCOL.resolving_config(),
+          _PROTOCOL.batch_size.value,
+          common.progress_printer(f"step {step} {name}"),
+          predecessor=_PROTOCOL.predecessor.value,
+        )
         stats = result.summary()
-        row = {"step": step, "setting": name, "min": stats["min"], "mean": stats["mean"],
-               "max": stats["max"], "eval_seconds": f"{result.seconds:.1f}",
-               "seeds": len(_PROTOCOL.seeds())}
+        row = {
+          "step": step,
+          "setting": name,
+          "min": stats["min"],
+          "mean": stats["mean"],
+          "max": stats["max"],
+          "eval_seconds": f"{result.seconds:.1f}",
+          "seeds": len(_PROTOCOL.seeds()),
+        }
         writer.write(pathlib.Path(csv_name).stem, _FIELDS, row, series_field="setting")
-        print(f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-"
-              f"{stats['max']:.4g}), {result.seconds:.0f} s", flush=True)
+        print(
+          f"step {step:>7} {name:>14}: {stats['mean']:.4g} ({stats['min']:.4g}-"
+          f"{stats['max']:.4g}), {result.seconds:.0f} s",
+          flush=True,
+        )
         if step == last_step:
           last_rows.append(row)
-  run_lib.plot_evaluation(workdir, f"{game.name}: SoG self-play by the protocol, "
-                          f"{len(_PROTOCOL.seeds())} seeds per point", game.name, csv_name,
-                          png_name, references)
-  print(json.dumps({"game": game.name, "workdir": str(workdir), "step": last_step, "last": last_rows,
-                    "references": references}))
+  run_lib.plot_evaluation(
+    workdir,
+    f"{game.name}: SoG self-play by the protocol, {len(_PROTOCOL.seeds())} seeds per point",
+    game.name,
+    csv_name,
+    png_name,
+    references,
+  )
+  print(
+    json.dumps(
+      {
+        "game": game.name,
+        "workdir": str(workdir),
+        "step": last_step,
+        "last": last_rows,
+        "references": references,
+      }
+    )
+  )
 
 
 if __name__ == "__main__":

@@ -12,22 +12,24 @@ composed policy's exact exploitability is reported as min / mean / max over the 
 searches grew, per search: public states expanded, expansion walks, idle walks (those that added
 nothing) and the share of searches whose tree ended complete (JSON ``per_search``). The leaf model
 is the exact oracle (``--leaf=oracle``, a CFR+ solve of every frontier leaf's subgame per iteration,
-bounded by --oracle_iterations; with --oracle_warm_start each call continues the previous one's solve),
-zeros, an untrained CVPN or a CVPN checkpoint directory (the flags shared with other scripts are
-defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
+bounded by --oracle_iterations; with --oracle_warm_start each call continues the previous one's
+solve), zeros, an untrained CVPN or a CVPN checkpoint directory (the flags shared with other scripts
+are defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
 value's keys at the top level, every value under "results").
 
 With ``--agent=rebel`` the agent is ReBeL (``sog.baselines.rebel``): depth-limited CFR-D subgames of
---depth levels and --iterations iterations, random-iteration play, its policy composed over the whole
-tree per seed; reported are the per-seed exploitability (min / mean / max) and that of the seeds'
-mixture (ReBeL's table 2 measure); the search flags (--sims, --c, ...) and re-solving flags do not
-apply to it.
+--depth levels and --iterations iterations, random-iteration play, its policy composed over the
+whole tree per seed; reported are the per-seed exploitability (min / mean / max) and that of the
+seeds' mixture (ReBeL's table 2 measure); the search flags (--sims, --c, ...) and re-solving flags
+do not apply to it.
 
   python scripts/evaluate.py --agent=rebel --game="liars_dice(faces=4)" \
       --leaf="checkpoints/rebel_liars_dice(faces=4)" --seeds=10
 """
 
+import dataclasses
 import json
+import pathlib
 
 from absl import app
 from absl import flags
@@ -38,8 +40,10 @@ import common
 from sog import plotting
 from sog.baselines import rebel
 from sog.eval import best_response
+from sog.eval import paper
 import sog.games
 from sog.protocol import composed
+from sog.protocol import queries as queries_lib
 from sog.search import gtcfr
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
@@ -47,12 +51,30 @@ _SEARCH = common.define_search_flags(sims=["100"])
 _PROTOCOL = common.define_protocol_flags(seeds=3)
 _LEAF = common.define_leaf_flags(leaf="oracle")
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
+_RECORD_QUERIES = flags.DEFINE_string(
+  "record_queries",
+  None,
+  "Write a sample of the leaf queries of every search (sog.protocol.queries) to "
+  "DIR/queries_s{s}.npz, for scripts/diagnose_leaf.py.",
+)
+_QUERY_SAMPLES = flags.DEFINE_integer(
+  "query_samples",
+  16,
+  "With --record_queries: leaf queries sampled per search (uniformly over its passes' frontier "
+  "leaves; the searches themselves do not change).",
+  lower_bound=1,
+)
 _AGENT = flags.DEFINE_enum("agent", "sog", ["sog", "rebel"], "The agent: SoG or ReBeL.")
 _DEPTH = flags.DEFINE_integer("depth", rebel.ReBeLConfig.depth, "ReBeL: levels per subgame.")
-_ITERATIONS = flags.DEFINE_integer("iterations", rebel.ReBeLConfig.iterations,
-                                   "ReBeL: CFR-D iterations per subgame.")
-_PLAY = flags.DEFINE_enum("play", rebel.ReBeLConfig.play, list(rebel.PLAYS),
-                          "ReBeL: play a random iteration (safe) or the average policy.")
+_ITERATIONS = flags.DEFINE_integer(
+  "iterations", rebel.ReBeLConfig.iterations, "ReBeL: CFR-D iterations per subgame."
+)
+_PLAY = flags.DEFINE_enum(
+  "play",
+  rebel.ReBeLConfig.play,
+  list(rebel.PLAYS),
+  "ReBeL: play a random iteration (safe) or the average policy.",
+)
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 
@@ -64,62 +86,130 @@ def main(argv):
   if _AGENT.value == "rebel":
     _evaluate_rebel(game, leaf)
     return
-  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value)
+  settings_note = common.apply_checkpoint_settings(
+    _LEAF.leaf.value, ("search", "resolving", "protocol")
+  )
   resolving_config = _PROTOCOL.resolving_config()
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
   print(f"{game.name}: SoG agent, {_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}")
   if settings_note:
     print(settings_note)
-  print(f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9} "
-        f"{'expanded':>9} {'walks':>7} {'idle':>7} {'complete':>8}")
+  print(
+    f"{'s':>6} {'min':>10} {'mean':>10} {'max':>10} {'searches':>9} {'seconds':>9} "
+    f"{'expanded':>9} {'walks':>7} {'idle':>7} {'complete':>8}"
+  )
   rows = []
   for sims in sims_values:
-    searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
-    result = composed.compose(searcher, _PROTOCOL.seeds(), resolving_config,
-                              _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"),
-                              predecessor=_PROTOCOL.predecessor.value)
+    config = _SEARCH.config(sims)
+    recorder = None
+    if _RECORD_QUERIES.value:
+      config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
+      recorder = queries_lib.QueryRecorder()
+    searcher = gtcfr.GTCFR(game, leaf, config)
+    result = composed.compose(
+      searcher,
+      _PROTOCOL.seeds(),
+      resolving_config,
+      _PROTOCOL.batch_size.value,
+      common.progress_printer(f"s={sims}"),
+      predecessor=_PROTOCOL.predecessor.value,
+      on_resolved=recorder,
+    )
+    if recorder is not None:
+      path = pathlib.Path(_RECORD_QUERIES.value) / f"queries_s{sims}.npz"
+      recorder.queries.save(path)
+      print(f"  {recorder.queries.size} leaf queries recorded in {path}")
     stats = result.summary()
-    rows.append({"game": game.name, "sims": sims, "seeds": _PROTOCOL.seeds_count.value,
-                 "safe": resolving_config.safe, "exploitability": stats, "seconds": result.seconds,
-                 "searches": result.searches, "alpha": resolving_config.alpha,
-                 "terminate_values": resolving_config.terminate_values,
-                 "predecessor": _PROTOCOL.predecessor.value, "per_search": result.growth,
-                 **_SEARCH.record(),
-                 **_LEAF.record(), "first_seed": _PROTOCOL.first_seed.value,
-                 "per_seed": result.exploitability.tolist(), "device": jax.devices()[0].platform})
-    print(f"{sims:>6} {stats['min']:>10.4g} {stats['mean']:>10.4g} {stats['max']:>10.4g} "
-          f"{result.searches:>9} {result.seconds:>9.1f} {result.growth['expanded']:>9.1f} "
-          f"{result.growth['walks']:>7.1f} {result.growth['idle_walks']:>7.1f} "
-          f"{result.growth['complete']:>8.2f}")
+    rows.append(
+      {
+        "game": game.name,
+        "sims": sims,
+        "seeds": _PROTOCOL.seeds_count.value,
+        "safe": resolving_config.safe,
+        "exploitability": stats,
+        "seconds": result.seconds,
+        "searches": result.searches,
+        "alpha": resolving_config.alpha,
+        "terminate_values": resolving_config.terminate_values,
+        "predecessor": _PROTOCOL.predecessor.value,
+        "per_search": result.growth,
+        **_SEARCH.record(),
+        **_LEAF.record(),
+        "first_seed": _PROTOCOL.first_seed.value,
+        "per_seed": result.exploitability.tolist(),
+        "device": jax.devices()[0].platform,
+      }
+    )
+    print(
+      f"{sims:>6} {stats['min']:>10.4g} {stats['mean']:>10.4g} {stats['max']:>10.4g} "
+      f"{result.searches:>9} {result.seconds:>9.1f} {result.growth['expanded']:>9.1f} "
+      f"{result.growth['walks']:>7.1f} {result.growth['idle_walks']:>7.1f} "
+      f"{result.growth['complete']:>8.2f}"
+    )
   if _PLOT.value:
-    series = {k: (sims_values, [r["exploitability"][k] for r in rows]) for k in ("min", "mean", "max")}
-    plotting.line_plot(_PLOT.value, series,
-                       f"{game.name}: SoG(s, {c:g}) composed policy, {len(_PROTOCOL.seeds())} seeds",
-                       "simulations s", "exploitability", logx=True)
+    scale, unit = paper.exploitability_unit(game.name)
+    stats = [r["exploitability"] for r in rows]
+    series = {
+      f"SoG(s, {c:g}), {_LEAF.describe()}": (
+        sims_values,
+        *([scale * row[k] for row in stats] for k in ("min", "mean", "max")),
+      )
+    }
+    plotting.protocol_plot(
+      _PLOT.value,
+      series,
+      paper.fig3_references(game.name, scale),
+      f"{game.name}: SoG's protocol, {len(_PROTOCOL.seeds())} seeds "
+      f"({_PROTOCOL.seeds().start}-{_PROTOCOL.seeds().stop - 1})",
+      f"exploitability ({unit}): mean, min-max of seeds",
+    )
   print(json.dumps({**rows[0], "results": rows}))
 
 
 def _evaluate_rebel(game: sog.games.Game, leaf) -> None:
-  config = rebel.ReBeLConfig(depth=_DEPTH.value, iterations=_ITERATIONS.value,
-                             updates=_SEARCH.updates.value, play=_PLAY.value)
-  print(f"{game.name}: ReBeL agent, depth {config.depth}, T = {config.iterations} "
-        f"({config.updates}), {config.play} play, {_LEAF.describe()}, "
-        f"{_PROTOCOL.seeds_count.value} seeds")
+  settings_note = common.apply_checkpoint_settings(_LEAF.leaf.value, ("rebel",))
+  config = rebel.ReBeLConfig(
+    depth=_DEPTH.value,
+    iterations=_ITERATIONS.value,
+    updates=_SEARCH.updates.value,
+    play=_PLAY.value,
+  )
+  print(
+    f"{game.name}: ReBeL agent, depth {config.depth}, T = {config.iterations} "
+    f"({config.updates}), {config.play} play, {_LEAF.describe()}, "
+    f"{_PROTOCOL.seeds_count.value} seeds"
+  )
+  if settings_note:
+    print(settings_note)
   agent = rebel.ReBeL(game, leaf, config)
-  result = agent.compose(_PROTOCOL.seeds(), _PROTOCOL.batch_size.value,
-                         common.progress_printer("ReBeL"))
+  result = agent.compose(
+    _PROTOCOL.seeds(), _PROTOCOL.batch_size.value, common.progress_printer("ReBeL")
+  )
   mixture = best_response.exploitability(game, rebel.mixture_policy(game.tree, result.policies))
   stats = result.summary()
-  print(f"per seed: min {stats['min']:.4g}  mean {stats['mean']:.4g}  max {stats['max']:.4g}; "
-        f"mixture of the seeds' policies: {mixture:.4g}; {result.searches} subgames in "
-        f"{result.seconds:.1f} s")
-  row = {"game": game.name, "agent": "rebel", "depth": config.depth,
-         "iterations": config.iterations, "updates": config.updates, "play": config.play,
-         "seeds": _PROTOCOL.seeds_count.value, "exploitability": stats, "mixture": mixture,
-         "seconds": result.seconds, "searches": result.searches, **_LEAF.record(),
-         "first_seed": _PROTOCOL.first_seed.value, "per_seed": result.exploitability.tolist(),
-         "device": jax.devices()[0].platform}
+  print(
+    f"per seed: min {stats['min']:.4g}  mean {stats['mean']:.4g}  max {stats['max']:.4g}; "
+    f"mixture of the seeds' policies: {mixture:.4g}; {result.searches} subgames in "
+    f"{result.seconds:.1f} s"
+  )
+  row = {
+    "game": game.name,
+    "agent": "rebel",
+    "depth": config.depth,
+    "iterations": config.iterations,
+    "updates": config.updates,
+    "play": config.play,
+    "seeds": _PROTOCOL.seeds_count.value,
+    "exploitability": stats,
+    "mixture": mixture,
+    "seconds": result.seconds,
+    "searches": result.searches,
+    **_LEAF.record(),
+    "first_seed": _PROTOCOL.first_seed.value,
+    "per_seed": result.exploitability.tolist(),
+    "device": jax.devices()[0].platform,
+  }
   print(json.dumps({**row, "results": [row]}))
 
 

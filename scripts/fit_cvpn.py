@@ -1,14 +1,16 @@
 """Fits a CVPN to exact subgame solutions of a game and reports how well it predicts held-out PBSs.
 
-  python scripts/fit_cvpn.py --game=leduc_poker --examples=20000 --steps=20000 --plot=out/leduc_fit.png
+  python scripts/fit_cvpn.py --game=leduc_poker --examples=20000 --steps=20000 \
+      --plot=out/leduc_fit.png
 
-Generates (or loads from --cache_dir) exact examples: random public states, ranges from random policies'
-reach and Dirichlet noise, targets = root values and root average policy of a CFR+ subgame solve. With
---replay=WORKDIR it fits the replay buffer a self-play run saved instead (the query solver's targets),
-which tells a network's fit (steps, seed, width) apart from the data the run gathered:
+Generates (or loads from --cache_dir) exact examples: random public states, ranges from random
+policies' reach and Dirichlet noise, targets = root values and root average policy of a CFR+ subgame
+solve. With --replay=WORKDIR it fits the replay buffer a self-play run saved instead (the query
+solver's targets), which tells a network's fit (steps, seed, width) apart from the data the run
+gathered:
 
-  python scripts/fit_cvpn.py --game=leduc_poker --replay=out/leduc3 --steps=20000 --decay_steps=10000 \
-      --seed=1 --checkpoint_dir=out/leduc3_refit1
+  python scripts/fit_cvpn.py --game=leduc_poker --replay=out/leduc3 --steps=20000 \
+      --decay_steps=10000 --seed=1 --checkpoint_dir=out/leduc3_refit1
 Trains with progress lines, then compares held-out value MAE with the best constant predictor (per
 player and infostate, the training median) and policy cross-entropy with the uniform policy's. Ends
 with one JSON line.
@@ -24,9 +26,9 @@ import jax
 import numpy as np
 
 import common
-import sog.games
 from sog import monitoring
 from sog import plotting
+import sog.games
 from sog.nets import checkpoint
 from sog.nets import config as config_lib
 from sog.nets import cvpn as cvpn_lib
@@ -35,13 +37,18 @@ from sog.nets import train
 from sog.selfplay import loop
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
-_EXAMPLES = flags.DEFINE_integer("examples", 20000, "Exact examples (train + held out).", lower_bound=2)
-_SOLVE_ITERATIONS = flags.DEFINE_integer("solve_iterations", 300, "CFR+ iterations per example.",
-                                         lower_bound=1)
-_GROUP = flags.DEFINE_integer("group_size", 2048, "Subgames solved together under vmap.",
-                              lower_bound=1)
-_GROUP_NODES = flags.DEFINE_integer("max_group_nodes", 100_000,
-                                    "Bound on group size x largest subtree (memory).", lower_bound=1)
+_EXAMPLES = flags.DEFINE_integer(
+  "examples", 20000, "Exact examples (train + held out).", lower_bound=2
+)
+_SOLVE_ITERATIONS = flags.DEFINE_integer(
+  "solve_iterations", 300, "CFR+ iterations per example.", lower_bound=1
+)
+_GROUP = flags.DEFINE_integer(
+  "group_size", 2048, "Subgames solved together under vmap.", lower_bound=1
+)
+_GROUP_NODES = flags.DEFINE_integer(
+  "max_group_nodes", 100_000, "Bound on group size x largest subtree (memory).", lower_bound=1
+)
 _HOLDOUT = flags.DEFINE_float("holdout", 0.1, "Fraction of examples held out.")
 _STEPS = flags.DEFINE_integer("steps", 20000, "Train steps.", lower_bound=1)
 _BATCH = flags.DEFINE_integer("batch_size", 256, "Minibatch size.", lower_bound=1)
@@ -55,8 +62,12 @@ _DECAY_RATE = flags.DEFINE_float("decay_rate", 0.3, "d of alpha_0 * d^(t / T_dec
 _POLICY_WEIGHT = flags.DEFINE_float("policy_weight", 0.1, "w_p (w_v is 1).")
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the data and the network.")
 _CACHE = flags.DEFINE_string("cache_dir", "out/datasets", "Where generated datasets are cached.")
-_REPLAY = flags.DEFINE_string("replay", None, "Fit the replay buffer of this self-play work directory "
-                              "(or its checkpoint/) instead of exact examples; --examples is ignored.")
+_REPLAY = flags.DEFINE_string(
+  "replay",
+  None,
+  "Fit the replay buffer of this self-play work directory "
+  "(or its checkpoint/) instead of exact examples; --examples is ignored.",
+)
 _CHECKPOINT = flags.DEFINE_string("checkpoint_dir", None, "Save the fitted CVPN here.")
 _PLOT = flags.DEFINE_string("plot", None, "Write a loss-curve PNG here.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 1000, "Steps between held-out losses.")
@@ -75,17 +86,27 @@ def _replay_examples(game):
 def _examples(game):
   if _REPLAY.value:
     return _replay_examples(game)
-  meta = {"game": game.name, "count": _EXAMPLES.value, "iterations": _SOLVE_ITERATIONS.value,
-          "seed": _SEED.value}
-  path = pathlib.Path(_CACHE.value) / (f"{game.name}_{_EXAMPLES.value}_{_SOLVE_ITERATIONS.value}_"
-                                       f"{_SEED.value}.npz")
+  meta = {
+    "game": game.name,
+    "count": _EXAMPLES.value,
+    "iterations": _SOLVE_ITERATIONS.value,
+    "seed": _SEED.value,
+  }
+  path = pathlib.Path(_CACHE.value) / (
+    f"{game.name}_{_EXAMPLES.value}_{_SOLVE_ITERATIONS.value}_{_SEED.value}.npz"
+  )
   start = time.perf_counter()
   data = dataset.load(path, **meta)
   if data is None:
-    data = dataset.generate(game, _EXAMPLES.value, _SOLVE_ITERATIONS.value,
-                            np.random.default_rng(_SEED.value), group_size=_GROUP.value,
-                            max_group_nodes=_GROUP_NODES.value,
-                            progress=common.progress_printer("examples", unit="example"))
+    data = dataset.generate(
+      game,
+      _EXAMPLES.value,
+      _SOLVE_ITERATIONS.value,
+      np.random.default_rng(_SEED.value),
+      group_size=_GROUP.value,
+      max_group_nodes=_GROUP_NODES.value,
+      progress=common.progress_printer("examples", unit="example"),
+    )
     dataset.save(path, data, **meta)
     print(f"cached {path}")
   else:
@@ -100,8 +121,10 @@ def _has_value(data, index):
 
 def _evaluate(network, params, game, data, index, constant):
   """Held-out value MAE (network, best constant) and policy cross-entropy (network, uniform)."""
-  predictions = [network.apply({"params": params}, dataset.batch(game, data, chunk).pbs)
-                 for chunk in np.array_split(index, max(1, len(index) // 1024))]
+  predictions = [
+    network.apply({"params": params}, dataset.batch(game, data, chunk).pbs)
+    for chunk in np.array_split(index, max(1, len(index) // 1024))
+  ]
   values = np.concatenate([np.asarray(p.values) for p in predictions])
   logits = np.concatenate([np.asarray(p.logits) for p in predictions])
   valid = game.tree.valid[data["nodes"][index]] & _has_value(data, index)
@@ -113,8 +136,11 @@ def _evaluate(network, params, game, data, index, constant):
   log_p = jax.nn.log_softmax(logits, axis=-1)
   mask = np.asarray(cvpn_lib.node_masks(game.tree)[1])[data["nodes"][index]]
   xent = -(np.where(mask, policy * np.asarray(log_p), 0.0).sum(-1))[rows].mean()
-  uniform = -(policy * np.where(mask, np.log(1.0 / np.maximum(mask.sum(-1, keepdims=True), 1)),
-                                0.0)).sum(-1)[rows].mean()
+  uniform = (
+    -(policy * np.where(mask, np.log(1.0 / np.maximum(mask.sum(-1, keepdims=True), 1)), 0.0))
+    .sum(-1)[rows]
+    .mean()
+  )
   return float(mae), float(constant_mae), float(xent), float(uniform)
 
 
@@ -130,13 +156,20 @@ def main(argv):
   valid = game.tree.valid[data["nodes"][train_index]] & _has_value(data, train_index)
   seen = valid.any(0)  # (player, infostate) entries that occur in training
   constant = np.zeros(seen.shape)
-  constant[seen] = np.nanmedian(np.where(valid, data["values"][train_index], np.nan)[:, seen], axis=0)
+  constant[seen] = np.nanmedian(
+    np.where(valid, data["values"][train_index], np.nan)[:, seen], axis=0
+  )
 
-  network_config = config_lib.NetworkConfig(width=_WIDTH.value, depth=_DEPTH.value,
-                                            activation=_ACTIVATION.value)
+  network_config = config_lib.NetworkConfig(
+    width=_WIDTH.value, depth=_DEPTH.value, activation=_ACTIVATION.value
+  )
   optimizer_config = config_lib.OptimizerConfig(
-      name=_OPTIMIZER.value, learning_rate=_LR.value, decay_steps=_DECAY_STEPS.value,
-      decay_rate=_DECAY_RATE.value, policy_weight=_POLICY_WEIGHT.value)
+    name=_OPTIMIZER.value,
+    learning_rate=_LR.value,
+    decay_steps=_DECAY_STEPS.value,
+    decay_rate=_DECAY_RATE.value,
+    policy_weight=_POLICY_WEIGHT.value,
+  )
   network = cvpn_lib.make_network(game.tree, network_config)
   trainer = train.Trainer(network, optimizer_config)
   state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(_SEED.value)))
@@ -153,25 +186,45 @@ def main(argv):
       progress.update(step, f"train loss {curve[-1][1]:.4g}, held-out loss {held_loss:.4g}")
   progress.close()
   fit_seconds = time.perf_counter() - start
-  mae, constant_mae, xent, uniform_xent = _evaluate(network, state.params, game, data, test_index,
-                                                    constant)
-  print(f"{game.name}: {count} examples ({held} held out), made or loaded in "
-        f"{generate_seconds:.0f}s, fitted in {fit_seconds:.0f}s")
+  mae, constant_mae, xent, uniform_xent = _evaluate(
+    network, state.params, game, data, test_index, constant
+  )
+  print(
+    f"{game.name}: {count} examples ({held} held out), made or loaded in "
+    f"{generate_seconds:.0f}s, fitted in {fit_seconds:.0f}s"
+  )
   print(f"  value MAE {mae:.4g} (best constant {constant_mae:.4g}, ratio {mae / constant_mae:.3f})")
   print(f"  policy cross-entropy {xent:.4g} (uniform {uniform_xent:.4g})")
   if _CHECKPOINT.value:
-    checkpoint.save(_CHECKPOINT.value, state,
-                    checkpoint.CheckpointConfig(game.name, network_config, optimizer_config))
+    checkpoint.save(
+      _CHECKPOINT.value,
+      state,
+      checkpoint.CheckpointConfig(game.name, network_config, optimizer_config),
+    )
   if _PLOT.value:
-    steps, train_loss, held_loss = zip(*curve)
-    plotting.line_plot(_PLOT.value, {"train (minibatch)": (steps, train_loss),
-                                     "held out": (steps, held_loss)},
-                       f"{game.name}: CVPN fit to exact subgame solutions", "train steps",
-                       "loss (w_v Huber + w_p KL)")
-  print(json.dumps({"game": game.name, "examples": count, "value_mae": mae,
-                    "constant_value_mae": constant_mae, "policy_xent": xent,
-                    "uniform_policy_xent": uniform_xent, "generate_seconds": generate_seconds,
-                    "fit_seconds": fit_seconds, "steps": _STEPS.value}))
+    steps, train_loss, held_loss = zip(*curve, strict=True)
+    plotting.line_plot(
+      _PLOT.value,
+      {"train (minibatch)": (steps, train_loss), "held out": (steps, held_loss)},
+      f"{game.name}: CVPN fit to exact subgame solutions",
+      "train steps",
+      "loss (w_v Huber + w_p KL)",
+    )
+  print(
+    json.dumps(
+      {
+        "game": game.name,
+        "examples": count,
+        "value_mae": mae,
+        "constant_value_mae": constant_mae,
+        "policy_xent": xent,
+        "uniform_policy_xent": uniform_xent,
+        "generate_seconds": generate_seconds,
+        "fit_seconds": fit_seconds,
+        "steps": _STEPS.value,
+      }
+    )
+  )
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """Head-to-head games: the SoG agent against an OpenSpiel bot, seats swapped game by game.
 
-  python scripts/play.py --game=connect_four --leaf="checkpoints/connect_four(rows=3,columns=3,x_in_row=3)" \
-      --opponent=mcts --games=100
-  python scripts/play.py --game=leduc_poker --leaf=checkpoints/leduc_poker --opponent=ismcts --games=200
+  python scripts/play.py --game=connect_four \
+      --leaf="checkpoints/connect_four(rows=3,columns=3,x_in_row=3)" --opponent=mcts --games=100
+  python scripts/play.py --game=leduc_poker --leaf=checkpoints/leduc_poker --opponent=ismcts \
+      --games=200
 
-The agent (``sog.search.SoGAgent`` as an OpenSpiel bot, ``sog.openspiel.SoGBot``) re-solves every one
-of its decisions with SoG(s, c) from its last search (--sims takes one value; the search, re-solving
-and leaf flags are the shared ones of ``scripts/common.py``). Game g seats the agent as player
-g mod 2. Opponents, OpenSpiel's own bots:
+The agent (``sog.search.SoGAgent`` as an OpenSpiel bot, ``sog.openspiel.SoGBot``) re-solves every
+one of its decisions with SoG(s, c) from its last search (--sims takes one value; the search,
+re-solving and leaf flags are the shared ones of ``scripts/common.py``). Game g seats the agent as
+player g mod 2. Opponents, OpenSpiel's own bots:
 
   * mcts: ``MCTSBot`` with random-rollout evaluation (one rollout a leaf), UCT constant --uct_c,
     --opponent_simulations simulations a move, MCTS-Solver on (OpenSpiel's defaults); perfect
@@ -15,25 +16,30 @@ g mod 2. Opponents, OpenSpiel's own bots:
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
   * random: ``UniformRandomBot``.
 
-A pgx game (``--game=pgx/tic_tac_toe``, ``pgx/connect_four``) is searched on a node pool
-(``sog.search.pool``) from the state it is at, the action drawn from the root's average policy; its
-opponents add
+In a perfect-information game SoG plays the most probable action of its policy, in an
+imperfect-information game it draws its action from the policy (sound play); --sample or --nosample
+chooses for any game.
 
-  * mctx: AlphaZero's PUCT MCTS from mctx with the same leaf model and the same number of simulations
-    (--sims), playing its most visited action (``sog.search.alphazero``);
+A pgx game (``--game=pgx/tic_tac_toe``, ``pgx/connect_four``) is searched on a node pool
+(``sog.search.pool``) from the state it is at; its opponents add
+
+  * mctx: AlphaZero's PUCT MCTS from mctx with the same leaf model and the same number of
+    simulations (--sims), playing its most visited action (``sog.search.alphazero``);
   * minimax: perfect play (tic-tac-toe), an optimal action at random;
 
 and mcts is OpenSpiel's C++ ``MCTSBot`` there, with the Python bot's settings (random rollouts,
 MCTS-Solver on), which a 6 x 7 board needs for time.
 
-  python scripts/play.py --game=pgx/tic_tac_toe --leaf=zeros --sims=100 --opponent=minimax --games=20
-  python scripts/play.py --game=pgx/connect_four --leaf=checkpoints/pgx_connect_four --opponent=mctx
+  python scripts/play.py --game=pgx/tic_tac_toe --leaf=zeros --sims=100 --opponent=minimax \
+      --games=20
+  python scripts/play.py --game=pgx/connect_four --leaf=checkpoints/pgx/connect_four \
+      --opponent=mctx
 
 For a pgx game --leaf is ``zeros`` or a checkpoint trained by pool self-play (``configs/pgx_*.py``),
 which mctx's search then uses too.
 
-A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and ends
-with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
+A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and
+ends with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
 """
 
 import json
@@ -44,10 +50,10 @@ from absl import app
 from absl import flags
 from absl import logging
 import numpy as np
-import pyspiel
 from open_spiel.python.algorithms import evaluate_bots
 from open_spiel.python.algorithms import ismcts
 from open_spiel.python.algorithms import mcts
+import pyspiel
 
 import common
 from sog import monitoring
@@ -63,76 +69,104 @@ from sog.search import pool
 OPPONENTS = ("mcts", "ismcts", "random", "mctx", "minimax")
 PGX_OPPONENTS = ("mctx", "minimax")
 
-_GAME = flags.DEFINE_string("game", "connect_four", "Game name (one with an OpenSpiel counterpart, or "
-                            "pgx/tic_tac_toe, pgx/connect_four).")
+_GAME = flags.DEFINE_string(
+  "game",
+  "connect_four",
+  "Game name (one with an OpenSpiel counterpart, or pgx/tic_tac_toe, pgx/connect_four).",
+)
 _SEARCH = common.define_search_flags(sims=["100"])
 _PROTOCOL = common.define_protocol_flags()
 _LEAF = common.define_leaf_flags(leaf="zeros")
 _OPPONENT = flags.DEFINE_enum("opponent", "mcts", list(OPPONENTS), "The OpenSpiel bot to play.")
 _GAMES = flags.DEFINE_integer("games", 100, "Games to play (seats alternate).", lower_bound=1)
-_OPPONENT_SIMULATIONS = flags.DEFINE_integer("opponent_simulations", 1000,
-                                             "Simulations a move of (IS-)MCTS.", lower_bound=1)
+_OPPONENT_SIMULATIONS = flags.DEFINE_integer(
+  "opponent_simulations", 1000, "Simulations a move of (IS-)MCTS.", lower_bound=1
+)
 _UCT_C = flags.DEFINE_float("uct_c", 2.0, "UCT exploration constant of (IS-)MCTS.", lower_bound=0.0)
 _SEED = flags.DEFINE_integer("seed", 0, "Seeds both players' randomness (game g uses seed + g).")
-_GREEDY = flags.DEFINE_bool("greedy", False, "On a pgx game, SoG plays its root policy's most probable "
-                            "action instead of drawing one from it.")
+_SAMPLE = flags.DEFINE_bool(
+  "sample",
+  None,
+  "SoG draws its action from its re-solved policy (its sound play) instead of playing the most "
+  "probable action. Default: it draws in imperfect-information games and plays the most probable "
+  "action in perfect-information ones, as AlphaZero-style players are evaluated.",
+)
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 
 class _ISMCTSBot(ismcts.ISMCTSBot):
-  """OpenSpiel's IS-MCTS bot, restartable: it builds its search tree anew at every move, so a new game
-  needs nothing (its own ``restart_at`` is not implemented, and ``evaluate_bots`` calls it)."""
+  """OpenSpiel's IS-MCTS bot, restartable: it builds its search tree anew at every move, so a new
+  game needs nothing (its own ``restart_at`` is not implemented, and ``evaluate_bots`` calls it)."""
 
   def restart_at(self, state: pyspiel.State) -> None:
     del state
 
 
-def opponent_bot(name: str, os_game: pyspiel.Game, player: int, simulations: int, uct_c: float,
-                 seed: int) -> pyspiel.Bot:
-  """OpenSpiel's bot ``name`` for seat ``player`` (``ValueError`` where it does not fit the game)."""
+def opponent_bot(
+  name: str, os_game: pyspiel.Game, player: int, simulations: int, uct_c: float, seed: int
+) -> pyspiel.Bot:
+  """OpenSpiel's bot ``name`` for seat ``player`` (``ValueError`` where it does not fit)."""
   rng = np.random.RandomState(seed)
-  perfect = (os_game.get_type().information
-             == pyspiel.GameType.Information.PERFECT_INFORMATION)
+  perfect = os_game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION
   if name == "random":
     return pyspiel.make_uniform_random_bot(player, seed)
   evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
   if name == "mcts":
     if not perfect:
-      raise ValueError(f"--opponent=mcts needs a perfect-information game; {os_game} is not "
-                       "(use ismcts or random)")
+      raise ValueError(
+        f"--opponent=mcts needs a perfect-information game; {os_game} is not (use ismcts or random)"
+      )
     return mcts.MCTSBot(os_game, uct_c, simulations, evaluator, random_state=rng)
   if name == "ismcts":
     return _ISMCTSBot(os_game, evaluator, uct_c, simulations, random_state=rng)
   if name in PGX_OPPONENTS:
-    raise ValueError(f"--opponent={name} plays pgx games only (--game=pgx/...); valid opponents "
-                     f"here: mcts, ismcts, random")
+    raise ValueError(
+      f"--opponent={name} plays pgx games only (--game=pgx/...); valid opponents "
+      f"here: mcts, ismcts, random"
+    )
   raise ValueError(f"unknown opponent {name!r}; valid opponents: {', '.join(OPPONENTS)}")
 
 
 def _tally(returns: np.ndarray) -> dict:
   """Wins, draws and losses by the sign of the agent's returns, and their mean."""
-  return {"games": int(returns.size), "wins": int((returns > 0).sum()),
-          "draws": int((returns == 0).sum()), "losses": int((returns < 0).sum()),
-          "mean_return": float(returns.mean()) if returns.size else 0.0}
+  return {
+    "games": int(returns.size),
+    "wins": int((returns > 0).sum()),
+    "draws": int((returns == 0).sum()),
+    "losses": int((returns < 0).sum()),
+    "mean_return": float(returns.mean()) if returns.size else 0.0,
+  }
 
 
-def _pgx_opponent(name: str, game: pgx_games.PgxGame, os_game: pyspiel.Game, leaf: pool.PoolLeafModel,
-                  simulations: int, player: int, seed: int) -> pyspiel.Bot:
+def _pgx_opponent(
+  name: str,
+  game: pgx_games.PgxGame,
+  os_game: pyspiel.Game,
+  leaf: pool.PoolLeafModel,
+  simulations: int,
+  player: int,
+  seed: int,
+) -> pyspiel.Bot:
   """A pgx game's opponent: mctx with SoG's leaf model and simulations, minimax, or OpenSpiel's."""
   if name == "mctx":
     return pgx_bots.AlphaZeroBot(_alphazero(game, leaf, simulations), player, seed)
   if name == "minimax":
     if game.name not in pgx_bots.SOLVABLE:
-      raise ValueError(f"--opponent=minimax needs a game small enough to solve here: "
-                       f"{', '.join(pgx_bots.SOLVABLE)}; got {game.name}")
+      raise ValueError(
+        f"--opponent=minimax needs a game small enough to solve here: "
+        f"{', '.join(pgx_bots.SOLVABLE)}; got {game.name}"
+      )
     return pgx_bots.MinimaxBot(os_game, player, seed)
   if name == "ismcts":
-    raise ValueError("--opponent=ismcts is for imperfect-information games; valid opponents of a pgx "
-                     "game: mcts, mctx, minimax, random")
+    raise ValueError(
+      "--opponent=ismcts is for imperfect-information games; valid opponents of a pgx "
+      "game: mcts, mctx, minimax, random"
+    )
   if name == "mcts":  # OpenSpiel's C++ MCTS: the Python bot's settings at a fraction of its time
     evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
-    return pyspiel.MCTSBot(os_game, evaluator, _UCT_C.value, _OPPONENT_SIMULATIONS.value,
-                           10**4, True, seed, False)
+    return pyspiel.MCTSBot(
+      os_game, evaluator, _UCT_C.value, _OPPONENT_SIMULATIONS.value, 10**4, True, seed, False
+    )
   return opponent_bot(name, os_game, player, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed)
 
 
@@ -144,8 +178,10 @@ def _pgx_leaf(spec: str, game: pgx_games.PgxGame) -> pool.PoolLeafModel:
   if spec == "zeros":
     return pool.zero_pool_leaf_model()
   if not pathlib.Path(spec).is_dir():
-    raise ValueError(f"--leaf={spec}: a pgx game's leaf is zeros or a checkpoint directory of a "
-                     f"network trained on {game.name} (scripts/train.py --config=configs/pgx_...)")
+    raise ValueError(
+      f"--leaf={spec}: a pgx game's leaf is zeros or a checkpoint directory of a "
+      f"network trained on {game.name} (scripts/train.py --config=configs/pgx_...)"
+    )
   return checkpoint.restore_pool_leaf_model(spec, game.name)
 
 
@@ -157,11 +193,12 @@ def _alphazero(game, leaf, simulations) -> alphazero.AlphaZero:
 
 
 def _players(simulations: int, config):
-  """Prints the match's header; returns the game's name, OpenSpiel's game, the agent's name and
-  makers of both bots, ``(seat, seed) -> pyspiel.Bot``."""
+  """Prints the match's header; returns the game's name, OpenSpiel's game, the agent's name, whether
+  it samples its actions, and makers of both bots, ``(seat, seed) -> pyspiel.Bot``."""
   opponent_simulations = simulations if _OPPONENT.value == "mctx" else _OPPONENT_SIMULATIONS.value
-  opponent = _OPPONENT.value + ("" if _OPPONENT.value in ("random", "minimax")
-                                else f"({opponent_simulations} simulations)")
+  opponent = _OPPONENT.value + (
+    "" if _OPPONENT.value in ("random", "minimax") else f"({opponent_simulations} simulations)"
+  )
   name = f"SoG({simulations},{config.simulations_per_phase:g})"
   if pgx_games.is_pgx_name(_GAME.value):
     game = common.load_game(_GAME.value, enumerated=False)
@@ -169,40 +206,62 @@ def _players(simulations: int, config):
     leaf = _pgx_leaf(_LEAF.leaf.value, game)
     _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
     searcher = pool.PoolGTCFR(game, leaf, config)
-    print(f"{game.name}: {name} on a node pool (leaf={_LEAF.leaf.value}, k={searcher.k}"
-          f"{', greedy' if _GREEDY.value else ''}) against {opponent}, "
-          f"{_GAMES.value} games, seats alternating", flush=True)
-    return (game.name, os_game, name,
-            lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed, _GREEDY.value),
-            lambda seat, seed: _pgx_opponent(_OPPONENT.value, game, os_game, leaf, simulations,
-                                             seat, seed))
-  if _GREEDY.value:
-    raise ValueError("--greedy is for pgx games (--game=pgx/...); on an enumerated game SoG plays by "
-                     "its re-solving agent")
+    sample = bool(_SAMPLE.value)  # pgx's games here have perfect information
+    print(
+      f"{game.name}: {name} on a node pool (leaf={_LEAF.leaf.value}, k={searcher.k}, "
+      f"{_play_kind(sample)}) against {opponent}, {_GAMES.value} games, seats alternating",
+      flush=True,
+    )
+    return (
+      game.name,
+      os_game,
+      name,
+      sample,
+      lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed, sample),
+      lambda seat, seed: _pgx_opponent(
+        _OPPONENT.value, game, os_game, leaf, simulations, seat, seed
+      ),
+    )
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
   opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
   agent = agent_lib.SoGAgent(game, _LEAF.model(game), config, _PROTOCOL.resolving_config())
   resolving = agent.resolving_config
-  print(f"{game.name}: {name} ({_LEAF.describe()}; "
-        f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving) against "
-        f"{opponent}, {_GAMES.value} games, seats alternating", flush=True)
-  return (game.name, os_game, name,
-          lambda seat, seed: bot_lib.SoGBot(agent, seat, seed=seed),
-          lambda seat, seed: opponent_bot(_OPPONENT.value, os_game, seat,
-                                          _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed))
+  sample = not agent.perfect_information if _SAMPLE.value is None else _SAMPLE.value
+  print(
+    f"{game.name}: {name} ({_LEAF.describe()}; "
+    f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving, "
+    f"{_play_kind(sample)}) against {opponent}, {_GAMES.value} games, seats alternating",
+    flush=True,
+  )
+  return (
+    game.name,
+    os_game,
+    name,
+    sample,
+    lambda seat, seed: bot_lib.SoGBot(agent, seat, seed=seed, sample=sample),
+    lambda seat, seed: opponent_bot(
+      _OPPONENT.value, os_game, seat, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed
+    ),
+  )
+
+
+def _play_kind(sample: bool) -> str:
+  return "drawing its action from its policy" if sample else "playing its most probable action"
 
 
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)
-  settings_note = ("" if pgx_games.is_pgx_name(_GAME.value)
-                   else common.apply_checkpoint_settings(_LEAF.leaf.value, skip=("predecessor",)))
+  settings_note = common.apply_checkpoint_settings(
+    _LEAF.leaf.value,
+    ("search",) if pgx_games.is_pgx_name(_GAME.value) else ("search", "resolving"),
+  )
   sims = _SEARCH.simulations()
   if len(sims) != 1:
     raise ValueError(f"--sims: play takes one value of s, got {sims}")
   config = _SEARCH.config(sims[0])
-  game_name, os_game, name, agent_bot, opponent_of = _players(sims[0], config)
+  game_name, os_game, name, sample, agent_bot, opponent_of = _players(sims[0], config)
   if settings_note:
     print(settings_note, flush=True)
   returns, seats = [], []
@@ -213,27 +272,43 @@ def main(argv):
     bots = [None, None]
     bots[seat] = agent_bot(seat, seed)
     bots[1 - seat] = opponent_of(1 - seat, seed)
-    outcome = evaluate_bots.evaluate_bots(os_game.new_initial_state(), bots,
-                                          np.random.RandomState(seed))
+    outcome = evaluate_bots.evaluate_bots(
+      os_game.new_initial_state(), bots, np.random.RandomState(seed)
+    )
     returns.append(float(outcome[seat]))
     seats.append(seat)
     so_far = _tally(np.asarray(returns))
-    progress.update(g + 1, f"{so_far['wins']} wins, {so_far['draws']} draws, "
-                           f"{so_far['losses']} losses")
+    progress.update(
+      g + 1, f"{so_far['wins']} wins, {so_far['draws']} draws, {so_far['losses']} losses"
+    )
   progress.close()
   returns, seats = np.asarray(returns), np.asarray(seats)
   whole = _tally(returns)
   per_seat = {f"as_player_{p}": _tally(returns[seats == p]) for p in (0, 1)}
-  for label, t in [("all", whole)] + list(per_seat.items()):
-    print(f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
-          f"(mean return {t['mean_return']:+.3f}) in {t['games']} games")
-  print(json.dumps({"game": game_name, **whole, **per_seat, "agent": name,
-                    "opponent": _OPPONENT.value,
-                    "opponent_simulations": {"mctx": sims[0], "random": None, "minimax": None}.get(
-                        _OPPONENT.value, _OPPONENT_SIMULATIONS.value),
-                    "uct_c": _UCT_C.value, "greedy": _GREEDY.value,
-                    "seconds": time.perf_counter() - started,
-                    **_LEAF.record()}))
+  for label, t in [("all", whole), *per_seat.items()]:
+    print(
+      f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
+      f"(mean return {t['mean_return']:+.3f}) in {t['games']} games"
+    )
+  print(
+    json.dumps(
+      {
+        "game": game_name,
+        **whole,
+        **per_seat,
+        "agent": name,
+        "opponent": _OPPONENT.value,
+        "opponent_simulations": {"mctx": sims[0], "random": None, "minimax": None}.get(
+          _OPPONENT.value, _OPPONENT_SIMULATIONS.value
+        ),
+        "uct_c": _UCT_C.value,
+        "sample": sample,
+        "seconds": time.perf_counter() - started,
+        **_SEARCH.record(),
+        **_LEAF.record(),
+      }
+    )
+  )
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@
       --series="shipped network=out/net.txt"
 
 Each --series is ``LABEL=FILE[,FILE...]``: the files are evaluate.py's outputs (its last line is its
-JSON line); every setting in them (``results``) becomes a point (s, mean exploitability), in mbb/h for
-poker (x 1000). The paper's trained and untrained fig. 3 curves are drawn when it has the game. Prints
-the table it drew and ends with one JSON line.
+JSON line); every setting in them (``results``) becomes a point (s, mean exploitability), in mbb/h
+for poker (x 1000; --scale sets another multiplier). The paper's trained and untrained fig. 3 curves
+are drawn when it has the game. Prints the table it drew and ends with one JSON line.
 """
 
 import json
@@ -22,7 +22,9 @@ from sog.eval import paper
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game the runs are of (for fig. 3's curves).")
 _SERIES = flags.DEFINE_multi_string("series", [], "LABEL=FILE[,FILE...] (evaluate.py outputs).")
 _OUT = flags.DEFINE_string("out", "out/protocol.png", "The PNG to write.")
-_SCALE = flags.DEFINE_float("scale", 1000.0, "Multiplier of the exploitability (1000: mbb/h).")
+_SCALE = flags.DEFINE_float(
+  "scale", None, "Multiplier of the exploitability (default: the game's unit, mbb/h for poker)."
+)
 
 
 def read_points(paths: list[str]) -> dict[int, float]:
@@ -30,8 +32,11 @@ def read_points(paths: list[str]) -> dict[int, float]:
   line, or two files that both have the same s)."""
   points = {}
   for path in paths:
-    lines = [line for line in pathlib.Path(path).read_text(errors="replace").splitlines()
-             if line.startswith("{")]
+    lines = [
+      line
+      for line in pathlib.Path(path).read_text(errors="replace").splitlines()
+      if line.startswith("{")
+    ]
     if not lines:
       raise ValueError(f"{path}: no JSON line (is it scripts/evaluate.py's output?)")
     for row in json.loads(lines[-1])["results"]:
@@ -56,24 +61,39 @@ def main(argv):
   series = parse_series(_SERIES.value)
   if not series:
     raise ValueError("give at least one --series")
-  scale = _SCALE.value
-  lines = {label: (sorted(points), [points[s] * scale for s in sorted(points)])
-           for label, points in series.items()}
+  scale, unit = paper.exploitability_unit(_GAME.value)
+  if _SCALE.value is not None:
+    scale, unit = _SCALE.value, f"exploitability x {_SCALE.value:g}"
+  lines = {
+    label: (sorted(points), [points[s] * scale for s in sorted(points)])
+    for label, points in series.items()
+  }
   reference = paper.fig3(_GAME.value)
   if reference is not None:
-    for name, values in (("SoG, fig. 3, trained", reference.trained),
-                         ("SoG, fig. 3, untrained", reference.untrained)):
+    for name, values in (
+      ("SoG, fig. 3, trained", reference.trained),
+      ("SoG, fig. 3, untrained", reference.untrained),
+    ):
       lines[name] = (sorted(values), [values[s] * scale for s in sorted(values)])
-  unit = "mbb/h" if scale == 1000 else f"exploitability x {scale:g}"
-  plotting.line_plot(_OUT.value, lines, f"{_GAME.value}: SoG(s, 1) by the protocol", "simulations s",
-                     unit, logx=True)
+  plotting.line_plot(
+    _OUT.value, lines, f"{_GAME.value}: SoG(s, 1) by the protocol", "simulations s", unit, logx=True
+  )
   every_s = sorted({s for x, _ in lines.values() for s in x})
   print(f"{'series':<44}" + "".join(f"{s:>9}" for s in every_s))
   for label, (x, y) in lines.items():
-    row = dict(zip(x, y))
+    row = dict(zip(x, y, strict=True))
     print(f"{label:<44}" + "".join(f"{row[s]:>9.1f}" if s in row else f"{'':>9}" for s in every_s))
-  print(json.dumps({"game": _GAME.value, "out": _OUT.value,
-                    "series": {label: dict(zip(map(str, x), y)) for label, (x, y) in lines.items()}}))
+  print(
+    json.dumps(
+      {
+        "game": _GAME.value,
+        "out": _OUT.value,
+        "series": {
+          label: dict(zip(map(str, x), y, strict=True)) for label, (x, y) in lines.items()
+        },
+      }
+    )
+  )
 
 
 if __name__ == "__main__":

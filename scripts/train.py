@@ -1,5 +1,5 @@
-"""Trains a CVPN by SoG's sound self-play (actors, query solver, trainer), or by ReBeL's self-play for a
-config with a ``rebel`` section, and evaluates it.
+"""Trains a CVPN by SoG's sound self-play (actors, query solver, trainer), or by ReBeL's self-play
+for a config with a ``rebel`` section, and evaluates it.
 
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc
   python scripts/train.py --config=configs/rebel_liars_dice.py --workdir=out/rebel_ld4
@@ -10,11 +10,11 @@ config with a ``rebel`` section, and evaluates it.
 A config with ``pool = True`` (``configs/pgx_*.py``) runs self-play on a pgx game with GT-CFR on a
 node pool (``sog.selfplay.pool_selfplay``) instead.
 
-Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``). A
-run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
-counters). Shows progress (tqdm: share of the budget, ETA; steps, games, queries solved, buffer fill,
-rates; a line every --log_every seconds when not on a terminal) and the periodic evaluations, writes
-metrics.csv, evaluation.csv, TensorBoard event files (``tensorboard --logdir WORKDIR``) and
+Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``).
+A run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
+counters). Shows progress (tqdm: share of the budget, ETA; steps, games, queries solved, buffer
+fill, rates; a line every --log_every seconds when not on a terminal) and the periodic evaluations,
+writes metrics.csv, evaluation.csv, TensorBoard event files (``tensorboard --logdir WORKDIR``) and
 exploitability.png in the work directory, and ends with one JSON line: game, steps, seconds,
 exploitability per evaluated setting, throughput.
 """
@@ -28,14 +28,17 @@ from ml_collections import config_flags
 
 from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.selfplay import config as config_lib
+from sog.selfplay import pool_config
 from sog.selfplay import pool_selfplay
 from sog.selfplay import run
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/leduc.py", "Experiment config file.")
-_WORKDIR = flags.DEFINE_string("workdir", None, "Directory of checkpoints, metrics and plots.",
-                               required=True)
-_LOG_EVERY = flags.DEFINE_float("log_every", 10.0, "Seconds between metrics rows (and progress "
-                                 "lines when not on a terminal).")
+_WORKDIR = flags.DEFINE_string(
+  "workdir", None, "Directory of checkpoints, metrics and plots.", required=True
+)
+_LOG_EVERY = flags.DEFINE_float(
+  "log_every", 10.0, "Seconds between metrics rows (and progress lines when not on a terminal)."
+)
 
 
 def main(argv):
@@ -45,49 +48,64 @@ def main(argv):
     _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value))
     return
   if "pool" in _CONFIG.value:
-    _train_pool(pool_selfplay.from_config_dict(_CONFIG.value))
+    _train_pool(pool_config.from_config_dict(_CONFIG.value))
     return
   experiment = config_lib.from_config_dict(_CONFIG.value)
   selfplay = experiment.selfplay
-  print(f"{experiment.game}: self-play with actors SoG({experiment.actor.simulations},"
-        f"{experiment.actor.simulations_per_phase:g}) x {selfplay.games} games, solver SoG("
-        f"{experiment.solver.simulations},{experiment.solver.simulations_per_phase:g}) x "
-        f"{selfplay.solver_batch} queries per round, network {experiment.network.depth} x "
-        f"{experiment.network.width}; up to {experiment.max_steps} steps"
-        + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
+  print(
+    f"{experiment.game}: self-play with actors SoG({experiment.actor.simulations},"
+    f"{experiment.actor.simulations_per_phase:g}) x {selfplay.games} games, solver SoG("
+    f"{experiment.solver.simulations},{experiment.solver.simulations_per_phase:g}) x "
+    f"{selfplay.solver_batch} queries per round, network {experiment.network.depth} x "
+    f"{experiment.network.width}; up to {experiment.max_steps} steps"
+    + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""),
+    flush=True,
+  )
   summary = run.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, experiment)
 
 
 def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment) -> None:
   base, rebel = experiment.base, experiment.rebel
-  print(f"{base.game}: ReBeL self-play, {base.selfplay.games} games, depth-{rebel.depth} subgames "
-        f"of T = {rebel.iterations} CFR-D iterations ({rebel.updates}), eps {base.selfplay.eps:g}, "
-        f"network {base.network.depth} x {base.network.width}; up to {base.max_steps} steps"
-        + (f" or {base.max_seconds:.0f} s" if base.max_seconds else ""), flush=True)
+  print(
+    f"{base.game}: ReBeL self-play, {base.selfplay.games} games, depth-{rebel.depth} subgames "
+    f"of T = {rebel.iterations} CFR-D iterations ({rebel.updates}), eps {base.selfplay.eps:g}, "
+    f"network {base.network.depth} x {base.network.width}; up to {base.max_steps} steps"
+    + (f" or {base.max_seconds:.0f} s" if base.max_seconds else ""),
+    flush=True,
+  )
   summary = rebel_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, base)
 
 
-def _train_pool(experiment: pool_selfplay.PoolExperiment) -> None:
+def _train_pool(experiment: pool_config.PoolExperiment) -> None:
   search = experiment.search
-  print(f"{experiment.game}: self-play with GT-CFR on a node pool, SoG({search.simulations},"
-        f"{search.simulations_per_phase:g}) x {experiment.games} games, solver batch "
-        f"{experiment.solver_batch}, network {experiment.network.depth} x "
-        f"{experiment.network.width}; up to {experiment.max_steps} steps"
-        + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""), flush=True)
+  print(
+    f"{experiment.game}: self-play with GT-CFR on a node pool, SoG({search.simulations},"
+    f"{search.simulations_per_phase:g}) x {experiment.games} games, solver batch "
+    f"{experiment.solver_batch}, network {experiment.network.depth} x "
+    f"{experiment.network.width}; up to {experiment.max_steps} steps"
+    + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""),
+    flush=True,
+  )
   summary = pool_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
-  print(f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
-        f"{summary['queries_solved']} queries solved")
+  print(
+    f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
+    f"{summary['queries_solved']} queries solved"
+  )
   print(json.dumps(summary))
 
 
 def _report(summary: dict, experiment: config_lib.Experiment) -> None:
-  print(f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
-        f"{summary['queries_solved']} queries solved")
+  print(
+    f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
+    f"{summary['queries_solved']} queries solved"
+  )
   for name, stats in summary["exploitability"].items():
-    print(f"  {name}: exploitability {stats['mean']:.4g} (min {stats['min']:.4g}, "
-          f"max {stats['max']:.4g}) over {experiment.evaluation.seeds} seeds")
+    print(
+      f"  {name}: exploitability {stats['mean']:.4g} (min {stats['min']:.4g}, "
+      f"max {stats['max']:.4g}) over {experiment.evaluation.seeds} seeds"
+    )
   print(json.dumps(summary))
 
 

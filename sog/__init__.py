@@ -16,14 +16,23 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "sog.games": ("Game", "load", "registered_games"),
-    "sog.eval": ("evaluate", "exploitability", "random_policy", "uniform_policy"),
-    "sog.search": ("GTCFR", "GTCFRConfig", "LeafModel", "ResolvingConfig", "SoGAgent",
-                   "exact_leaf_model", "solve", "solve_subgame", "zero_leaf_model"),
-    "sog.nets": ("cvpn_leaf_model", "restore_leaf_model"),
-    "sog.protocol": ("compose",),
-    "sog.selfplay": ("from_config_dict", "train"),
-    "sog.openspiel": ("SoGBot",),
+  "sog.games": ("Game", "load", "registered_games"),
+  "sog.eval": ("evaluate", "exploitability", "random_policy", "uniform_policy"),
+  "sog.search": (
+    "GTCFR",
+    "GTCFRConfig",
+    "LeafModel",
+    "ResolvingConfig",
+    "SoGAgent",
+    "exact_leaf_model",
+    "solve",
+    "solve_subgame",
+    "zero_leaf_model",
+  ),
+  "sog.nets": ("cvpn_leaf_model", "restore_leaf_model"),
+  "sog.protocol": ("compose",),
+  "sog.selfplay": ("from_config_dict", "train"),
+  "sog.openspiel": ("SoGBot",),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}
 __all__ = sorted(_HOME)

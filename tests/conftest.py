@@ -1,5 +1,5 @@
-"""Shared test settings: the games each suite runs on, a seeded random generator, and JAX's persistent
-compilation cache.
+"""Shared test settings: the games each suite runs on, a seeded random generator, and JAX's
+persistent compilation cache.
 
 Many tests build searches that compile to the same XLA program (the same game, settings and leaf
 model in a new ``GTCFR``, in another xdist worker, or in a script run as a subprocess). JAX's
@@ -23,24 +23,42 @@ from sog.search import leaf_models
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository: scripts run from here
 _CACHE = ROOT / ".jax_cache"
-_CACHE_SETTINGS = {"JAX_COMPILATION_CACHE_DIR": str(_CACHE),
-                   "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
+_CACHE_SETTINGS = {
+  "JAX_COMPILATION_CACHE_DIR": str(_CACHE),
+  "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+}
 os.environ.update(_CACHE_SETTINGS)  # for the scripts the tests run as subprocesses
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
-# 549,946 public states, built in about a minute: its checks run with `make test-slow` (Connect Four,
-# the same k-in-a-row rules, keeps them in the default run).
+# 549,946 public states, built in about a minute: its checks run with `make test-slow` (Connect
+# Four, the same k-in-a-row rules, keeps them in the default run).
 TIC_TAC_TOE = pytest.param("tic_tac_toe", marks=pytest.mark.slow)
-ALL_GAMES = ("kuhn_poker", "leduc_poker", "liars_dice(faces=4)", "liars_dice(faces=5)",
-             "liars_dice(faces=6)", "scotland_yard(map=glasses)", "scotland_yard(map=glasses_short)",
-             "scotland_yard(map=glasses_hidden)", "scotland_yard(map=glasses_hidden_short)",
-             "connect_four", "connect_four(rows=2,columns=4,x_in_row=2)",
-             TIC_TAC_TOE)
+ALL_GAMES = (
+  "kuhn_poker",
+  "leduc_poker",
+  "liars_dice(faces=4)",
+  "liars_dice(faces=5)",
+  "liars_dice(faces=6)",
+  "scotland_yard(map=glasses)",
+  "scotland_yard(map=glasses_short)",
+  "scotland_yard(map=glasses_hidden)",
+  "scotland_yard(map=glasses_hidden_short)",
+  "connect_four",
+  "connect_four(rows=2,columns=4,x_in_row=2)",
+  TIC_TAC_TOE,
+)
 # Games whose OpenSpiel counterpart is small enough to enumerate in the suite.
-BRIDGED_GAMES = ("kuhn_poker", "leduc_poker", "liars_dice(faces=4)", "scotland_yard(map=glasses_short)",
-                 "scotland_yard(map=glasses_hidden_short)", "connect_four",
-                 "connect_four(rows=2,columns=4,x_in_row=2)", TIC_TAC_TOE)
+BRIDGED_GAMES = (
+  "kuhn_poker",
+  "leduc_poker",
+  "liars_dice(faces=4)",
+  "scotland_yard(map=glasses_short)",
+  "scotland_yard(map=glasses_hidden_short)",
+  "connect_four",
+  "connect_four(rows=2,columns=4,x_in_row=2)",
+  TIC_TAC_TOE,
+)
 
 
 @pytest.fixture
@@ -52,17 +70,40 @@ def load(name: str) -> sog.games.Game:
   return sog.games.load(name)
 
 
-_LEAF_MODELS = {"zeros": leaf_models.zero_leaf_model,
-                "oracle": lambda: leaf_models.exact_leaf_model(50)}
+_LEAF_MODELS = {
+  "zeros": leaf_models.zero_leaf_model,
+  "oracle": lambda: leaf_models.exact_leaf_model(50),
+}
 
 
 @functools.cache
 def shared_searcher(name: str, leaf: str, simulations: int) -> gtcfr.GTCFR:
-  """One SoG(s, 1) searcher per (game, leaf model, s), shared by the tests that need no other setting,
-  so that each of its searches (whole game, or a subgame depth and batch size) compiles once per
-  worker (``make test`` runs xdist's ``--dist loadgroup``: tests sharing one carry the same
+  """One SoG(s, 1) searcher per (game, leaf model, s), shared by the tests that need no other
+  setting, so that each of its searches (whole game, or a subgame depth and batch size) compiles
+  once per worker (``make test`` runs xdist's ``--dist loadgroup``: tests sharing one carry the same
   ``xdist_group`` mark, so they run in one worker). ``leaf``: "zeros" or "oracle" (the exact oracle
   at 50 CFR+ iterations a call)."""
   if leaf not in _LEAF_MODELS:
     raise ValueError(f"leaf must be one of {sorted(_LEAF_MODELS)}, got {leaf!r}")
   return gtcfr.GTCFR(load(name), _LEAF_MODELS[leaf](), gtcfr.GTCFRConfig(simulations=simulations))
+
+
+@pytest.fixture(scope="session")
+def kuhn_checkpoint(tmp_path_factory):
+  """A small untrained Kuhn CVPN (1 x 16) saved as a checkpoint."""
+  from sog.nets import checkpoint
+  from sog.nets import config as config_lib
+  from sog.nets import cvpn as cvpn_lib
+  from sog.nets import train
+
+  game = load("kuhn_poker")
+  small = config_lib.NetworkConfig(width=16, depth=1)
+  network = cvpn_lib.make_network(game.tree, small)
+  state = train.Trainer(network, config_lib.OptimizerConfig()).init(
+    cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0))
+  )
+  directory = tmp_path_factory.mktemp("kuhn") / "ckpt"
+  checkpoint.save(
+    directory, state, checkpoint.CheckpointConfig("kuhn_poker", small, config_lib.OptimizerConfig())
+  )
+  return directory

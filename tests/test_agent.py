@@ -1,4 +1,4 @@
-"""The SoG agent and its OpenSpiel bot: complete games against OpenSpiel's bots, and clear errors."""
+"""The SoG agent and its OpenSpiel bot: complete games against OpenSpiel's bots, clear errors."""
 
 import json
 import subprocess
@@ -6,11 +6,11 @@ import sys
 
 import jax
 import numpy as np
-import pytest
 from open_spiel.python.algorithms import cfr as openspiel_cfr
 from open_spiel.python.algorithms import evaluate_bots
 from open_spiel.python.bots import policy as policy_bot
 from open_spiel.python.bots import uniform_random
+import pytest
 
 from sog.games import load
 from sog.openspiel import bot as bot_lib
@@ -21,9 +21,13 @@ from sog.search import leaf_models
 from tests.conftest import ROOT
 
 
-@pytest.mark.parametrize("name, leaf, games", [
+@pytest.mark.parametrize(
+  "name, leaf, games",
+  [
     ("kuhn_poker", leaf_models.exact_leaf_model(50), 2),
-    pytest.param("leduc_poker", leaf_models.zero_leaf_model(), 1, marks=pytest.mark.slow)])
+    pytest.param("leduc_poker", leaf_models.zero_leaf_model(), 1, marks=pytest.mark.slow),
+  ],
+)
 def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, games):
   """``games`` whole games per seat against each opponent. Leduc (chance between decisions; every
   depth compiles its own subgame search, 80 s) is marked slow: the bot's mechanics are Kuhn's, and
@@ -36,8 +40,10 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
   agent = agent_lib.SoGAgent(game, leaf, gtcfr.GTCFRConfig(simulations=20))
   rng = np.random.RandomState(0)
   for seat in (0, 1):
-    opponents = {"random": uniform_random.UniformRandomBot(1 - seat, rng),
-                 "cfr_plus": policy_bot.PolicyBot(1 - seat, rng, solver.average_policy())}
+    opponents = {
+      "random": uniform_random.UniformRandomBot(1 - seat, rng),
+      "cfr_plus": policy_bot.PolicyBot(1 - seat, rng, solver.average_policy()),
+    }
     for opponent in opponents.values():
       for game_index in range(games):
         bots = [None, None]
@@ -61,6 +67,21 @@ def test_the_bot_reports_the_policy_it_draws_from():
   assert abs(sum(probabilities.values()) - 1.0) < 1e-6 and probabilities[action] > 0
   with pytest.raises(ValueError, match="seat"):
     bot_lib.SoGBot(agent, player_id=1).step(state)
+  assert bot.sample  # imperfect information: sound play draws from the policy
+  for seed in range(4):  # asked not to sample, the bot plays the policy's most probable action
+    greedy = bot_lib.SoGBot(agent, player_id=0, seed=seed, sample=False)
+    greedy.restart_at(state)
+    policy, action = greedy.step_with_policy(state)
+    assert action == max(policy, key=lambda pair: (pair[1], -pair[0]))[0]
+
+
+def test_the_bot_plays_its_most_probable_action_in_perfect_information_games():
+  """The default in matches: a perfect-information game's bot does not sample (AlphaZero-style
+  evaluation); asked to, it does."""
+  game = load("connect_four")
+  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(4))
+  assert agent.perfect_information and not bot_lib.SoGBot(agent, player_id=0).sample
+  assert bot_lib.SoGBot(agent, player_id=0, sample=True).sample
 
 
 def test_the_agent_rejects_states_it_cannot_act_at():
@@ -76,8 +97,9 @@ def test_the_agent_rejects_states_it_cannot_act_at():
     with pytest.raises(ValueError, match="not valid"):
       agent.act(0, int(invalid[0]), jax.random.PRNGKey(0))
   first = int(np.flatnonzero(tree.kind == 1)[0])
-  action, policy = agent.act(first, int(np.flatnonzero(tree.valid[first, 1])[0]),
-                             jax.random.PRNGKey(1))
+  action, policy = agent.act(
+    first, int(np.flatnonzero(tree.valid[first, 1])[0]), jax.random.PRNGKey(1)
+  )
   assert policy[action] > 0 and abs(policy.sum() - 1) < 1e-6
   below_first = np.zeros(tree.num_nodes, bool)
   below_first[tree.descendants(first)] = True
@@ -89,24 +111,39 @@ def test_the_agent_rejects_states_it_cannot_act_at():
 
 
 def test_the_bot_needs_an_openspiel_game():
-  agent = agent_lib.SoGAgent(load("sequential_rps"), leaf_models.zero_leaf_model(),
-                             gtcfr.GTCFRConfig(10))
+  agent = agent_lib.SoGAgent(
+    load("sequential_rps"), leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(10)
+  )
   with pytest.raises(ValueError, match="no OpenSpiel counterpart"):
     bot_lib.SoGBot(agent, 0)
 
 
 def test_play_script_swaps_seats_and_ends_with_its_json_line():
   """scripts/play.py: SoG against OpenSpiel's MCTS on a small perfect-information game, seats
-  alternating, tallied by the agent's return; MCTS on an imperfect-information game is refused before
-  anything compiles."""
+  alternating, tallied by the agent's return; MCTS on an imperfect-information game is refused
+  before anything compiles."""
   command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10"]
-  out = subprocess.run(command + ["--game=connect_four(rows=2,columns=3,x_in_row=3)",
-                                  "--opponent=mcts", "--opponent_simulations=20", "--games=4"],
-                       capture_output=True, text=True, cwd=ROOT, check=True)
+  out = subprocess.run(
+    [
+      *command,
+      "--game=connect_four(rows=2,columns=3,x_in_row=3)",
+      "--opponent=mcts",
+      "--opponent_simulations=20",
+      "--games=4",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   summary = json.loads(out.stdout.splitlines()[-1])
   assert summary["game"] == "connect_four(rows=2,columns=3,x_in_row=3)" and summary["games"] == 4
   assert summary["wins"] + summary["draws"] + summary["losses"] == 4
   assert summary["as_player_0"]["games"] == summary["as_player_1"]["games"] == 2
-  bad = subprocess.run(command + ["--game=kuhn_poker", "--opponent=mcts", "--games=1"],
-                       capture_output=True, text=True, cwd=ROOT)
+  bad = subprocess.run(
+    [*command, "--game=kuhn_poker", "--opponent=mcts", "--games=1"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+  )
   assert bad.returncode != 0 and "perfect-information" in bad.stderr

@@ -1,6 +1,7 @@
 """The baselines: the CFR family against OpenSpiel, MCCFR's sampled regrets unbiased, PSRO's exact
 restricted games, R-NaD's fixed points and its simulator, the harness's budgets and script."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -8,19 +9,19 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+from open_spiel.python.algorithms import discounted_cfr
 import pyspiel
 import pytest
-from open_spiel.python.algorithms import discounted_cfr
 
-import sog.eval
 from sog import baselines
 from sog.baselines import mccfr
 from sog.baselines import psro
 from sog.baselines import regret
 from sog.baselines import rnad
 from sog.baselines import tabular
-from sog.nets import checkpoint as checkpoint_lib
 from sog.baselines import trajectories
+import sog.eval
+from sog.nets import checkpoint as checkpoint_lib
 from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import peers
 from sog.search import cfr
@@ -29,10 +30,10 @@ from tests.conftest import ROOT
 from tests.conftest import load
 
 
-
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
-@pytest.mark.parametrize("scheme,theirs", [("linear", discounted_cfr.LCFRSolver),
-                                           ("dcfr", discounted_cfr.DCFRSolver)])
+@pytest.mark.parametrize(
+  "scheme,theirs", [("linear", discounted_cfr.LCFRSolver), ("dcfr", discounted_cfr.DCFRSolver)]
+)
 def test_linear_cfr_and_dcfr_equal_openspiel_iteration_by_iteration(name, scheme, theirs):
   """OpenSpiel's Python LCFR / DCFR(3/2, 0, 2) and ours give the same average policy after each of
   the first iterations, to float32 rounding (DCFR's halving of negative regrets amplifies it to
@@ -53,8 +54,9 @@ def test_cfr_plus_through_the_family_update_is_the_library_cfr_plus():
   ours = tabular.TabularCFR(game, "cfr_plus")
   library = solver_lib.Solver(game.tree, "alternating")
   state, _ = library.run(library.init(), library.root_ranges(None), 100)
-  np.testing.assert_allclose(ours.average_policy(ours.run(ours.init(), 100)),
-                             library.average_policy(state), atol=1e-6)
+  np.testing.assert_allclose(
+    ours.average_policy(ours.run(ours.init(), 100)), library.average_policy(state), atol=1e-6
+  )
 
 
 def test_family_members_converge_and_discounting_helps_on_leduc():
@@ -110,19 +112,23 @@ def _sampled_and_exact(name: str, sampling: str, exploration: float, player: int
   @jax.jit
   def moments(levels, policy, roots, path_weight, keys):
     def chunk(totals, keys):
-      draws = jax.vmap(lambda key: mccfr.sampled_regrets(
-          levels, algorithm.chance, policy, roots, path_weight, key, player, sampling,
-          exploration))(keys)
-      return (totals[0] + draws.sum(0), totals[1] + (draws ** 2).sum(0)), None
+      draws = jax.vmap(
+        lambda key: mccfr.sampled_regrets(
+          levels, algorithm.chance, policy, roots, path_weight, key, player, sampling, exploration
+        )
+      )(keys)
+      return (totals[0] + draws.sum(0), totals[1] + (draws**2).sum(0)), None
 
     zeros = jnp.zeros(exact.shape, jnp.float32)
     return jax.lax.scan(chunk, (zeros, zeros), keys)[0]
 
   keys = jax.random.split(jax.random.PRNGKey(player), samples).reshape(-1, 500, 2)
-  total, squares = (np.asarray(x, np.float64) for x in moments(
-      levels, policy, roots, algorithm.path_weight[player], keys))
+  total, squares = (
+    np.asarray(x, np.float64)
+    for x in moments(levels, policy, roots, algorithm.path_weight[player], keys)
+  )
   mean = total / samples
-  error = np.sqrt(np.maximum(squares / samples - mean ** 2, 0.0) / samples)
+  error = np.sqrt(np.maximum(squares / samples - mean**2, 0.0) / samples)
   return mean, error, exact, algorithm
 
 
@@ -133,11 +139,16 @@ def _assert_unbiased(mean: np.ndarray, error: np.ndarray, exact: np.ndarray) -> 
   np.testing.assert_allclose(mean[~varies], exact[~varies], atol=1e-4)
 
 
-@pytest.mark.parametrize("name,sampling,player", [
-    ("kuhn_poker", "external", 0), ("kuhn_poker", "external", 1),
-    ("kuhn_poker", "outcome", 0), ("kuhn_poker", "outcome", 1),
+@pytest.mark.parametrize(
+  "name,sampling,player",
+  [
+    ("kuhn_poker", "external", 0),
+    ("kuhn_poker", "external", 1),
+    ("kuhn_poker", "outcome", 0),
+    ("kuhn_poker", "outcome", 1),
     ("leduc_poker", "external", 1),  # public chance (the board card), card removal
-])
+  ],
+)
 def test_sampled_regrets_are_unbiased(name, sampling, player):
   """The mean of many worlds' sampled regrets is CFR's exact instantaneous regret of the update
   player, for a random current policy."""
@@ -154,8 +165,9 @@ def test_outcome_sampling_regrets_are_unbiased_below_chance():
 def test_outcome_sampling_counts_merged_own_paths_once():
   """Mr X's paths merge into one station infostate; outcome sampling's 1 / q_i is normalised by all
   of them (path_weight), so its regrets stay unbiased on a Scotland Yard map."""
-  mean, error, exact, algorithm = _sampled_and_exact("scotland_yard(map=glasses_short)", "outcome",
-                                                     1.0, 0, 3_000)
+  mean, error, exact, algorithm = _sampled_and_exact(
+    "scotland_yard(map=glasses_short)", "outcome", 1.0, 0, 3_000
+  )
   assert float((algorithm.path_weight[0] > 1.0 + 1e-6).sum()) > 0  # some paths do merge
   _assert_unbiased(mean, error, exact)
 
@@ -170,10 +182,16 @@ def test_mccfr_is_no_worse_than_openspiel_per_iteration_on_kuhn(sampling):
   ours, theirs = [], []
   for seed in range(3):
     algorithm = mccfr.MCCFR(game, sampling, "cfr")
-    ours.append(sog.eval.exploitability(game, algorithm.average_policy(
-        algorithm.run(algorithm.init(seed), 2000))))
-    solver = (pyspiel.ExternalSamplingMCCFRSolver(os_game, seed) if sampling == "external"
-              else pyspiel.OutcomeSamplingMCCFRSolver(os_game, seed))
+    ours.append(
+      sog.eval.exploitability(
+        game, algorithm.average_policy(algorithm.run(algorithm.init(seed), 2000))
+      )
+    )
+    solver = (
+      pyspiel.ExternalSamplingMCCFRSolver(os_game, seed)
+      if sampling == "external"
+      else pyspiel.OutcomeSamplingMCCFRSolver(os_game, seed)
+    )
     for _ in range(2000):
       solver.run_iteration()
     theirs.append(pyspiel.exploitability(os_game, solver.average_policy()))
@@ -190,12 +208,15 @@ def test_every_baseline_beats_uniform_on_kuhn(name):
   uniform = sog.eval.exploitability(game, sog.eval.uniform_policy(game.tree))
   budget = _KUHN_BUDGETS.get(name, 1000)  # PSRO's iterations are population growths
   curve = baselines.run_for(baselines.make(name, game), game, seconds=0, max_iterations=budget)
-  doubling = [2 ** k - 1 for k in range(1, 13) if 2 ** k - 1 < budget]
-  assert [p.iterations for p in curve.points] == doubling + [budget]
+  doubling = [2**k - 1 for k in range(1, 13) if 2**k - 1 < budget]
+  assert [p.iterations for p in curve.points] == [*doubling, budget]
   bound = 0.1 if name == "rnad_network" else 0.05  # a network's noise floor is higher (0.03-0.08)
   assert curve.final.exploitability < bound < uniform, curve.final
-  assert curve.summary() == {"exploitability": curve.final.exploitability,
-                             "seconds": curve.final.seconds, "iterations": budget}
+  assert curve.summary() == {
+    "exploitability": curve.final.exploitability,
+    "seconds": curve.final.seconds,
+    "iterations": budget,
+  }
 
 
 def test_matrix_game_nash_is_an_exact_equilibrium():
@@ -218,7 +239,8 @@ def test_psro_grows_its_restricted_game_exactly_and_solves_kuhn():
   assert [len(p) for p in state.populations] == [5, 5]
   i, j = 3, 2
   assert state.payoffs[i, j] == pytest.approx(
-      algorithm.value(state.populations[0][i], state.populations[1][j]), abs=1e-12)
+    algorithm.value(state.populations[0][i], state.populations[1][j]), abs=1e-12
+  )
   x, y = state.distributions
   value = x @ state.payoffs @ y
   assert (x @ state.payoffs).min() >= value - 1e-9 and (state.payoffs @ y).max() <= value + 1e-9
@@ -257,7 +279,7 @@ def test_run_for_stops_at_its_time_budget():
   game = load("kuhn_poker")
   curve = baselines.run_for(baselines.make("mccfr_external", game), game, seconds=0.5)
   assert curve.final.seconds >= 0.5, curve.final
-  assert all(a.iterations < b.iterations for a, b in zip(curve.points, curve.points[1:]))
+  assert all(a.iterations < b.iterations for a, b in itertools.pairwise(curve.points))
 
 
 class _SimulatedAlgorithm:
@@ -290,8 +312,8 @@ class _SimulatedAlgorithm:
 @pytest.mark.parametrize("growth", ["constant", "linear"])
 def test_run_for_ends_within_one_iteration_of_its_budget(growth):
   """The last chunks are cut to what the time left affords, also where iterations grow costlier as
-  they go (PSRO's: iteration i costs about i); at the last chunk's mean rate a doubled chunk of those
-  would overrun the budget by up to the chunk's own length."""
+  they go (PSRO's: iteration i costs about i); at the last chunk's mean rate a doubled chunk of
+  those would overrun the budget by up to the chunk's own length."""
   game = load("kuhn_poker")
   cost = (lambda i: 1e-3) if growth == "constant" else (lambda i: 1e-3 * i)
   algorithm = _SimulatedAlgorithm(game, cost)
@@ -303,29 +325,49 @@ def test_run_for_ends_within_one_iteration_of_its_budget(growth):
 
 def test_baselines_script_ends_with_its_json_line(tmp_path):
   protocol = tmp_path / "protocol.json"
-  protocol.write_text(json.dumps({"game": "kuhn_poker", "seeds": 3,
-                                  "exploitability": {"SoG(4,1)": {"mean": 0.05}}}))
+  protocol.write_text(
+    json.dumps({"game": "kuhn_poker", "seeds": 3, "exploitability": {"SoG(4,1)": {"mean": 0.05}}})
+  )
   out = subprocess.run(
-      [sys.executable, "scripts/baselines.py", "--game=kuhn_poker",
-       "--algorithms=dcfr,mccfr_external", "--seconds=0", "--iterations=20",
-       "--openspiel_seconds=0.1", f"--plot={tmp_path / 'kuhn.png'}", f"--protocol={protocol}"],
-      capture_output=True, text=True, cwd=ROOT, check=True)
+    [
+      sys.executable,
+      "scripts/baselines.py",
+      "--game=kuhn_poker",
+      "--algorithms=dcfr,mccfr_external",
+      "--seconds=0",
+      "--iterations=20",
+      "--openspiel_seconds=0.1",
+      f"--plot={tmp_path / 'kuhn.png'}",
+      f"--protocol={protocol}",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   summary = json.loads(out.stdout.splitlines()[-1])
   assert summary["dcfr"]["iterations"] == summary["mccfr_external"]["iterations"] == 20
   assert summary["openspiel"]["dcfr"]["implementation"] == "Python"
   assert summary["openspiel"]["mccfr_external"]["iterations"] >= 1
   assert (tmp_path / "kuhn.png").is_file()
   curves = json.loads((tmp_path / "kuhn.json").read_text())  # the plotted points, for redrawing
-  assert summary["curves"] == str(tmp_path / "kuhn.json") and set(curves) == {"dcfr",
-                                                                               "mccfr_external"}
+  assert summary["curves"] == str(tmp_path / "kuhn.json") and set(curves) == {
+    "dcfr",
+    "mccfr_external",
+  }
   assert curves["dcfr"]["exploitability"][-1] == pytest.approx(summary["dcfr"]["exploitability"])
-  bad = subprocess.run([sys.executable, "scripts/baselines.py", "--algorithms=alphazero"],
-                       capture_output=True, text=True, cwd=ROOT)
+  bad = subprocess.run(
+    [sys.executable, "scripts/baselines.py", "--algorithms=alphazero"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+  )
   assert bad.returncode != 0 and "valid" in bad.stderr
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "checkpoints").glob("*/protocol.json")),
-                         ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+  "path", sorted((ROOT / "checkpoints").glob("*/protocol.json")), ids=lambda p: p.parent.name
+)
 def test_shipped_networks_load_and_their_protocol_numbers_belong_to_them(path):
   record = json.loads(path.read_text())
   network = json.loads((path.parent / "config.json").read_text())
@@ -333,7 +375,7 @@ def test_shipped_networks_load_and_their_protocol_numbers_belong_to_them(path):
   assert checkpoint_lib.restore_leaf_model(path.parent, record["game"]).params is not None
   assert record["seeds"] >= 10 and record["command"].startswith("python scripts/evaluate.py")
   for values in record["exploitability"].values():
-    assert 0 < values["mean"] and values.get("min", 0) <= values["mean"] <= values.get("max", 1)
+    assert values["mean"] > 0 and values.get("min", 0) <= values["mean"] <= values.get("max", 1)
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "scotland_yard(map=glasses_short)"])
@@ -344,14 +386,18 @@ def test_simulated_episodes_follow_the_game(name):
   policy = sog.eval.random_policy(game.tree, np.random.default_rng(0))
   simulator = trajectories.Simulator(game.tree)
   episodes = jax.jit(jax.vmap(simulator.play, in_axes=(None, 0)))(
-      jnp.asarray(policy, jnp.float32), jax.random.split(jax.random.PRNGKey(0), 20_000))
+    jnp.asarray(policy, jnp.float32), jax.random.split(jax.random.PRNGKey(0), 20_000)
+  )
   decision = np.asarray(episodes.decision)
-  expected = policy[np.asarray(episodes.node), np.asarray(episodes.infostate),
-                    np.asarray(episodes.action)]
-  np.testing.assert_allclose(np.asarray(episodes.probability)[decision], expected[decision],
-                             rtol=1e-5)
+  expected = policy[
+    np.asarray(episodes.node), np.asarray(episodes.infostate), np.asarray(episodes.action)
+  ]
+  np.testing.assert_allclose(
+    np.asarray(episodes.probability)[decision], expected[decision], rtol=1e-5
+  )
   assert np.asarray(episodes.legal)[decision, :][
-      np.arange(decision.sum()), np.asarray(episodes.action)[decision]].all()
+    np.arange(decision.sum()), np.asarray(episodes.action)[decision]
+  ].all()
   returns = np.asarray(episodes.returns, np.float64)
   np.testing.assert_allclose(returns.sum(1), 0.0, atol=1e-6)
   value = sog.eval.evaluate(game, policy).values[0]
@@ -366,13 +412,18 @@ def test_rnad_fixed_points_move_toward_equilibrium():
   state = algorithm.run(algorithm.init(0), 500)
   first = sog.eval.exploitability(game, algorithm.average_policy(state))
   np.testing.assert_allclose(  # pi_reg became the first fixed point's policy
-      algorithm._table(state.regularisation), algorithm._table(state.params))
+    algorithm._table(state.regularisation), algorithm._table(state.params)
+  )
   state = algorithm.run(state, 2500)
   assert sog.eval.exploitability(game, algorithm.average_policy(state)) < 0.5 * first
 
 
 def test_rnad_config_errors_name_the_field():
-  for field, value in [("eta", 0.0), ("batch_size", 0), ("steps_per_fixed_point", 0),
-                       ("hidden", (0,))]:
+  for field, value in [
+    ("eta", 0.0),
+    ("batch_size", 0),
+    ("steps_per_fixed_point", 0),
+    ("hidden", (0,)),
+  ]:
     with pytest.raises(ValueError, match=field):
       rnad.RNaDConfig(**{field: value})

@@ -1,6 +1,7 @@
 """Public-tree CFR+: agreement with OpenSpiel, convergence, subgames and depth-limited solving."""
 
 import functools
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +18,6 @@ from sog.search import tables as tables_lib
 from tests.conftest import load
 
 
-
 def _ours_and_openspiel(name: str, checkpoints: list[int]) -> list[tuple[float, float]]:
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
@@ -29,8 +29,12 @@ def _ours_and_openspiel(name: str, checkpoints: list[int]) -> list[tuple[float, 
       theirs.evaluate_and_update_policy()
     state, _ = ours.run(state, ranges, n - done)
     done = n
-    results.append((sog.eval.exploitability(game, ours.average_policy(state)),
-                     pyspiel.exploitability(os_game, theirs.average_policy())))
+    results.append(
+      (
+        sog.eval.exploitability(game, ours.average_policy(state)),
+        pyspiel.exploitability(os_game, theirs.average_policy()),
+      )
+    )
   return results
 
 
@@ -38,9 +42,10 @@ def _ours_and_openspiel(name: str, checkpoints: list[int]) -> list[tuple[float, 
 def test_alternating_cfr_plus_matches_openspiel_cpp(name):
   """Same algorithm: equal iterates early on; after N = 200 no worse than OpenSpiel's C++ CFR+.
 
-  The two trajectories agree to float32 rounding for the first tens of iterations. Later, rounding at
-  regrets clipped to exactly zero by regret-matching+ makes both drift by about 1% either way (OpenSpiel
-  itself drifts the same way between its C++ and Python solvers), so "no worse" allows 2%.
+  The two trajectories agree to float32 rounding for the first tens of iterations. Later, rounding
+  at regrets clipped to exactly zero by regret-matching+ makes both drift by about 1% either way
+  (OpenSpiel itself drifts the same way between its C++ and Python solvers), so "no worse" allows
+  2%.
   """
   (early_ours, early_theirs), (ours, theirs) = _ours_and_openspiel(name, [10, 200])
   assert early_ours == pytest.approx(early_theirs, rel=1e-5)
@@ -55,7 +60,7 @@ def test_exploitability_falls_as_iterations_grow(updates):
   for _ in range(4):
     state, _ = solver.run(state, ranges, 100)
     curve.append(sog.eval.exploitability(game, solver.average_policy(state)))
-  assert all(b < a for a, b in zip(curve, curve[1:])), curve
+  assert all(b < a for a, b in itertools.pairwise(curve)), curve
   assert curve[-1] < {"alternating": 0.005, "simultaneous": 0.02}[updates]
 
 
@@ -94,14 +99,25 @@ def test_converged_subgame_solves_are_zero_sum_and_unexploitable(name, rng):
     assert (evaluation.gains < 2e-3).all(), (node, evaluation.gains)
 
 
-# Round 4 of the glasses map: Mr X (revealed at 10 in round 3) moved again, unseen; detectives to move.
-_GLASSES_ROUND_4 = (("x", 0, -1), ("d", 0, 0, 1, False), ("d", 1, 0, 9, False), ("x", 0, -1),
-                    ("d", 0, 0, 0, False), ("d", 1, 0, 7, False), ("x", 0, 9), ("d", 0, 0, 1, False),
-                    ("d", 1, 0, 6, False), ("x", 0, -1))
+# Round 4 of the glasses map: Mr X (revealed at 10 in round 3) moved again, unseen; detectives to
+# move.
+_GLASSES_ROUND_4 = (
+  ("x", 0, -1),
+  ("d", 0, 0, 1, False),
+  ("d", 1, 0, 9, False),
+  ("x", 0, -1),
+  ("d", 0, 0, 0, False),
+  ("d", 1, 0, 7, False),
+  ("x", 0, 9),
+  ("d", 0, 0, 1, False),
+  ("d", 1, 0, 6, False),
+  ("x", 0, -1),
+)
 
 
-@pytest.mark.parametrize("name, path", [("leduc_poker", (1,)),
-                                        ("scotland_yard(map=glasses)", _GLASSES_ROUND_4)])
+@pytest.mark.parametrize(
+  "name, path", [("leduc_poker", (1,)), ("scotland_yard(map=glasses)", _GLASSES_ROUND_4)]
+)
 def test_depth_limited_solve_with_exact_oracle_matches_full_solve(name, path, rng):
   """CFR-D cut two levels below a public state, its leaves solved exactly each iteration.
 
@@ -123,8 +139,9 @@ def test_depth_limited_solve_with_exact_oracle_matches_full_solve(name, path, rn
   value = lambda result: (ranges * result.root_values).sum(-1)  # noqa: E731
   np.testing.assert_allclose(value(limited), value(full), atol=2e-3)
   np.testing.assert_allclose(limited.root_values, full.root_values, atol=0.05)
-  subgame, completed = solver_lib.complete_policy(limited_tree, limited.average_policy, ranges,
-                                                  iterations=2000)
+  subgame, completed = solver_lib.complete_policy(
+    limited_tree, limited.average_policy, ranges, iterations=2000
+  )
   evaluation = sog.eval.evaluate(subgame, completed, ranges)
   assert (evaluation.gains < 2e-3).all(), evaluation.gains
   np.testing.assert_allclose(evaluation.values, value(full), atol=2e-3)
@@ -158,8 +175,8 @@ def test_bad_solver_input_raises_clear_errors():
 def test_pass_best_response_values_match_openspiel_best_responses(name, rng):
   """The search pass's fifth output (what Terminate pays with terminate_values="best_response"):
   each player's root best-response value against a random policy equals the exact evaluator's
-  (per infostate) and OpenSpiel's Python ``BestResponsePolicy``, and is at least the value of playing
-  the policy itself."""
+  (per infostate) and OpenSpiel's Python ``BestResponsePolicy``, and is at least the value of
+  playing the policy itself."""
   game = load(name)
   tree = game.tree
   policy = sog.eval.random_policy(tree, rng)
@@ -167,18 +184,25 @@ def test_pass_best_response_values_match_openspiel_best_responses(name, rng):
   root_ranges = tree.root_ranges
   evaluate_pass = jax.jit(functools.partial(cfr.evaluate_pass, best_response_values=True))
   _, values, _, _, best = evaluate_pass(
-      tables.levels, jnp.asarray(policy[np.asarray(tables.inner_nodes)], jnp.float32),
-      jnp.asarray(root_ranges, jnp.float32))  # jitted: op by op, Leduc's pass takes 25 s
+    tables.levels,
+    jnp.asarray(policy[np.asarray(tables.inner_nodes)], jnp.float32),
+    jnp.asarray(root_ranges, jnp.float32),
+  )  # jitted: op by op, Leduc's pass takes 25 s
   ours = (root_ranges * np.asarray(best[0][0])).sum(-1)
   own = (root_ranges * np.asarray(values[0][0])).sum(-1)
   exact = sog.eval.evaluate(tree, policy)
   np.testing.assert_allclose(np.asarray(best[0][0]), exact.best_response_root_values, atol=1e-4)
   np.testing.assert_allclose(ours, exact.best_response, atol=1e-4)
   from open_spiel.python.algorithms import best_response as os_best_response
+
   os_game = openspiel_bridge.openspiel_game(game)
   os_policy = openspiel_bridge.to_openspiel_policy(game, policy)
-  theirs = [os_best_response.BestResponsePolicy(os_game, player, os_policy).value(
-      os_game.new_initial_state()) for player in (0, 1)]
+  theirs = [
+    os_best_response.BestResponsePolicy(os_game, player, os_policy).value(
+      os_game.new_initial_state()
+    )
+    for player in (0, 1)
+  ]
   np.testing.assert_allclose(ours, theirs, atol=1e-4)
   assert (ours >= own - 1e-5).all()
   np.testing.assert_allclose(own.sum(), 0.0, atol=1e-5)

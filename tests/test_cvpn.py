@@ -37,7 +37,7 @@ def test_shapes_and_masks(name, rng):
   tree = game.tree
   network = cvpn_lib.make_network(tree, _SMALL)
   params = cvpn_lib.init_params(network, tree, jax.random.PRNGKey(0))
-  nodes, pbs = _random_pbs(game, rng)
+  _, pbs = _random_pbs(game, rng)
   apply = jax.jit(network.apply)  # one compilation for both calls, not one per op
   prediction = apply({"params": params}, pbs)
   S, A = tree.max_infostates, tree.num_actions
@@ -45,9 +45,11 @@ def test_shapes_and_masks(name, rng):
   assert not np.asarray(prediction.values)[~np.asarray(pbs.valid)].any()
   masked = np.asarray(prediction.logits)[~np.asarray(pbs.policy_mask)]
   assert (masked <= -1e8).all()
-  # Values are linear in the opponent's range mass: scaling player 1's range scales player 0's values.
-  scaled = apply({"params": params}, pbs.replace(ranges=pbs.ranges * jnp.array([1.0, 3.0])[
-      None, :, None]))
+  # Values are linear in the opponent's range mass: scaling player 1's range scales player 0's
+  # values.
+  scaled = apply(
+    {"params": params}, pbs.replace(ranges=pbs.ranges * jnp.array([1.0, 3.0])[None, :, None])
+  )
   np.testing.assert_allclose(scaled.values[:, 0], 3 * prediction.values[:, 0], rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(scaled.values[:, 1], prediction.values[:, 1], rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose((pbs.ranges * prediction.values).sum((1, 2)), 0.0, atol=1e-5)
@@ -60,8 +62,9 @@ def test_loss_is_zero_when_predictions_equal_targets(rng):
   _, pbs = _random_pbs(game, rng)
   prediction = network.apply({"params": params}, pbs)
   policy = jnp.where(pbs.policy_mask, jax.nn.softmax(prediction.logits), 0.0)
-  targets = losses.Targets(values=prediction.values, policy=policy,
-                           has_policy=pbs.policy_mask.any(-1))
+  targets = losses.Targets(
+    values=prediction.values, policy=policy, has_policy=pbs.policy_mask.any(-1)
+  )
   value_loss, policy_loss = losses.loss_terms(prediction, pbs, targets)
   assert float(value_loss) == pytest.approx(0.0, abs=1e-10)
   assert float(policy_loss) == pytest.approx(0.0, abs=1e-6)
@@ -86,8 +89,9 @@ def test_exact_examples_are_zero_sum_solutions(leduc_examples):
 def test_small_cvpn_overfits_64_exact_leduc_examples(leduc_examples):
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree, config_lib.NetworkConfig(width=128, depth=3))
-  optimizer = config_lib.OptimizerConfig(name="adam", learning_rate=3e-3, decay_steps=1000,
-                                         decay_rate=0.3, policy_weight=1.0)
+  optimizer = config_lib.OptimizerConfig(
+    name="adam", learning_rate=3e-3, decay_steps=1000, decay_rate=0.3, policy_weight=1.0
+  )
   trainer = train.Trainer(network, optimizer)
   state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(2)))
   batch = dataset.batch(game, leduc_examples, np.arange(64))
@@ -122,12 +126,17 @@ _TWO_DEVICE_SCRIPT = textwrap.dedent("""
 
 
 def test_one_and_two_device_train_steps_agree():
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-             JAX_PLATFORMS="cpu")
-  result = subprocess.run([sys.executable, "-c", _TWO_DEVICE_SCRIPT], env=env, capture_output=True,
-                          text=True, check=True, cwd=pathlib.Path(__file__).parents[1])
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+  result = subprocess.run(
+    [sys.executable, "-c", _TWO_DEVICE_SCRIPT],
+    env=env,
+    capture_output=True,
+    text=True,
+    check=True,
+    cwd=pathlib.Path(__file__).parents[1],
+  )
   out = json.loads(result.stdout)
-  for one, two in zip(out["1"], out["2"]):
+  for one, two in zip(out["1"], out["2"], strict=True):
     np.testing.assert_allclose(one, two, rtol=1e-5, atol=1e-6)
 
 
@@ -162,9 +171,18 @@ def test_checkpoint_round_trip_in_a_fresh_process_is_bit_identical(tmp_path, rng
   meta = checkpoint.CheckpointConfig("leduc_poker", _SMALL, config_lib.OptimizerConfig())
   checkpoint.save(tmp_path / "ckpt", state, meta)
   np.savez(tmp_path / "inputs.npz", nodes=nodes, ranges=np.asarray(pbs.ranges))
-  subprocess.run([sys.executable, "-c", _RESTORE_SCRIPT, str(tmp_path / "ckpt"),
-                  str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")], check=True,
-                 cwd=pathlib.Path(__file__).parents[1])
+  subprocess.run(
+    [
+      sys.executable,
+      "-c",
+      _RESTORE_SCRIPT,
+      str(tmp_path / "ckpt"),
+      str(tmp_path / "inputs.npz"),
+      str(tmp_path / "out.npz"),
+    ],
+    check=True,
+    cwd=pathlib.Path(__file__).parents[1],
+  )
   prediction = network.apply({"params": state.params}, pbs)
   with np.load(tmp_path / "out.npz") as restored:
     np.testing.assert_array_equal(restored["values"], np.asarray(prediction.values))
@@ -179,8 +197,9 @@ def test_mismatched_or_corrupt_checkpoints_raise(tmp_path):
   state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(4)))
   meta = checkpoint.CheckpointConfig("kuhn_poker", _SMALL, config_lib.OptimizerConfig())
   checkpoint.save(tmp_path / "ckpt", state, meta)
-  other = checkpoint.CheckpointConfig("kuhn_poker", config_lib.NetworkConfig(width=64, depth=2),
-                                      meta.optimizer)
+  other = checkpoint.CheckpointConfig(
+    "kuhn_poker", config_lib.NetworkConfig(width=64, depth=2), meta.optimizer
+  )
   with pytest.raises(ValueError, match="was written for"):
     checkpoint.restore(tmp_path / "ckpt", state, other)
   bigger = cvpn_lib.make_network(game.tree, other.network)
@@ -207,10 +226,12 @@ def test_bad_network_and_optimizer_configs_raise():
 
 def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
   """The CVPN leaf model, asked about a depth-limited tree's leaves as nodes of the game's tables
-  (as :class:`~sog.search.Solver` asks it), sees the same PBSs as the network on that tree's rows."""
+  (as :class:`~sog.search.Solver` asks it), sees the same PBSs as the network on that tree's
+  rows."""
   from sog.nets import leaf as leaf_lib
   from sog.search import solver as solver_lib
   from sog.search import tables as tables_lib
+
   game = load("leduc_poker")
   limited = solver_lib.subgame_tree(game, 0, max_depth=3)
   network = cvpn_lib.make_network(game.tree, _SMALL)
@@ -218,11 +239,14 @@ def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
   leaf = leaf_lib.cvpn_leaf_model(network, params, game.name)
   leaves = np.flatnonzero(limited.is_leaf)
   ranges = rng.random((leaves.size, 2, limited.max_infostates)) * limited.valid[leaves]
-  expected = network.apply({"params": params},
-                           cvpn_lib.pbs_at(limited, leaves, ranges)).values
-  values = leaf.apply(leaf.params, tables_lib.make_tables(game.tree),
-                      jnp.asarray(limited.game_node[leaves], jnp.int32),
-                      jnp.asarray(ranges, jnp.float32), jnp.ones(leaves.size, bool)).values
+  expected = network.apply({"params": params}, cvpn_lib.pbs_at(limited, leaves, ranges)).values
+  values = leaf.apply(
+    leaf.params,
+    tables_lib.make_tables(game.tree),
+    jnp.asarray(limited.game_node[leaves], jnp.int32),
+    jnp.asarray(ranges, jnp.float32),
+    jnp.ones(leaves.size, bool),
+  ).values
   np.testing.assert_allclose(values, expected, rtol=1e-6, atol=1e-6)
   result = solver_lib.solve(limited, 20, None, "simultaneous", leaf=leaf)
   assert np.isfinite(result.root_values).all()

@@ -60,10 +60,14 @@ print(json.dumps({
 
 
 def test_search_batches_over_two_devices_equal_one_device():
-  env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-         "JAX_PLATFORMS": "cpu"}
-  out = subprocess.run([sys.executable, "-c", _CHECK], capture_output=True, text=True, cwd=ROOT,
-                       env=env, timeout=600)
+  env = {
+    **os.environ,
+    "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+    "JAX_PLATFORMS": "cpu",
+  }
+  out = subprocess.run(
+    [sys.executable, "-c", _CHECK], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
+  )
   assert out.returncode == 0, out.stderr[-3000:]
   result = json.loads(out.stdout.strip().splitlines()[-1])
   assert result["devices"] == 2 and result["mesh"] == [2, 1]

@@ -22,7 +22,7 @@ def python_blocks(path: pathlib.Path, heading: str | None = None) -> list[str]:
   if heading is not None:
     start = text.index(f"\n{heading}\n")
     following = text.find("\n## ", start + 1)
-    text = text[start:following if following >= 0 else len(text)]
+    text = text[start : following if following >= 0 else len(text)]
   return [block for block in _BLOCK.findall(text) if "--8<--" not in block]
 
 
@@ -58,10 +58,13 @@ def test_pages_name_only_files_that_exist(page):
 
 
 def test_the_tour_notebook_runs_top_to_bottom():
-  """examples/tour.ipynb (rendered in the docs as tour.ipynb) runs in a fresh kernel without error."""
+  """examples/tour.ipynb (the docs' tour.ipynb) runs in a fresh kernel without error."""
   notebook = nbformat.read(ROOT / "examples" / "tour.ipynb", as_version=4)
-  nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
-                          resources={"metadata": {"path": str(ROOT)}}).execute()
-  outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
+  nbclient.NotebookClient(
+    notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+  ).execute()
+  outputs = [
+    output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+  ]
   assert not [output for output in outputs if output.output_type == "error"]
   assert any("OpenSpiel's:" in output.get("text", "") for output in outputs)

@@ -40,22 +40,35 @@ def _broken_trees():
   terminal = int(np.flatnonzero(kuhn.tree.kind == rules_lib.TERMINAL)[0])
   kuhn_child = int(np.flatnonzero(kuhn.tree.parent == 0)[0])
   return [
-      (conformance.terminal_values_are_zero_sum,
-       _broken(kuhn, payoff=_with(kuhn.tree.payoff, (terminal, 0, 1), np.nan))),
-      (conformance.legal_actions_where_players_act,
-       _broken(kuhn, legal=_with(kuhn.tree.legal, tuple(acting), False))),
-      (conformance.chance_probabilities_sum_to_one,
-       _broken(leduc, chance_probability=_with(tree.chance_probability, chance_child, 0.5))),
-      (conformance.children_match_legal_actions,
-       _broken(kuhn, up_child=_with(kuhn.tree.up_child, terminal, 1))),
-      (conformance.tree_is_breadth_first,
-       _broken(kuhn, depth=_with(kuhn.tree.depth, kuhn_child, 2))),
-      (conformance.encoding_has_fixed_shape,
-       _broken(kuhn, encoding=np.zeros_like(kuhn.tree.encoding))),
-      (conformance.prior_weights_bound_every_range,
-       _broken(leduc, prior_weight=tree.prior_weight * 0.5)),
-      (conformance.root_ranges_are_prior_marginals,
-       _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2)),
+    (
+      conformance.terminal_values_are_zero_sum,
+      _broken(kuhn, payoff=_with(kuhn.tree.payoff, (terminal, 0, 1), np.nan)),
+    ),
+    (
+      conformance.legal_actions_where_players_act,
+      _broken(kuhn, legal=_with(kuhn.tree.legal, tuple(acting), False)),
+    ),
+    (
+      conformance.chance_probabilities_sum_to_one,
+      _broken(leduc, chance_probability=_with(tree.chance_probability, chance_child, 0.5)),
+    ),
+    (
+      conformance.children_match_legal_actions,
+      _broken(kuhn, up_child=_with(kuhn.tree.up_child, terminal, 1)),
+    ),
+    (conformance.tree_is_breadth_first, _broken(kuhn, depth=_with(kuhn.tree.depth, kuhn_child, 2))),
+    (
+      conformance.encoding_has_fixed_shape,
+      _broken(kuhn, encoding=np.zeros_like(kuhn.tree.encoding)),
+    ),
+    (
+      conformance.prior_weights_bound_every_range,
+      _broken(leduc, prior_weight=tree.prior_weight * 0.5),
+    ),
+    (
+      conformance.root_ranges_are_prior_marginals,
+      _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2),
+    ),
   ]
 
 
@@ -63,7 +76,7 @@ def test_every_check_rejects_a_broken_tree(rng):
   broken = _broken_trees()
   assert [check for check, _ in broken] == list(conformance.CHECKS)
   for check, game in broken:
-    with pytest.raises(ValueError, match="^kuhn_poker: |^leduc_poker: "):
+    with pytest.raises(ValueError, match=r"^kuhn_poker: |^leduc_poker: "):
       check(game, rng)
 
 
@@ -78,9 +91,14 @@ def test_aliases_load_the_same_game():
   assert sog.games.load("scotland_yard") is sog.games.load("scotland_yard(map=glasses)")
 
 
-@pytest.mark.parametrize("name, message", [
-    ("poker", "valid games: connect_four, kuhn_poker, leduc_poker, liars_dice, scotland_yard, "
-              "sequential_rps, tic_tac_toe"),
+@pytest.mark.parametrize(
+  "name, message",
+  [
+    (
+      "poker",
+      "valid games: connect_four, kuhn_poker, leduc_poker, liars_dice, scotland_yard, "
+      "sequential_rps, tic_tac_toe",
+    ),
     ("connect_four(rows=6,columns=7)", "valid choices: 2, 3, 4"),
     ("connect_four(rows=4,columns=4)", "at most 12 cells"),
     ("connect_four(x_in_row=4)", "x_in_row must be in 2..3"),
@@ -89,11 +107,15 @@ def test_aliases_load_the_same_game():
     ("liars_dice(faces=four)", "valid choices: 4, 5, 6"),
     ("liars_dice(dice=2)", "valid parameters: faces"),
     ("kuhn_poker(players=3)", "valid parameters: none"),
-    ("scotland_yard(map=london)",
-     "valid choices: glasses, glasses_hidden, glasses_hidden6, glasses_hidden_short, glasses_short, "
-     "or a path to a .json"),
+    (
+      "scotland_yard(map=london)",
+      "valid choices: glasses, glasses_hidden, glasses_hidden6, glasses_hidden_short, "
+      "glasses_short, "
+      "or a path to a .json",
+    ),
     ("", "unknown game"),
-])
+  ],
+)
 def test_bad_names_raise_clear_errors(name, message):
   with pytest.raises(ValueError, match=message):
     sog.games.load(name)
@@ -113,7 +135,9 @@ def test_glasses_rules():
   assert reveal.size and (tree.valid[reveal, 0].sum(-1) == 1).all()
   # Mr X is paid -1 when caught and +1 when he survives the last round, and only then.
   terminal = np.flatnonzero(tree.kind == rules_lib.TERMINAL)
-  payoffs = tree.payoff[terminal][tree.valid[terminal, 0][:, :, None] & tree.valid[terminal, 1][:, None]]
+  payoffs = tree.payoff[terminal][
+    tree.valid[terminal, 0][:, :, None] & tree.valid[terminal, 1][:, None]
+  ]
   assert set(np.unique(payoffs)) == {-1.0, 1.0}
   wins = terminal[tree.payoff[terminal].max(axis=(1, 2)) > 0]
   assert (tree.depth[wins] == 3 * rules.map.rounds).all()

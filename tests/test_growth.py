@@ -27,8 +27,14 @@ def _grown_by_simulation(game_name: str, config: gtcfr.GTCFRConfig, seed: int = 
   def phase(state):
     return gtcfr.run(tables, apply, None, state, one_phase, searcher.capacity, searcher.k)
 
-  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(seed),
-                     gtcfr.root_start(tables, searcher.root_ranges(None)), config)
+  state = gtcfr.init(
+    tables,
+    apply,
+    None,
+    jax.random.PRNGKey(seed),
+    gtcfr.root_start(tables, searcher.root_ranges(None)),
+    config,
+  )
   sizes = []
   for _ in range(config.simulations):
     complete = bool(expand_lib.fully_grown(tables, state))
@@ -47,16 +53,18 @@ def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_
   assert sizes[-1][2] or sizes[-1][1] > sizes[-1][0]
   assert int(state.walks) > int(state.growing_walks)  # some walks were redrawn
   # Without redraws, some simulations add nothing before the tree is complete.
-  plain, _ = _grown_by_simulation(game_name, gtcfr.GTCFRConfig(simulations=config.simulations,
-                                                                 redraws=0))
+  plain, _ = _grown_by_simulation(
+    game_name, gtcfr.GTCFRConfig(simulations=config.simulations, redraws=0)
+  )
   assert any(after == before and not complete for before, after, complete in plain)
 
 
 def test_growth_counters():
   game = load("leduc_poker")
   for redraws in (0, 8):
-    searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                           gtcfr.GTCFRConfig(simulations=30, redraws=redraws))
+    searcher = gtcfr.GTCFR(
+      game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30, redraws=redraws)
+    )
     result = searcher.search(jax.random.PRNGKey(3))
     walks, growing = int(result.walks), int(result.growing_walks)
     if redraws:
@@ -73,12 +81,13 @@ def test_puct_ties_follow_the_prior_then_chance():
   assert int(expand_lib.puct_action(score, prior, "action", rng)) == 0
   assert int(expand_lib.puct_action(score, prior, "prior", rng)) == 1
   # Not tied: the score decides, whatever the prior.
-  assert int(expand_lib.puct_action(jnp.array([0.5, 0.4, 0.6, -jnp.inf]), prior, "prior",
-                                    rng)) == 2
+  assert int(expand_lib.puct_action(jnp.array([0.5, 0.4, 0.6, -jnp.inf]), prior, "prior", rng)) == 2
   # Equal priors among the tied actions: each is drawn, the untied and illegal ones never.
-  picks = jax.vmap(lambda key: expand_lib.puct_action(
-      jnp.array([0.5, 0.1, 0.5, -jnp.inf]), jnp.full(4, 0.25), "prior", key))(
-          jax.random.split(rng, 200))
+  picks = jax.vmap(
+    lambda key: expand_lib.puct_action(
+      jnp.array([0.5, 0.1, 0.5, -jnp.inf]), jnp.full(4, 0.25), "prior", key
+    )
+  )(jax.random.split(rng, 200))
   assert set(np.asarray(picks).tolist()) == {0, 2}
 
 
@@ -86,11 +95,15 @@ def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
   """With the default ("action") walks are unchanged by the option's code; with "prior" a uniform
   prior spreads the first walks of a Leduc search over the tied actions, so it grows other nodes."""
   game = load("leduc_poker")
-  results = {tie: gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                              gtcfr.GTCFRConfig(simulations=40, tie_break=tie)).search(
-                                  jax.random.PRNGKey(1)) for tie in gtcfr.TIE_BREAKS}
-  assert not np.array_equal(np.asarray(results["action"].in_tree),
-                            np.asarray(results["prior"].in_tree))
+  results = {
+    tie: gtcfr.GTCFR(
+      game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=40, tie_break=tie)
+    ).search(jax.random.PRNGKey(1))
+    for tie in gtcfr.TIE_BREAKS
+  }
+  assert not np.array_equal(
+    np.asarray(results["action"].in_tree), np.asarray(results["prior"].in_tree)
+  )
 
 
 def test_chance_nodes_open_with_their_parent():
@@ -98,12 +111,15 @@ def test_chance_nodes_open_with_their_parent():
   chance = game.tree.kind == rules.CHANCE
   frontiers = {}
   for mode in gtcfr.OPEN_CHANCE:
-    searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                           gtcfr.GTCFRConfig(simulations=10, open_chance=mode, redraws=0,
-                                             tie_break="action"))
+    searcher = gtcfr.GTCFR(
+      game,
+      leaf_models.zero_leaf_model(),
+      gtcfr.GTCFRConfig(simulations=10, open_chance=mode, redraws=0, tie_break="action"),
+    )
     result = searcher.search(jax.random.PRNGKey(0))
-    frontier = gtcfr.frontier_mask(game.tree.kind, np.asarray(result.in_tree),
-                                   np.asarray(result.expanded))
+    frontier = gtcfr.frontier_mask(
+      game.tree.kind, np.asarray(result.in_tree), np.asarray(result.expanded)
+    )
     assert frontier.sum() <= searcher.capacity  # the bound counts the outcomes opened with a node
     frontiers[mode] = frontier
   assert (frontiers["own_simulation"] & chance).any()
@@ -118,12 +134,24 @@ def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updat
     config = gtcfr.GTCFRConfig(simulations=20, updates=updates, averaging=averaging)
     searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
     apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
-    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0),
-                       gtcfr.root_start(tables, searcher.root_ranges(None)), config)
-    state = state.replace(in_tree=jnp.ones_like(state.in_tree),
-                          expanded=jnp.ones_like(state.expanded), added=jnp.ones_like(state.added))
-    state = jax.jit(lambda s, config=config, searcher=searcher, apply=apply, tables=tables:
-                    gtcfr.run(tables, apply, None, s, config, searcher.capacity, searcher.k))(state)
+    state = gtcfr.init(
+      tables,
+      apply,
+      None,
+      jax.random.PRNGKey(0),
+      gtcfr.root_start(tables, searcher.root_ranges(None)),
+      config,
+    )
+    state = state.replace(
+      in_tree=jnp.ones_like(state.in_tree),
+      expanded=jnp.ones_like(state.expanded),
+      added=jnp.ones_like(state.added),
+    )
+    state = jax.jit(
+      lambda s, config=config, searcher=searcher, apply=apply, tables=tables: gtcfr.run(
+        tables, apply, None, s, config, searcher.capacity, searcher.k
+      )
+    )(state)
     policies[averaging] = np.asarray(state.cfr.policy_sums)
   np.testing.assert_array_equal(policies["global"], policies["per_node"])
 
@@ -136,10 +164,17 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   config = gtcfr.GTCFRConfig(simulations=1, updates="simultaneous", averaging="per_node")
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
   apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
-  phase = jax.jit(lambda s: gtcfr.run(tables, apply, None, s, config, searcher.capacity,
-                                      searcher.k))
-  state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0),
-                     gtcfr.root_start(tables, searcher.root_ranges(None)), config)
+  phase = jax.jit(
+    lambda s: gtcfr.run(tables, apply, None, s, config, searcher.capacity, searcher.k)
+  )
+  state = gtcfr.init(
+    tables,
+    apply,
+    None,
+    jax.random.PRNGKey(0),
+    gtcfr.root_start(tables, searcher.root_ranges(None)),
+    config,
+  )
   inner = np.asarray(tables.inner_nodes)
   kind = np.asarray(tables.kind)[inner]
   player = kind < rules.CHANCE
@@ -178,8 +213,9 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
 
 def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
   game = load("kuhn_poker")
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                         gtcfr.GTCFRConfig(simulations=5, redraws=0))
+  searcher = gtcfr.GTCFR(
+    game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=5, redraws=0)
+  )
   for predecessor in composed.PREDECESSORS:
     result = composed.compose(searcher, [0, 1], batch_size=2, predecessor=predecessor)
     assert result.growth["walks"] == 5
@@ -191,7 +227,11 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
 
 
 def test_bad_growth_options_raise():
-  for bad in (dict(redraws=-1), dict(tie_break="random"), dict(open_chance="never"),
-              dict(averaging="quadratic")):
+  for bad in (
+    dict(redraws=-1),
+    dict(tie_break="random"),
+    dict(open_chance="never"),
+    dict(averaging="quadratic"),
+  ):
     with pytest.raises(ValueError, match=next(iter(bad))):
       gtcfr.GTCFRConfig(**bad)

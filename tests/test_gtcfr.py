@@ -1,4 +1,4 @@
-"""GT-CFR: soundness with an exact oracle, CFR+ on a grown tree, batching, invariants, bad config."""
+"""GT-CFR: soundness with an exact oracle, CFR+ on a grown tree, batching, invariants, errors."""
 
 import jax
 import jax.numpy as jnp
@@ -11,19 +11,22 @@ from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.search import cfr
 from sog.search import gtcfr
-from sog.search.gtcfr import expand as expand_lib
-from sog.search.gtcfr import frontier as gtcfr_frontier
-from sog.search.gtcfr import update as update_lib
 from sog.search import leaf_models
 from sog.search import solver
 from sog.search import tables as tables_lib
+from sog.search.gtcfr import expand as expand_lib
+from sog.search.gtcfr import frontier as gtcfr_frontier
+from sog.search.gtcfr import update as update_lib
 from tests.conftest import load
 from tests.conftest import shared_searcher
 
 
 def _grown_everywhere(state: gtcfr.SearchState) -> gtcfr.SearchState:
-  return state.replace(in_tree=jnp.ones_like(state.in_tree), expanded=jnp.ones_like(state.expanded),
-                       added=jnp.ones_like(state.added))
+  return state.replace(
+    in_tree=jnp.ones_like(state.in_tree),
+    expanded=jnp.ones_like(state.expanded),
+    added=jnp.ones_like(state.added),
+  )
 
 
 @pytest.mark.parametrize("updates", ["simultaneous", "alternating"])
@@ -35,10 +38,12 @@ def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
 
   @jax.jit
   def grown_search(tables, ranges):
-    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(0),
-                       gtcfr.root_start(tables, ranges), config)
-    state = gtcfr.run(tables, apply, None, _grown_everywhere(state), config, searcher.capacity,
-                      searcher.k)
+    state = gtcfr.init(
+      tables, apply, None, jax.random.PRNGKey(0), gtcfr.root_start(tables, ranges), config
+    )
+    state = gtcfr.run(
+      tables, apply, None, _grown_everywhere(state), config, searcher.capacity, searcher.k
+    )
     return gtcfr.finish(tables, apply, None, state, searcher.capacity)
 
   result = grown_search(searcher.tables, searcher.root_ranges(None))
@@ -46,24 +51,41 @@ def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   reference = solver.Solver(game.tree, updates)
   ranges = reference.root_ranges(None)
   cfr_state, _ = reference.run(reference.init(), ranges, config.simulations)
-  np.testing.assert_array_equal(np.asarray(result.average_policy),
-                                np.asarray(cfr.average_policy(reference.levels, cfr_state)))
-  np.testing.assert_allclose(np.asarray(result.focus_values),
-                             reference.root_values(cfr_state, ranges), atol=1e-6)
+  np.testing.assert_array_equal(
+    np.asarray(result.average_policy), np.asarray(cfr.average_policy(reference.levels, cfr_state))
+  )
+  np.testing.assert_allclose(
+    np.asarray(result.focus_values), reference.root_values(cfr_state, ranges), atol=1e-6
+  )
 
 
 def _mean_exploitabilities(searcher: gtcfr.GTCFR, seeds: int, ranges) -> dict[str, float]:
   """Mean exploitability over ``seeds`` searches of their policies completed by each method."""
-  results = searcher.search_batch(jax.random.split(jax.random.PRNGKey(7), seeds),
-                                  np.stack([ranges] * seeds))
-  return {method: float(np.mean([
-      searcher.exploitability(jax.tree_util.tree_map(lambda x, i=i: x[i], results), 400, method,
-                              ranges) for i in range(seeds)])) for method in ("resolve", "average")}
+  results = searcher.search_batch(
+    jax.random.split(jax.random.PRNGKey(7), seeds), np.stack([ranges] * seeds)
+  )
+  return {
+    method: float(
+      np.mean(
+        [
+          searcher.exploitability(
+            jax.tree_util.tree_map(lambda x, i=i: x[i], results), 400, method, ranges
+          )
+          for i in range(seeds)
+        ]
+      )
+    )
+    for method in ("resolve", "average")
+  }
 
 
-@pytest.mark.parametrize("oracle", [
+@pytest.mark.parametrize(
+  "oracle",
+  [
     pytest.param(leaf_models.exact_leaf_model(100), marks=pytest.mark.slow, id="cold_100"),
-    pytest.param(leaf_models.exact_leaf_model(2, warm_start=True), id="warm_2")])
+    pytest.param(leaf_models.exact_leaf_model(2, warm_start=True), id="warm_2"),
+  ],
+)
 def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng, oracle):
   """Theorem 1 on a subgame with a chance node (the scripts run it from the game's root): with an
   exact oracle, exploitability falls as s grows, by both completions, to CFR+'s level once the tree
@@ -90,11 +112,12 @@ def test_warm_oracle_calls_continue_one_solve(rng):
   tables = gtcfr.GTCFR(game, leaf_models.zero_leaf_model()).tables
   tree = game.tree
   nodes = jnp.asarray(np.flatnonzero(tree.parent == tree.node_of_path((1, 1)))[:3], jnp.int32)
-  ranges = jnp.asarray(tree.root_ranges * rng.uniform(0.3, 1.0, (3, *tree.root_ranges.shape)),
-                       jnp.float32)
+  ranges = jnp.asarray(
+    tree.root_ranges * rng.uniform(0.3, 1.0, (3, *tree.root_ranges.shape)), jnp.float32
+  )
   mask = jnp.array([True, True, False])
   warm = leaf_models.exact_leaf_model(5, warm_start=True)
-  state = warm.init_state(tables)
+  state = warm.init_state(tables, None)
   for _ in range(4):
     out = warm.apply(None, tables, nodes, ranges, mask, state)
     state = out.state
@@ -118,26 +141,35 @@ def test_batched_searches_equal_separate_searches():
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
-  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params, game.name),
-                         gtcfr.GTCFRConfig(simulations=12, simulations_per_phase=2.0))
+  searcher = gtcfr.GTCFR(
+    game,
+    leaf_lib.cvpn_leaf_model(network, params, game.name),
+    gtcfr.GTCFRConfig(simulations=12, simulations_per_phase=2.0),
+  )
   rngs = jax.random.split(jax.random.PRNGKey(3), 8)
   batch = searcher.search_batch(rngs)
   for i in range(8):
     one = searcher.search(rngs[i])
-    batched, _ = jax.tree_util.tree_flatten_with_path(jax.tree_util.tree_map(lambda x: x[i], batch))
-    for (path, expected), (_, got) in zip(jax.tree_util.tree_flatten_with_path(one)[0], batched):
+    batched, _ = jax.tree_util.tree_flatten_with_path(
+      jax.tree_util.tree_map(lambda x, i=i: x[i], batch)
+    )
+    for (path, expected), (_, got) in zip(
+      jax.tree_util.tree_flatten_with_path(one)[0], batched, strict=True
+    ):
       got, expected = np.asarray(got), np.asarray(expected)
       if np.issubdtype(expected.dtype, np.floating):  # batched matmuls round differently
-        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=_atol(path),
-                                   err_msg=jax.tree_util.keystr(path))
+        np.testing.assert_allclose(
+          got, expected, rtol=1e-4, atol=_atol(path), err_msg=jax.tree_util.keystr(path)
+        )
       else:  # the trees grown, the queries sampled and the counts are identical
         np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
 
 
 @pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 def test_infinite_prior_temperature_is_the_uniform_prior():
-  """With T_prior = inf, PUCT ignores the leaf model's logits: zero values with arbitrary logits search
-  exactly as the zero leaf model (uniform prior) does, and with T_prior = 1 those logits change it."""
+  """With T_prior = inf, PUCT ignores the leaf model's logits: zero values with arbitrary logits
+  search exactly as the zero leaf model (uniform prior) does, and with T_prior = 1 those logits
+  change it."""
   game = load("leduc_poker")
 
   def random_logits_leaf(params, tables, nodes, ranges, mask):
@@ -152,17 +184,22 @@ def test_infinite_prior_temperature_is_the_uniform_prior():
   uniform = shared_searcher("leduc_poker", "zeros", 30).search(jax.random.PRNGKey(2))
   ignored = search(leaf_models.LeafModel(random_logits_leaf), float("inf"))
   followed = search(leaf_models.LeafModel(random_logits_leaf), 1.0)
-  for (path, expected), got in zip(jax.tree_util.tree_flatten_with_path(uniform)[0],
-                                  jax.tree_util.tree_leaves(ignored)):
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected),
-                                  err_msg=jax.tree_util.keystr(path))
+  for (path, expected), got in zip(
+    jax.tree_util.tree_flatten_with_path(uniform)[0],
+    jax.tree_util.tree_leaves(ignored),
+    strict=True,
+  ):
+    np.testing.assert_array_equal(
+      np.asarray(got), np.asarray(expected), err_msg=jax.tree_util.keystr(path)
+    )
   assert not np.array_equal(np.asarray(followed.average_policy), np.asarray(uniform.average_policy))
 
 
 def test_leaf_value_error_is_fixed_zero_sum_and_of_the_stated_size():
   """``with_value_error``: sigma = 0 leaves a model (the exact oracle) unchanged; otherwise the same
-  (node, player, infostate) gets the same error on every call, per unit of opponent mass the error has
-  mean size about 0.8 sigma, and the output stays zero-sum (r0 . v0 + r1 . v1 = 0 for a zero base)."""
+  (node, player, infostate) gets the same error on every call, per unit of opponent mass the error
+  has mean size about 0.8 sigma, and the output stays zero-sum (r0 . v0 + r1 . v1 = 0 for a zero
+  base)."""
   game = load("leduc_poker")
   tables = tables_lib.make_tables(game.tree)
   nodes = np.flatnonzero(game.tree.kind >= 0)[:64]
@@ -172,8 +209,9 @@ def test_leaf_value_error_is_fixed_zero_sum_and_of_the_stated_size():
 
   def values(model, ranges=ranges):
     state = leaf_models.initial_state(model, tables)
-    return np.asarray(leaf_models.stateful_apply(model)(model.params, tables, nodes, ranges, mask,
-                                                        state).values)
+    return np.asarray(
+      leaf_models.stateful_apply(model)(model.params, tables, nodes, ranges, mask, state).values
+    )
 
   oracle = leaf_models.exact_leaf_model(iterations=5)
   np.testing.assert_array_equal(values(leaf_models.with_value_error(oracle, 0.0)), values(oracle))
@@ -199,13 +237,15 @@ def test_leaf_value_error_is_fixed_zero_sum_and_of_the_stated_size():
 
 
 def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete():
-  """A search in a small subgame grows all of it in a few simulations. Its unbatched passes then make
-  no leaf-model call, and it returns what the same search under vmap (a call every pass) returns."""
+  """A search in a small subgame grows all of it in a few simulations. Its unbatched passes then
+  make no leaf-model call, and it returns what the same search under vmap (a call every pass)
+  returns."""
   game = load("leduc_poker")
   network = cvpn_lib.make_network(game.tree)
   params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
-  searcher = gtcfr.GTCFR(game, leaf_lib.cvpn_leaf_model(network, params, game.name),
-                         gtcfr.GTCFRConfig(simulations=40))
+  searcher = gtcfr.GTCFR(
+    game, leaf_lib.cvpn_leaf_model(network, params, game.name), gtcfr.GTCFRConfig(simulations=40)
+  )
   tree = game.tree
   node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < rules.CHANCE))[0])  # 8 nodes below
   subgame = searcher.subgames(node)
@@ -213,30 +253,43 @@ def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete
   twice = lambda x: np.stack([np.asarray(x)] * 2)  # noqa: E731
   tables, starts = jax.tree.map(twice, subgame.tables), jax.tree.map(twice, start)
   rngs = jnp.stack([jax.random.PRNGKey(4)] * 2)
-  one = searcher.search_in_subgames(jax.tree.map(lambda x: x[:1], tables), subgame.capacity,
-                                    rngs[:1], jax.tree.map(lambda x: x[:1], starts))
+  one = searcher.search_in_subgames(
+    jax.tree.map(lambda x: x[:1], tables),
+    subgame.capacity,
+    rngs[:1],
+    jax.tree.map(lambda x: x[:1], starts),
+  )
   batched = searcher.search_in_subgames(tables, subgame.capacity, rngs, starts)
   config = searcher.config
-  assert int(batched.leaf_calls[0]) == 2 + config.phases * config.updates_per_phase * config.passes_per_update
+  assert (
+    int(batched.leaf_calls[0])
+    == 2 + config.phases * config.updates_per_phase * config.passes_per_update
+  )
   assert int(one.leaf_calls[0]) < int(batched.leaf_calls[0]) // 2
   assert int(one.leaf_evaluations[0]) == int(batched.leaf_evaluations[0])
-  for (path, expected), (_, got) in zip(jax.tree_util.tree_flatten_with_path(batched)[0],
-                                        jax.tree_util.tree_flatten_with_path(one)[0]):
+  for (path, expected), (_, got) in zip(
+    jax.tree_util.tree_flatten_with_path(batched)[0],
+    jax.tree_util.tree_flatten_with_path(one)[0],
+    strict=True,
+  ):
     if jax.tree_util.keystr(path) == ".leaf_calls":
       continue
     got, expected = np.asarray(got)[0], np.asarray(expected)[0]
     if np.issubdtype(expected.dtype, np.floating):  # batched matmuls round differently
-      np.testing.assert_allclose(got, expected, rtol=1e-4, atol=_atol(path),
-                                 err_msg=jax.tree_util.keystr(path))
+      np.testing.assert_allclose(
+        got, expected, rtol=1e-4, atol=_atol(path), err_msg=jax.tree_util.keystr(path)
+      )
     else:
       np.testing.assert_array_equal(got, expected, err_msg=jax.tree_util.keystr(path))
 
 
 def test_search_result_is_consistent():
   game = load("scotland_yard(map=glasses_short)")
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(),
-                         gtcfr.GTCFRConfig(simulations=30, simulations_per_phase=0.5,
-                                           query_samples=8))
+  searcher = gtcfr.GTCFR(
+    game,
+    leaf_models.zero_leaf_model(),
+    gtcfr.GTCFRConfig(simulations=30, simulations_per_phase=0.5, query_samples=8),
+  )
   result = searcher.search(jax.random.PRNGKey(0))
   tree = game.tree
   in_tree, expanded = np.asarray(result.in_tree), np.asarray(result.expanded)
@@ -262,21 +315,32 @@ def test_search_result_is_consistent():
   nodes = np.asarray(queries.nodes)[valid]
   assert in_tree[nodes].all() and (tree.kind[nodes] != rules.TERMINAL).all()
   assert (np.asarray(queries.ranges)[valid][~tree.valid[nodes]] == 0).all()
-  # Leaf-model calls: one at the root, one per CFR pass (two updates per phase here), one at the end.
+  # Leaf-model calls: one at the root, one per CFR pass (two updates per phase here), one at the
+  # end.
   config = searcher.config
-  assert int(result.leaf_calls) == 2 + config.phases * config.updates_per_phase * config.passes_per_update
+  assert (
+    int(result.leaf_calls)
+    == 2 + config.phases * config.updates_per_phase * config.passes_per_update
+  )
 
 
 def test_bad_config_raises_before_tracing():
   game = load("kuhn_poker")
-  for bad in (dict(simulations=0), dict(simulations_per_phase=0.0), dict(expansion_k=0),
-              dict(prior_temperature=0.0), dict(puct_constant=-1.0), dict(query_samples=-1)):
+  for bad in (
+    dict(simulations=0),
+    dict(simulations_per_phase=0.0),
+    dict(expansion_k=0),
+    dict(prior_temperature=0.0),
+    dict(puct_constant=-1.0),
+    dict(query_samples=-1),
+  ):
     with pytest.raises(ValueError, match="GT-CFR config"):
       gtcfr.GTCFRConfig(**bad)
   leduc = load("leduc_poker")
   with pytest.raises(ValueError, match="too small"):
-    gtcfr.GTCFR(leduc, leaf_models.zero_leaf_model(),
-                gtcfr.GTCFRConfig(simulations=100, leaf_capacity=4))
+    gtcfr.GTCFR(
+      leduc, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=100, leaf_capacity=4)
+    )
   with pytest.raises(ValueError, match="terminal"):
     terminal = int(np.flatnonzero(game.tree.kind == rules.TERMINAL)[0])
     gtcfr.GTCFR(game.tree.subtree(terminal), leaf_models.zero_leaf_model())
@@ -293,8 +357,9 @@ def test_capacity_bound_holds_while_growing():
   game = load("scotland_yard(map=glasses_short)")
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=25))
   result = searcher.search(jax.random.PRNGKey(2))
-  frontier = gtcfr.frontier_mask(game.tree.kind, np.asarray(result.in_tree),
-                            np.asarray(result.expanded))
+  frontier = gtcfr.frontier_mask(
+    game.tree.kind, np.asarray(result.in_tree), np.asarray(result.expanded)
+  )
   assert 0 < frontier.sum() <= searcher.capacity
   assert int(result.leaf_evaluations) >= frontier.sum()
 
@@ -314,7 +379,8 @@ def test_completions_agree_once_the_tree_is_the_whole_game():
   # The oracle played only while the root's children were leaves: a small share of the average.
   np.testing.assert_allclose(averaged, resolved, atol=0.02)
   assert searcher.exploitability(result, 200, "resolve") == pytest.approx(
-      best_response.exploitability(game, resolved), abs=1e-15)
+    best_response.exploitability(game, resolved), abs=1e-15
+  )
   with pytest.raises(ValueError, match="method"):
     searcher.completed_policy(result, 10, "exact")
 
@@ -329,8 +395,9 @@ def test_top_k_expansion_grows_one_action_at_a_time():
 
   @jax.jit
   def grow(tables, ranges):
-    state = gtcfr.init(tables, apply, None, jax.random.PRNGKey(5),
-                       gtcfr.root_start(tables, ranges), config)
+    state = gtcfr.init(
+      tables, apply, None, jax.random.PRNGKey(5), gtcfr.root_start(tables, ranges), config
+    )
     return gtcfr.run(tables, apply, None, state, config, searcher.capacity, searcher.k)
 
   state = grow(tables, searcher.root_ranges(None))
@@ -342,8 +409,9 @@ def test_top_k_expansion_grows_one_action_at_a_time():
     actor = tree.kind[node]
     rows = tree.legal[node][tree.valid[node, actor]]
     assert (rows & added[node]).any(-1).all()
-  partial = [n for n in players if (tree.legal[n][tree.valid[n, tree.kind[n]]].any(0)
-                                    & ~added[n]).any()]
+  partial = [
+    n for n in players if (tree.legal[n][tree.valid[n, tree.kind[n]]].any(0) & ~added[n]).any()
+  ]
   assert partial, "with k = 1 some interior node should still miss actions"
   # Children are in the tree exactly through added actions of interior nodes.
   through = np.zeros(tree.num_nodes, bool)
@@ -353,8 +421,9 @@ def test_top_k_expansion_grows_one_action_at_a_time():
       children = tree.up_child[node, a]
       through[children[children >= 0]] = True
   np.testing.assert_array_equal(active, through)
-  policy = np.asarray(cfr.regret_matching(state.cfr.policy_sums,
-                                          gtcfr_frontier.available(tables, state)))
+  policy = np.asarray(
+    cfr.regret_matching(state.cfr.policy_sums, gtcfr_frontier.available(tables, state))
+  )
   inner = np.asarray(tables.inner_position)
   for node in partial:
     assert (policy[inner[node]][:, ~added[node]] == 0).all()
@@ -365,8 +434,10 @@ def _last_action_prior_model() -> leaf_models.LeafModel:
 
   def apply(params, tables, nodes, ranges, mask):
     del params, mask
-    logits = jnp.broadcast_to(jnp.arange(tables.legal.shape[-1], dtype=ranges.dtype),
-                              (nodes.shape[0], *ranges.shape[1:], tables.legal.shape[-1]))
+    logits = jnp.broadcast_to(
+      jnp.arange(tables.legal.shape[-1], dtype=ranges.dtype),
+      (nodes.shape[0], *ranges.shape[1:], tables.legal.shape[-1]),
+    )
     return leaf_models.LeafOutput(jnp.zeros_like(ranges), logits)
 
   return leaf_models.LeafModel(apply)
@@ -374,20 +445,23 @@ def _last_action_prior_model() -> leaf_models.LeafModel:
 
 def test_perfect_information_expansion_adds_one_child_per_simulation():
   """Perfect information, k = 1 by default: each simulation adds exactly one public state (none when
-  its walk ends at a terminal). At a frontier leaf that is the child of the prior's top action (SoG's
-  top-k by prior); a walk may also leave an interior node by an action not yet added (pi_select
-  ranges over all legal actions), which adds that child, so the tree keeps widening where the walks
-  go instead of freezing each node at its first child."""
+  its walk ends at a terminal). At a frontier leaf that is the child of the prior's top action
+  (SoG's top-k by prior); a walk may also leave an interior node by an action not yet added
+  (pi_select ranges over all legal actions), which adds that child, so the tree keeps widening where
+  the walks go instead of freezing each node at its first child."""
   game = load("connect_four")
   config = gtcfr.GTCFRConfig(simulations=40)
   searcher = gtcfr.GTCFR(game, _last_action_prior_model(), config)
   assert searcher.k == 1
   apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
-  state = jax.jit(lambda t, r: gtcfr.init(t, apply, None, jax.random.PRNGKey(3),
-                                          gtcfr.root_start(t, r), config))(
-                                              tables, searcher.root_ranges(None))
-  step = jax.jit(lambda t, s: expand_lib.grow(
-      t, update_lib.cfr_update(t, apply, None, s, config, searcher.capacity), config, searcher.k))
+  state = jax.jit(
+    lambda t, r: gtcfr.init(t, apply, None, jax.random.PRNGKey(3), gtcfr.root_start(t, r), config)
+  )(tables, searcher.root_ranges(None))
+  step = jax.jit(
+    lambda t, s: expand_lib.grow(
+      t, update_lib.cfr_update(t, apply, None, s, config, searcher.capacity), config, searcher.k
+    )
+  )
   tree = game.tree
   sizes = [int(np.asarray(state.in_tree).sum())]
   assert sizes[0] == 1 + tree.legal[0, 0].sum()  # the root and its children

@@ -18,8 +18,18 @@ import pytest
 import sog
 
 _ROOT = pathlib.Path(__file__).resolve().parents[1] / "sog"
-LAYERS = {"plotting": 0, "monitoring": 0, "games": 1, "eval": 2, "search": 3, "nets": 4,
-          "protocol": 5, "selfplay": 6, "openspiel": 6, "baselines": 7}
+LAYERS = {
+  "plotting": 0,
+  "monitoring": 0,
+  "games": 1,
+  "eval": 2,
+  "search": 3,
+  "nets": 4,
+  "protocol": 5,
+  "selfplay": 6,
+  "openspiel": 6,
+  "baselines": 7,
+}
 MAX_LINES = 450
 
 
@@ -52,8 +62,10 @@ def _package(module: str) -> str | None:
 
 
 MODULES = _modules()
-GRAPH = {name: {m for m in _imports(path, frozenset(MODULES)) if m in MODULES and m != name}
-         for name, path in MODULES.items()}
+GRAPH = {
+  name: {m for m in _imports(path, frozenset(MODULES)) if m in MODULES and m != name}
+  for name, path in MODULES.items()
+}
 
 
 def test_every_package_has_a_layer():
@@ -64,8 +76,11 @@ def test_every_package_has_a_layer():
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if _package(n)))
 def test_imports_run_down_the_layers(name):
   own = _package(name)
-  upward = sorted(m for m in GRAPH[name] if _package(m) and _package(m) != own
-                  and LAYERS[_package(m)] >= LAYERS[own])
+  upward = sorted(
+    m
+    for m in GRAPH[name]
+    if _package(m) and _package(m) != own and LAYERS[_package(m)] >= LAYERS[own]
+  )
   assert not upward, f"{name} ({own}, layer {LAYERS[own]}) imports {upward}"
 
 
@@ -77,9 +92,9 @@ def test_no_import_cycles():
     state[name] = 1
     for child in sorted(GRAPH[name]):
       if state.get(child) == 1:
-        pytest.fail(f"import cycle: {' -> '.join(stack[stack.index(child):] + [child])}")
+        pytest.fail(f"import cycle: {' -> '.join([*stack[stack.index(child) :], child])}")
       elif child not in state:
-        visit(child, stack + [child])
+        visit(child, [*stack, child])
     state[name] = 2
 
   for name in sorted(GRAPH):
@@ -88,14 +103,21 @@ def test_no_import_cycles():
 
 
 def test_only_sog_openspiel_imports_pyspiel():
-  offenders = sorted(name for name, path in MODULES.items() if _package(name) != "openspiel"
-                     and any(m.split(".")[0] in ("pyspiel", "open_spiel") for m in _imports(path)))
+  offenders = sorted(
+    name
+    for name, path in MODULES.items()
+    if _package(name) != "openspiel"
+    and any(m.split(".")[0] in ("pyspiel", "open_spiel") for m in _imports(path))
+  )
   assert not offenders
 
 
 def test_modules_stay_small():
-  long = {name: n for name, path in MODULES.items()
-          if (n := len(path.read_text().splitlines())) > MAX_LINES}
+  long = {
+    name: n
+    for name, path in MODULES.items()
+    if (n := len(path.read_text().splitlines())) > MAX_LINES
+  }
   assert not long
 
 
@@ -103,8 +125,15 @@ def test_top_level_api_is_the_subpackages_own_and_lazy():
   """``sog.NAME`` is the object its subpackage exports; importing sog alone loads none of them."""
   for name in sog.__all__:
     assert getattr(sog, name) is getattr(importlib.import_module(sog._HOME[name]), name)
-  probe = ("import sys, sog; print(sorted(m for m in sys.modules if m.startswith('sog.') "
-           "or m in ('jax', 'pyspiel')))")
-  loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
-                          env={**os.environ, "PYTHONPATH": str(_ROOT.parent)})
+  probe = (
+    "import sys, sog; print(sorted(m for m in sys.modules if m.startswith('sog.') "
+    "or m in ('jax', 'pyspiel')))"
+  )
+  loaded = subprocess.run(
+    [sys.executable, "-c", probe],
+    capture_output=True,
+    text=True,
+    check=True,
+    env={**os.environ, "PYTHONPATH": str(_ROOT.parent)},
+  )
   assert loaded.stdout.strip() == "[]"

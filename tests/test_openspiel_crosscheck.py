@@ -20,29 +20,42 @@ def test_sizes_match_openspiel_enumeration(name):
   rows = [{(i.node, i.infostate) for i in infostates if i.player == p} for p in (0, 1)]
   assert summary["infostates"] == [len(r) for r in rows]
   for player in (0, 1):
-    expected = set(zip(*np.nonzero(game.tree.decision_infostates(player))))
+    expected = set(zip(*np.nonzero(game.tree.decision_infostates(player)), strict=True))
     assert rows[player] == expected
 
 
-@pytest.mark.parametrize("name, random_policies", [
-    ("kuhn_poker", 20), ("leduc_poker", 20), ("liars_dice(faces=4)", 20), ("connect_four", 20),
-    pytest.param("tic_tac_toe", 2, marks=TIC_TAC_TOE.marks)])
-def test_exploitability_matches_openspiel_on_uniform_and_random_policies(name, random_policies, rng):
+@pytest.mark.parametrize(
+  "name, random_policies",
+  [
+    ("kuhn_poker", 20),
+    ("leduc_poker", 20),
+    ("liars_dice(faces=4)", 20),
+    ("connect_four", 20),
+    pytest.param("tic_tac_toe", 2, marks=TIC_TAC_TOE.marks),
+  ],
+)
+def test_exploitability_matches_openspiel_on_uniform_and_random_policies(
+  name, random_policies, rng
+):
   game = load(name)
   policies = [sog.eval.uniform_policy(game.tree)]
-  policies += [sog.eval.random_policy(game.tree, rng, concentration=c)
-               for c in np.geomspace(0.05, 5.0, random_policies)]
+  policies += [
+    sog.eval.random_policy(game.tree, rng, concentration=c)
+    for c in np.geomspace(0.05, 5.0, random_policies)
+  ]
   for policy in policies:
     ours = sog.eval.exploitability(game, policy)
     theirs = openspiel_bridge.exploitability_in_openspiel(game, policy)
     assert abs(ours - theirs) < 1e-9, (ours, theirs)
 
 
-@pytest.mark.parametrize("name", ["scotland_yard(map=glasses_short)",
-                                  "scotland_yard(map=glasses_hidden_short)"])
+@pytest.mark.parametrize(
+  "name", ["scotland_yard(map=glasses_short)", "scotland_yard(map=glasses_hidden_short)"]
+)
 def test_scotland_yard_exploitability_matches_openspiel_best_response(name, rng):
-  """On the glasses maps cut to 3 rounds (the 5-round checks take ~45 s a policy; see docs/results/correctness.md).
-  glasses_hidden's OpenSpiel game opens with a chance node for Mr X's private start."""
+  """On the glasses maps cut to 3 rounds (the 5-round checks take ~45 s a policy; see
+  docs/results/correctness.md). glasses_hidden's OpenSpiel game opens with a chance node for Mr X's
+  private start."""
   game = load(name)
   policies = [sog.eval.uniform_policy(game.tree)]
   policies += [sog.eval.random_policy(game.tree, rng) for _ in range(5)]
@@ -61,7 +74,7 @@ def test_replayed_histories_have_openspiel_returns(name, rng):
     state = os_game.new_initial_state()
     while not state.is_terminal():
       if state.is_chance_node():
-        outcomes, probs = zip(*state.chance_outcomes())
+        outcomes, probs = zip(*state.chance_outcomes(), strict=True)
         state.apply_action(int(rng.choice(outcomes, p=probs)))
       else:
         state.apply_action(int(rng.choice(state.legal_actions())))
@@ -83,14 +96,16 @@ def test_policy_round_trip_through_openspiel(name, rng):
 
 
 def test_openspiel_bots_run_on_registered_scotland_yard(rng):
-  import pyspiel
   from open_spiel.python.algorithms import ismcts
   from open_spiel.python.algorithms import mcts
+  import pyspiel
+
   game = load("scotland_yard(map=glasses_short)")
   os_game = openspiel_bridge.openspiel_game(game)
   evaluator = mcts.RandomRolloutEvaluator(n_rollouts=2, random_state=np.random.RandomState(0))
-  bot = ismcts.ISMCTSBot(os_game, evaluator, uct_c=2.0, max_simulations=20,
-                         random_state=np.random.RandomState(1))
+  bot = ismcts.ISMCTSBot(
+    os_game, evaluator, uct_c=2.0, max_simulations=20, random_state=np.random.RandomState(1)
+  )
   state = os_game.new_initial_state()
   while not state.is_terminal():
     state.apply_action(bot.step(state))

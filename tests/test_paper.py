@@ -1,4 +1,4 @@
-"""The published reference values are keyed by the names the scripts look them up by, in our units."""
+"""The published reference values are keyed by the names the scripts look up, in our units."""
 
 import json
 import subprocess
@@ -42,15 +42,23 @@ def test_plot_protocol_draws_runs_beside_fig3(tmp_path):
   second = _evaluate_output(tmp_path / "b.txt", [(33, 0.18), (1000, 0.0102)])
   png = tmp_path / "plot.png"
   command = [sys.executable, "scripts/plot_protocol.py", "--game=leduc_poker", f"--out={png}"]
-  out = subprocess.run(command + [f"--series=perfect leaf={first},{second}"], capture_output=True,
-                       text=True, cwd=ROOT, check=True)
+  out = subprocess.run(
+    [*command, f"--series=perfect leaf={first},{second}"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   summary = json.loads(out.stdout.splitlines()[-1])
-  assert summary["series"]["perfect leaf"] == pytest.approx({"33": 180.0, "100": 67.2,
-                                                             "1000": 10.2})
+  assert summary["series"]["perfect leaf"] == pytest.approx(
+    {"33": 180.0, "100": 67.2, "1000": 10.2}
+  )
   trained = paper.fig3("leduc_poker").trained
   assert summary["series"]["SoG, fig. 3, trained"] == pytest.approx(
-      {str(s): v * 1000 for s, v in trained.items()})
+    {str(s): v * 1000 for s, v in trained.items()}
+  )
   assert png.stat().st_size > 0
-  twice = subprocess.run(command + [f"--series=x={first},{first}"], capture_output=True, text=True,
-                         cwd=ROOT)
+  twice = subprocess.run(
+    [*command, f"--series=x={first},{first}"], capture_output=True, text=True, cwd=ROOT
+  )
   assert twice.returncode != 0 and "given twice" in twice.stderr

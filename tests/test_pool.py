@@ -32,10 +32,11 @@ def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
   logits = jnp.asarray(rng.normal(size=(num_nodes, num_actions)), jnp.float32)
 
   def table_apply(params, tables, nodes, ranges, mask):
-    per_player = jnp.stack([z[nodes], -z[nodes]], -1)[..., None]      # [L, 2, 1]
+    per_player = jnp.stack([z[nodes], -z[nodes]], -1)[..., None]  # [L, 2, 1]
     values = per_player * ranges.sum(-1, keepdims=True)[:, ::-1]
-    return leaf_models.LeafOutput(values, jnp.broadcast_to(logits[nodes][:, None, None],
-                                                           (*ranges.shape, num_actions)))
+    return leaf_models.LeafOutput(
+      values, jnp.broadcast_to(logits[nodes][:, None, None], (*ranges.shape, num_actions))
+    )
 
   def pool_apply(params, game, states, mask):
     return pool.PoolLeafOutput(jnp.stack([z[states], -z[states]], -1), logits[states])
@@ -43,9 +44,15 @@ def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
   return leaf_models.LeafModel(table_apply), pool.PoolLeafModel(pool_apply)
 
 
-@pytest.mark.parametrize("options", [
-    {}, {"updates": "simultaneous"}, {"averaging": "per_node", "redraws": 0},
-    {"tie_break": "action", "simulations_per_phase": 2.0}])
+@pytest.mark.parametrize(
+  "options",
+  [
+    {},
+    {"updates": "simultaneous"},
+    {"averaging": "per_node", "redraws": 0},
+    {"tie_break": "action", "simulations_per_phase": 2.0},
+  ],
+)
 def test_pool_search_equals_table_search(options):
   """With k = all actions the pool grows the same public states as the table search from the same
   seeds, and its policies and values are the same at every node (leaf values that do not depend on
@@ -65,8 +72,11 @@ def test_pool_search_equals_table_search(options):
     expanded = np.asarray(grown.tree.expanded)[used]
     assert sorted(nodes[expanded]) == sorted(np.flatnonzero(np.asarray(table.expanded)))
     rows = np.asarray(table_search.tables.inner_position)[nodes[expanded]]
-    np.testing.assert_allclose(np.asarray(grown.average_policy)[used][expanded],
-                               np.asarray(table.average_policy)[rows, 0], atol=1e-5)
+    np.testing.assert_allclose(
+      np.asarray(grown.average_policy)[used][expanded],
+      np.asarray(table.average_policy)[rows, 0],
+      atol=1e-5,
+    )
     np.testing.assert_allclose(grown.root_values, table.focus_values[:, 0], atol=1e-5)
     assert int(grown.walks) == int(table.walks)
     assert int(grown.growing_walks) == int(table.growing_walks)
@@ -107,8 +117,9 @@ def test_pgx_search_finds_the_win(mover_wins):
   assert float(result.root_values[mover]) > 0.9
 
 
-@pytest.mark.parametrize("name,spiel", [("tic_tac_toe", "tic_tac_toe"),
-                                        ("connect_four", "connect_four")])
+@pytest.mark.parametrize(
+  "name,spiel", [("tic_tac_toe", "tic_tac_toe"), ("connect_four", "connect_four")]
+)
 def test_pgx_games_agree_with_openspiel(name, spiel):
   """Random games: the same legal actions, the same player to move, the same end and utility."""
   game = pgx_games.load(pgx_games.PREFIX + name)
@@ -125,10 +136,16 @@ def test_pgx_games_agree_with_openspiel(name, spiel):
     assert float(game.utility(state)) == spiel_state.returns()[0]
 
 
-@pytest.mark.parametrize("name,problem", [
-    ("pgx/go_7x7", "unknown pgx game"), ("pgx/backgammon", "chance"),
-    ("pgx/sparrow_mahjong", "three players"), ("pgx/minatar-breakout", "one player"),
-    ("pgx/leduc_holdem", "imperfect information")])
+@pytest.mark.parametrize(
+  "name,problem",
+  [
+    ("pgx/go_7x7", "unknown pgx game"),
+    ("pgx/backgammon", "chance"),
+    ("pgx/sparrow_mahjong", "three players"),
+    ("pgx/minatar-breakout", "one player"),
+    ("pgx/leduc_holdem", "imperfect information"),
+  ],
+)
 def test_bad_pgx_games_are_refused(name, problem):
   with pytest.raises(ValueError, match=problem):
     sog.games.load(name)
@@ -140,8 +157,12 @@ def test_pgx_games_are_listed_and_not_enumerated():
   assert sog.games.canonical_name(" pgx/connect_four") == "pgx/connect_four"
   with pytest.raises(ValueError, match="never enumerated"):
     sog.games.registry.load_enumerated("pgx/connect_four", "exact exploitability")
-  refused = subprocess.run([sys.executable, "scripts/evaluate.py", "--game=pgx/connect_four"],
-                           cwd=ROOT, capture_output=True, text=True)
+  refused = subprocess.run(
+    [sys.executable, "scripts/evaluate.py", "--game=pgx/connect_four"],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+  )
   assert refused.returncode != 0 and "ValueError: pgx/connect_four is a pgx game" in refused.stderr
   assert refused.stderr.count("Traceback") == 1
 
@@ -193,25 +214,40 @@ def test_alphazero_peer_finds_the_win():
 def test_play_script_on_a_pgx_game():
   """play.py's pgx path: SoG on the pool against mctx, and its JSON line; mctx refused on a table
   game with a ValueError naming the valid opponents."""
-  run = lambda *args: subprocess.run([sys.executable, "scripts/play.py", *args], cwd=ROOT,  # noqa
-                                     capture_output=True, text=True)
+
+  def run(*args):
+    return subprocess.run(
+      [sys.executable, "scripts/play.py", *args], cwd=ROOT, capture_output=True, text=True
+    )
+
   done = run("--game=pgx/tic_tac_toe", "--leaf=zeros", "--sims=10", "--opponent=mctx", "--games=2")
   assert done.returncode == 0, done.stderr
   record = json.loads(done.stdout.strip().splitlines()[-1])
   assert record["game"] == "pgx/tic_tac_toe" and record["games"] == 2
   assert record["wins"] + record["draws"] + record["losses"] == 2
+  assert record["sample"] is False  # perfect information: the most probable action by default
   refused = run("--game=kuhn_poker", "--leaf=zeros", "--opponent=mctx", "--games=1")
-  assert refused.returncode != 0 and "ValueError: --opponent=mctx plays pgx games only" in refused.stderr
-  refused = run("--game=kuhn_poker", "--leaf=zeros", "--opponent=random", "--greedy")
-  assert refused.returncode != 0 and "ValueError: --greedy is for pgx games" in refused.stderr
+  assert (
+    refused.returncode != 0 and "ValueError: --opponent=mctx plays pgx games only" in refused.stderr
+  )
 
 
 def test_bench_search_times_perfect_information_games():
   """bench_search on a pgx game and on an enumerated perfect-information game (timed against MCTS,
   not IS-MCTS, which refuses them): its JSON line has each game's seconds and cost ratio."""
-  done = subprocess.run([sys.executable, "scripts/bench_search.py",
-                         "--games=pgx/tic_tac_toe,connect_four", "--sims=10", "--batch=2",
-                         "--repeats=1"], cwd=ROOT, capture_output=True, text=True)
+  done = subprocess.run(
+    [
+      sys.executable,
+      "scripts/bench_search.py",
+      "--games=pgx/tic_tac_toe,connect_four",
+      "--sims=10",
+      "--batch=2",
+      "--repeats=1",
+    ],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+  )
   assert done.returncode == 0, done.stderr
   record = json.loads(done.stdout.strip().splitlines()[-1])
   for game in ("pgx/tic_tac_toe", "connect_four"):

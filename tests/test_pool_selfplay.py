@@ -1,31 +1,47 @@
 """Self-play on a pgx game with the pool search: a few rounds train, a killed run resumes with its
-buffers, a trained checkpoint plays through the pool search and mctx, and bad configs are refused."""
+buffers, a trained checkpoint plays through the pool search and mctx, and bad configs are
+refused."""
 
 import jax
 import numpy as np
-import pytest
 from open_spiel.python.algorithms import evaluate_bots
+import pytest
 
 import sog.games
 from sog.nets import checkpoint
-from sog.openspiel import pgx_bots
 from sog.nets import leaf as leaf_lib
+from sog.openspiel import pgx_bots
+from sog.protocol import settings as settings_lib
 from sog.search import alphazero
 from sog.search import pool
+from sog.selfplay import pool_config
 from sog.selfplay import pool_selfplay
 from tests.conftest import ROOT
 
 
 def _config(**overrides):
-  config = pool_selfplay.default_config_dict("pgx/tic_tac_toe", simulations=10)
+  config = pool_config.default_config_dict("pgx/tic_tac_toe", simulations=10)
   config.network.update(width=16, depth=1)
-  config.update(**{**dict(games=4, solver_batch=4, batch_size=8, min_replay=8, replay_capacity=64,
-                          query_capacity=32, train_steps_per_round=1, max_steps=3), **overrides})
+  config.update(
+    **{
+      **dict(
+        games=4,
+        solver_batch=4,
+        batch_size=8,
+        min_replay=8,
+        replay_capacity=64,
+        query_capacity=32,
+        train_steps_per_round=1,
+        max_steps=3,
+      ),
+      **overrides,
+    }
+  )
   return config
 
 
 def test_rounds_train_and_a_killed_run_resumes(tmp_path):
-  experiment = pool_selfplay.from_config_dict(_config())
+  experiment = pool_config.from_config_dict(_config())
   summary = pool_selfplay.train(experiment, tmp_path)
   assert summary["steps"] == 3 and np.isfinite(summary["loss"])
   assert summary["moves"] == 4 * summary["rounds"]
@@ -33,12 +49,13 @@ def test_rounds_train_and_a_killed_run_resumes(tmp_path):
   first = pool_selfplay.PoolSelfPlay(experiment, tmp_path)  # resumed from what train() saved
   assert first.steps == 3 and first.counters == {k: summary[k] for k in pool_selfplay.COUNTERS}
   assert first.replay.size == min(64, summary["examples"])
-  more = pool_selfplay.train(pool_selfplay.from_config_dict(_config(max_steps=5)), tmp_path)
+  more = pool_selfplay.train(pool_config.from_config_dict(_config(max_steps=5)), tmp_path)
   assert more["steps"] == 5 and more["rounds"] > summary["rounds"]
+  stored = settings_lib.read(tmp_path / "checkpoint")  # the search it was trained with
+  assert stored.sections == ("search",) and stored.search_config(10) == experiment.search
   model = checkpoint.restore_pool_leaf_model(tmp_path, "pgx/tic_tac_toe")
   game = sog.games.load("pgx/tic_tac_toe")
-  result = pool.PoolGTCFR(game, model, sog.search.GTCFRConfig(simulations=10)).search(
-      jax.random.PRNGKey(0))
+  result = pool.PoolGTCFR(game, model, stored.search_config(10)).search(jax.random.PRNGKey(0))
   assert np.isclose(float(result.root_policy.sum()), 1.0)
   roots = jax.tree.map(lambda x: x[None], game.root())
   weights = alphazero.AlphaZero(game, model, 10).search(jax.random.PRNGKey(0), roots).action_weights
@@ -58,47 +75,58 @@ def test_pool_network_values_are_zero_sum():
   np.testing.assert_allclose(out.values.sum(-1), 0.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("change,problem", [
-    ({"game": "connect_four"}, "pgx game"), ({"game": "pgx/backgammon"}, "chance"),
+@pytest.mark.parametrize(
+  "change,problem",
+  [
+    ({"game": "connect_four"}, "pgx game"),
+    ({"game": "pgx/backgammon"}, "chance"),
     ({"games": 0}, "games must be an int >= 1"),
-    ({"eps": 2.0}, "eps must be in"), ({"min_replay": 4}, "batch_size <= min_replay")])
+    ({"eps": 2.0}, "eps must be in"),
+    ({"min_replay": 4}, "batch_size <= min_replay"),
+  ],
+)
 def test_bad_configs_are_refused(change, problem):
   config = _config()
   config.update(**change)
   with pytest.raises(ValueError, match=problem):
-    pool_selfplay.from_config_dict(config)
+    pool_config.from_config_dict(config)
 
 
 def test_unknown_fields_are_refused():
   config = _config()
   config.unknown_field = 1
   with pytest.raises(ValueError, match="unknown fields"):
-    pool_selfplay.from_config_dict(config)
+    pool_config.from_config_dict(config)
   config = _config()
   config.search.unknown_field = 1
   with pytest.raises(ValueError, match="unknown search fields"):
-    pool_selfplay.from_config_dict(config)
+    pool_config.from_config_dict(config)
 
 
 def test_a_workdir_without_buffers_is_refused(tmp_path):
-  experiment = pool_selfplay.from_config_dict(_config(max_steps=1))
+  experiment = pool_config.from_config_dict(_config(max_steps=1))
   pool_selfplay.train(experiment, tmp_path)
   (tmp_path / "selfplay.npz").unlink()
-  with pytest.raises(ValueError, match="not selfplay.npz"):
+  with pytest.raises(ValueError, match=r"not selfplay\.npz"):
     pool_selfplay.PoolSelfPlay(experiment, tmp_path)
 
 
 def test_the_shipped_tic_tac_toe_network_draws_against_perfect_play():
-  """checkpoints/pgx/tic_tac_toe with SoG(100,1) on the pool, playing its most probable action,
-  against minimax from both seats (docs/results/pool.md: 40 of 40 games drawn)."""
+  """checkpoints/pgx/tic_tac_toe with SoG(100,1) on the pool and its search settings, playing its
+  most probable action (the bot's default), against minimax from both seats (docs/results/pool.md:
+  40 of 40 games drawn)."""
   game = sog.games.load("pgx/tic_tac_toe")
-  model = checkpoint.restore_pool_leaf_model(ROOT / "checkpoints" / "pgx" / "tic_tac_toe", game.name)
-  searcher = pool.PoolGTCFR(game, model, sog.search.GTCFRConfig(simulations=100))
+  model = checkpoint.restore_pool_leaf_model(
+    ROOT / "checkpoints" / "pgx" / "tic_tac_toe", game.name
+  )
+  stored = settings_lib.read(ROOT / "checkpoints" / "pgx" / "tic_tac_toe")
+  searcher = pool.PoolGTCFR(game, model, stored.search_config(100))
   os_game = pgx_bots.openspiel_game(game)
   for seat in (0, 1):
     bots = [None, None]
-    bots[seat] = pgx_bots.SoGPoolBot(searcher, seat, seed=seat, greedy=True)
+    bots[seat] = pgx_bots.SoGPoolBot(searcher, seat, seed=seat)
     bots[1 - seat] = pgx_bots.MinimaxBot(os_game, 1 - seat, seed=seat)
-    returns = evaluate_bots.evaluate_bots(os_game.new_initial_state(), bots,
-                                          np.random.RandomState(seat))
+    returns = evaluate_bots.evaluate_bots(
+      os_game.new_initial_state(), bots, np.random.RandomState(seat)
+    )
     assert returns[seat] == 0.0

@@ -32,27 +32,28 @@ def test_ray_config_is_checked_before_anything_starts():
   with pytest.raises(ValueError, match=r"backend must be one of \('local', 'ray'\)"):
     config_lib.from_config_dict(config)
   config.backend, config.ray.solver_workers = "ray", 0
-  with pytest.raises(ValueError, match="ray.solver_workers must be an int >= 1"):
+  with pytest.raises(ValueError, match=r"ray\.solver_workers must be an int >= 1"):
     config_lib.from_config_dict(config)
   config.ray.solver_workers, config.ray.trainer_gpus = 1, -1.0
-  with pytest.raises(ValueError, match="ray.trainer_gpus must be >= 0, got -1.0"):
+  with pytest.raises(ValueError, match=r"ray\.trainer_gpus must be >= 0, got -1\.0"):
     config_lib.from_config_dict(config)
 
 
 def _kuhn_examples(count: int, seed: int) -> buffers.Examples:
-  """Examples at Kuhn's inner nodes with random ranges and targets (the learner's arithmetic does not
-  care where targets come from)."""
+  """Examples at Kuhn's inner nodes with random ranges and targets (the learner's arithmetic does
+  not care where targets come from)."""
   tree = sog.games.load("kuhn_poker").tree
   rng = np.random.default_rng(seed)
   S, A = tree.max_infostates, tree.num_actions
   inner = np.flatnonzero(tree.kind != rules.TERMINAL)
   return buffers.Examples(
-      nodes=rng.choice(inner, count).astype(np.int32),
-      ranges=rng.dirichlet(np.ones(S), (count, 2)).astype(np.float32),
-      values=rng.normal(size=(count, 2, S)).astype(np.float32),
-      has_value=np.ones((count, 2, S), bool),
-      policy=rng.dirichlet(np.ones(A), (count, 2, S)).astype(np.float32),
-      has_policy=rng.random((count, 2, S)) < 0.5)
+    nodes=rng.choice(inner, count).astype(np.int32),
+    ranges=rng.dirichlet(np.ones(S), (count, 2)).astype(np.float32),
+    values=rng.normal(size=(count, 2, S)).astype(np.float32),
+    has_value=np.ones((count, 2, S), bool),
+    policy=rng.dirichlet(np.ones(A), (count, 2, S)).astype(np.float32),
+    has_policy=rng.random((count, 2, S)) < 0.5,
+  )
 
 
 def _assert_same_params(a, b):
@@ -81,8 +82,9 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
       learner.add(more)
     local_metrics, remote_metrics = local.train(6, rng), remote.train(6)
     assert len(local_metrics) == len(remote_metrics) == 6 and local.step == remote.step == 6
-    np.testing.assert_allclose([m["loss"] for m in remote_metrics],
-                               [m["loss"] for m in local_metrics], rtol=1e-6)
+    np.testing.assert_allclose(
+      [m["loss"] for m in remote_metrics], [m["loss"] for m in local_metrics], rtol=1e-6
+    )
     _assert_same_params(remote.state.params, local.state.params)
     _assert_same_params(remote.published, local.published)  # taken at step 4, not 6
     with pytest.raises(AssertionError):
@@ -98,8 +100,9 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
     assert restored.step == 6 and restored.replay_stats() == local.replay_stats()
     _assert_same_params(restored.published, local.state.params)
     rng = np.random.default_rng([experiment.seed, 3, 6])
-    np.testing.assert_allclose([m["loss"] for m in restored.train(3)],
-                               [m["loss"] for m in local.train(3, rng)], rtol=1e-6)
+    np.testing.assert_allclose(
+      [m["loss"] for m in restored.train(3)], [m["loss"] for m in local.train(3, rng)], rtol=1e-6
+    )
     _assert_same_params(restored.state.params, local.state.params)
     restored.close()
     with pytest.raises(ValueError, match="the trainer reserves 1 GPUs, the cluster has 0"):
@@ -111,36 +114,50 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
 
 
 def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
-  command = [sys.executable, str(ROOT / "scripts" / "train.py"), f"--config={ROOT}/configs/kuhn.py",
-             f"--workdir={tmp_path}", "--config.backend=ray", "--config.evaluation.every_steps=0",
-             "--config.checkpoint_every_seconds=2", "--log_every=2",
-             "--config.selfplay.train_steps_per_round=4"]
+  command = [
+    sys.executable,
+    str(ROOT / "scripts" / "train.py"),
+    f"--config={ROOT}/configs/kuhn.py",
+    f"--workdir={tmp_path}",
+    "--config.backend=ray",
+    "--config.evaluation.every_steps=0",
+    "--config.checkpoint_every_seconds=2",
+    "--log_every=2",
+    "--config.selfplay.train_steps_per_round=4",
+  ]
   # A run that would go on for long: killed (with the Ray processes it started) once it has saved a
   # checkpoint holding examples.
-  process = subprocess.Popen(command + ["--config.max_steps=100000"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
+  process = subprocess.Popen(
+    [*command, "--config.max_steps=100000"],
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+    cwd=ROOT,
+    start_new_session=True,
+  )
   progress = tmp_path / run.CHECKPOINT / "selfplay.json"
   deadline = time.time() + 300
-  while time.time() < deadline and not (progress.is_file() and
-                                        json.loads(progress.read_text())["counters"]["examples"]):
+  while time.time() < deadline and not (
+    progress.is_file() and json.loads(progress.read_text())["counters"]["examples"]
+  ):
     time.sleep(1)
   os.killpg(process.pid, signal.SIGKILL)
   process.wait()
   assert loop.has_checkpoint(tmp_path / run.CHECKPOINT)
   saved = json.loads(progress.read_text())["counters"]
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:
-    saved_nodes = f["replay_nodes"][:min(saved["examples"], f["replay_nodes"].shape[0])].copy()
+    saved_nodes = f["replay_nodes"][: min(saved["examples"], f["replay_nodes"].shape[0])].copy()
   assert saved["examples"] > 0 and saved["games"] > 0
   # Resumed, on to 250 train steps, evaluated at the end.
-  out = subprocess.run(command + ["--config.max_steps=250"], capture_output=True, text=True,
-                       cwd=ROOT, timeout=600)
+  out = subprocess.run(
+    [*command, "--config.max_steps=250"], capture_output=True, text=True, cwd=ROOT, timeout=600
+  )
   assert out.returncode == 0, out.stderr[-3000:]
   assert f"resumed from {tmp_path / run.CHECKPOINT}" in out.stdout
   result = json.loads(out.stdout.strip().splitlines()[-1])
   assert result["backend"] == "ray" and result["workers"] == 2 and result["steps"] == 250
   assert result["games"] > saved["games"] and result["queries_solved"] > 0
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:  # the window kept its old examples
-    kept = f["replay_nodes"][:saved_nodes.size]
+    kept = f["replay_nodes"][: saved_nodes.size]
     assert f["replay_added"] > saved["examples"]
   np.testing.assert_array_equal(kept, saved_nodes)
   with (tmp_path / run.EVALUATION).open() as f:

@@ -1,5 +1,5 @@
-"""ReBeL in SoG's harness (sog.baselines.rebel): CFR-D subgame solves, random-iteration play, and the
-composed policy evaluated exactly."""
+"""ReBeL in SoG's harness (sog.baselines.rebel): CFR-D subgame solves, random-iteration play, and
+the composed policy evaluated exactly."""
 
 import csv
 import json
@@ -11,10 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import sog.eval
 from sog import monitoring
 from sog.baselines import rebel
 from sog.baselines.rebel import selfplay as rebel_selfplay
+import sog.eval
 from sog.nets import checkpoint as checkpoint_lib
 from sog.search import cfr
 from sog.search import leaf_models
@@ -24,7 +24,6 @@ from sog.selfplay import config as selfplay_config
 from sog.selfplay import run as selfplay_run
 from tests.conftest import ROOT
 from tests.conftest import load
-
 
 
 def _keys(count: int, seed: int = 0) -> jax.Array:
@@ -38,8 +37,9 @@ def test_depth_limited_solve_with_exact_oracle_reaches_the_game_value(rng):
   ranges = rng.dirichlet(np.ones(game.tree.max_infostates), size=2) * game.tree.valid[0]
   ranges /= ranges.sum(-1, keepdims=True)
   full = solver_lib.solve(game, 2000, ranges)
-  searcher = rebel.ReBeL(game, leaf_models.exact_leaf_model(200),
-                         rebel.ReBeLConfig(depth=2, iterations=300))
+  searcher = rebel.ReBeL(
+    game, leaf_models.exact_leaf_model(200), rebel.ReBeLConfig(depth=2, iterations=300)
+  )
   subgames, solution = searcher.solve([0], ranges[None], _keys(1))
   assert np.asarray(rebel.slab_levels(subgames[0].tables, 2)[-1].is_leaf).any()
   value = lambda root_values: (ranges * root_values).sum(-1)  # noqa: E731
@@ -63,21 +63,28 @@ def test_a_solve_in_padded_subgame_tables_is_the_depth_limited_solve(updates, rn
   position = np.full(game.tree.num_nodes, -1)
   for row, root in enumerate(roots):
     tree = solver_lib.subgame_tree(game, root, max_depth=2)
-    reference = solver_lib.solve(tree, 40, ranges[row], updates, leaf=oracle,
-                                 record_root_values=True)
+    reference = solver_lib.solve(
+      tree, 40, ranges[row], updates, leaf=oracle, record_root_values=True
+    )
     linear = np.arange(1, 41)[:, None, None]  # the target: iterations' root values, weight t
-    np.testing.assert_allclose(solution.root_values[row],
-                               (linear * reference.root_values_history).sum(0) / linear.sum(),
-                               atol=1e-5)
+    np.testing.assert_allclose(
+      solution.root_values[row],
+      (linear * reference.root_values_history).sum(0) / linear.sum(),
+      atol=1e-5,
+    )
     tables = subgames[row].tables
     game_nodes = subgames[row].game_nodes[np.asarray(tables.inner_nodes)][
-        :rebel.slab_rows(tables, 2)]
+      : rebel.slab_rows(tables, 2)
+    ]
     position[tree.game_node] = np.arange(tree.num_nodes)
     local = position[game_nodes]
     rows = np.flatnonzero((game_nodes >= 0) & ~tree.is_leaf[local])  # the slab's decisions
     valid = tree.valid[local[rows]].any(1)
-    np.testing.assert_allclose(solution.average_policy[row][rows][valid],
-                               reference.average_policy[local[rows]][valid], atol=1e-5)
+    np.testing.assert_allclose(
+      solution.average_policy[row][rows][valid],
+      reference.average_policy[local[rows]][valid],
+      atol=1e-5,
+    )
 
 
 def test_played_iterate_is_the_drawn_iteration_and_iterates_average_to_the_average_policy():
@@ -97,7 +104,7 @@ def test_played_iterate_is_the_drawn_iteration_and_iterates_average_to_the_avera
     policy = cfr.current_policy(levels, state)
     iterates.append(policy)
     per_level = cfr.evaluate_pass(levels, policy, ranges)[0]
-    own = jnp.concatenate([r[:level.inner] for r, level in zip(per_level, levels)])
+    own = jnp.concatenate([r[: level.inner] for r, level in zip(per_level, levels, strict=True)])
     own = jnp.take_along_axis(own, actor, 1)[:, 0, :, None]  # the actor's own reach [M, S, 1]
     weighted, reach = weighted + t * own * policy, reach + t * own
     state, _ = cfr.run(levels, state, ranges, 1, "alternating", _zero_leaves(levels))
@@ -106,18 +113,23 @@ def test_played_iterate_is_the_drawn_iteration_and_iterates_average_to_the_avera
   np.testing.assert_allclose(solution.policy[0], iterates[t - 1], atol=1e-6)
   played = np.asarray(cfr.acting_masks(levels).any(0) & (reach > 0))
   assert played.sum() >= 8
-  np.testing.assert_allclose(np.asarray(weighted / jnp.maximum(reach, 1e-30))[played],
-                             solution.average_policy[0][played], atol=1e-5)
+  np.testing.assert_allclose(
+    np.asarray(weighted / jnp.maximum(reach, 1e-30))[played],
+    solution.average_policy[0][played],
+    atol=1e-5,
+  )
 
 
 def _zero_leaves(levels):
   def leaf_values(ranges):
     return [None] * (len(levels) - 1) + [jnp.zeros_like(ranges[-1])], None
+
   return leaf_values
 
 
 def test_drawn_iterations_follow_the_linear_weights():
-  """P(t) = t / (T (T + 1) / 2): 200k draws for T = 8 within 0.005 of it (about 4 standard errors)."""
+  """P(t) = t / (T (T + 1) / 2): 200k draws for T = 8 within 0.005 of it (about 4 standard
+  errors)."""
   draws = jax.vmap(lambda k: rebel.sample_iteration(k, 8))(_keys(200_000))
   counts = np.bincount(np.asarray(draws), minlength=9)
   assert counts[0] == 0 and counts.sum() == 200_000
@@ -125,8 +137,8 @@ def test_drawn_iterations_follow_the_linear_weights():
 
 
 def test_a_slab_holding_the_whole_game_plays_cfr_plus():
-  """With ``depth`` past the game's end there is one subgame, the game: playing its average policy is
-  CFR+'s (alternating, T iterations) exactly, for every seed."""
+  """With ``depth`` past the game's end there is one subgame, the game: playing its average policy
+  is CFR+'s (alternating, T iterations) exactly, for every seed."""
   game = load("kuhn_poker")
   config = rebel.ReBeLConfig(depth=10, iterations=100, play="average")
   composition = rebel.ReBeL(game, leaf_models.zero_leaf_model(), config).compose([0, 1])
@@ -134,8 +146,9 @@ def test_a_slab_holding_the_whole_game_plays_cfr_plus():
   assert composition.searches == 2
   for policy in composition.policies:
     np.testing.assert_allclose(policy, reference.average_policy, atol=1e-6)
-  np.testing.assert_allclose(composition.exploitability,
-                             sog.eval.exploitability(game, reference.average_policy), atol=1e-6)
+  np.testing.assert_allclose(
+    composition.exploitability, sog.eval.exploitability(game, reference.average_policy), atol=1e-6
+  )
 
 
 def test_random_iteration_play_is_safe_where_average_play_is_not():
@@ -145,10 +158,12 @@ def test_random_iteration_play_is_safe_where_average_play_is_not():
   game = load("kuhn_poker")
   oracle = leaf_models.exact_leaf_model(100)
   average = rebel.ReBeL(game, oracle, rebel.ReBeLConfig(iterations=400, play="average")).compose(
-      [0, 1], batch_size=16)
+    [0, 1], batch_size=16
+  )
   np.testing.assert_array_equal(average.policies[0], average.policies[1])  # no randomness
   sampled = rebel.ReBeL(game, oracle, rebel.ReBeLConfig(iterations=400)).compose(
-      range(16), batch_size=16)
+    range(16), batch_size=16
+  )
   assert sampled.searches == 16 * 2  # the root's subgame, then the one after (check, bet)
   mixture = sog.eval.exploitability(game, rebel.mixture_policy(game.tree, sampled.policies))
   assert mixture < 0.02 < 0.03 < average.exploitability[0], (mixture, average.exploitability)
@@ -160,11 +175,14 @@ def test_mixture_of_plays_weights_each_by_the_actors_own_reach(rng):
   of the two (exploitability is convex in the realisation-weight space the mixture averages in)."""
   game = load("leduc_poker")
   first, second = (sog.eval.random_policy(game.tree, rng) for _ in range(2))
-  np.testing.assert_allclose(rebel.mixture_policy(game.tree, np.stack([first, first])), first,
-                             atol=1e-12)
+  np.testing.assert_allclose(
+    rebel.mixture_policy(game.tree, np.stack([first, first])), first, atol=1e-12
+  )
   mixed = rebel.mixture_policy(game.tree, np.stack([first, second]))
-  assert sog.eval.exploitability(game, mixed) <= 0.5 * (
-      sog.eval.exploitability(game, first) + sog.eval.exploitability(game, second)) + 1e-12
+  assert (
+    sog.eval.exploitability(game, mixed)
+    <= 0.5 * (sog.eval.exploitability(game, first) + sog.eval.exploitability(game, second)) + 1e-12
+  )
 
 
 def test_beliefs_and_config_checks():
@@ -180,7 +198,8 @@ def test_beliefs_and_config_checks():
 
 def test_walk_follows_the_policy_and_explores_with_the_explorer_seat():
   """From Kuhn's root, two levels down: always action 0 (check, check) reaches the showdown (0, 0),
-  always action 1 (bet, call) reaches (1, 1); with eps = 1 the explorer's first action is uniform."""
+  always action 1 (bet, call) reaches (1, 1); with eps = 1 the explorer's first action is
+  uniform."""
   game = load("kuhn_poker")
   tree = game.tree
   tables = tables_lib.make_tables(tree)
@@ -194,7 +213,8 @@ def test_walk_follows_the_policy_and_explores_with_the_explorer_seat():
   policy = np.zeros((tree.num_nodes, *tree.legal.shape[1:]), np.float32)
   policy[..., 0] = 1.0
   reached = jax.vmap(lambda key: walk(tables, 0, ranges, policy, 0, key, eps=1.0, depth=1))(
-      _keys(2000))
+    _keys(2000)
+  )
   first_bets = np.mean(np.asarray(reached) == tree.node_of_path((1,)))
   assert 0.45 < first_bets < 0.55, first_bets
 
@@ -220,8 +240,11 @@ def test_selfplay_trains_evaluates_and_resumes_with_its_buffer(tmp_path):
   with (tmp_path / selfplay_run.EVALUATION).open() as f:
     rows = list(csv.DictReader(f))
   assert [(r["step"], r["setting"]) for r in rows] == [
-      ("0", "ReBeL(2,16)"), ("0", "ReBeL(2,16) mixture"), ("6", "ReBeL(2,16)"),
-      ("6", "ReBeL(2,16) mixture")]
+    ("0", "ReBeL(2,16)"),
+    ("0", "ReBeL(2,16) mixture"),
+    ("6", "ReBeL(2,16)"),
+    ("6", "ReBeL(2,16) mixture"),
+  ]
   saved = np.load(tmp_path / selfplay_run.CHECKPOINT / "selfplay.npz")
   resumed = rebel_selfplay.ReBeLSelfPlay(_kuhn_rebel_config(max_steps=6))
   resumed.restore(tmp_path / selfplay_run.CHECKPOINT)
@@ -231,9 +254,21 @@ def test_selfplay_trains_evaluates_and_resumes_with_its_buffer(tmp_path):
   more = rebel_selfplay.train(_kuhn_rebel_config(max_steps=8), tmp_path, log=lines.append)
   assert more["steps"] == 8 and any(line.startswith("resumed from") for line in lines)
   evaluated = subprocess.run(
-      [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--agent=rebel", "--game=kuhn_poker",
-       f"--leaf={tmp_path}", "--iterations=16", "--seeds=2", "--batch_size=4"],
-      capture_output=True, text=True, cwd=ROOT, check=True)
+    [
+      sys.executable,
+      str(ROOT / "scripts" / "evaluate.py"),
+      "--agent=rebel",
+      "--game=kuhn_poker",
+      f"--leaf={tmp_path}",
+      "--iterations=16",
+      "--seeds=2",
+      "--batch_size=4",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   result = json.loads(evaluated.stdout.splitlines()[-1])
   assert (result["agent"], result["depth"], result["iterations"]) == ("rebel", 2, 16)
   final = more["exploitability"]
@@ -270,24 +305,47 @@ def test_runs_compared_against_self_play_time(tmp_path):
   for name, setting in (("sog", "SoG(100,1)"), ("rebel", "ReBeL(2,512) mixture")):
     (tmp_path / name).mkdir()
     for step, seconds, mean in ((0, 0.0, 0.6), (500, 1500.0, 0.2), (900, 3000.0, 0.1)):
-      monitoring.append_row(tmp_path / name / selfplay_run.EVALUATION, fields,
-                            {"step": step, "seconds": seconds, "setting": setting,
-                             "min": mean, "mean": mean, "max": mean, "eval_seconds": 1})
+      monitoring.append_row(
+        tmp_path / name / selfplay_run.EVALUATION,
+        fields,
+        {
+          "step": step,
+          "seconds": seconds,
+          "setting": setting,
+          "min": mean,
+          "mean": mean,
+          "max": mean,
+          "eval_seconds": 1,
+        },
+      )
   assert selfplay_run.plot_evaluation(tmp_path / "rebel", "t", "leduc_poker").is_file()
   out = subprocess.run(
-      [sys.executable, str(ROOT / "scripts" / "compare_runs.py"),
-       f"--runs={tmp_path / 'sog'},{tmp_path / 'rebel'}", "--game=liars_dice(faces=4)",
-       f"--plot={tmp_path / 'both.png'}"], capture_output=True, text=True, cwd=ROOT, check=True)
+    [
+      sys.executable,
+      str(ROOT / "scripts" / "compare_runs.py"),
+      f"--runs={tmp_path / 'sog'},{tmp_path / 'rebel'}",
+      "--game=liars_dice(faces=4)",
+      f"--plot={tmp_path / 'both.png'}",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   summary = json.loads(out.stdout.splitlines()[-1])
   assert {k: (v["step"], v["mean"]) for k, v in summary["last"].items()} == {
-      "SoG(100,1)": (900, 0.1), "ReBeL(2,512) mixture": (900, 0.1)}
+    "SoG(100,1)": (900, 0.1),
+    "ReBeL(2,512) mixture": (900, 0.1),
+  }
   assert (tmp_path / "both.png").is_file()
 
 
 def test_the_shipped_rebel_network_loads_for_its_game():
-  leaf = checkpoint_lib.restore_leaf_model(ROOT / "checkpoints" / "rebel_liars_dice(faces=4)",
-                                           "liars_dice(faces=4)")
+  leaf = checkpoint_lib.restore_leaf_model(
+    ROOT / "checkpoints" / "rebel_liars_dice(faces=4)", "liars_dice(faces=4)"
+  )
   assert leaf.params is not None
   with pytest.raises(ValueError, match="trained for liars_dice"):
-    checkpoint_lib.restore_leaf_model(ROOT / "checkpoints" / "rebel_liars_dice(faces=4)",
-                                      "kuhn_poker")
+    checkpoint_lib.restore_leaf_model(
+      ROOT / "checkpoints" / "rebel_liars_dice(faces=4)", "kuhn_poker"
+    )

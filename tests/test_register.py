@@ -1,5 +1,5 @@
-"""A game written outside the package: registered by name, checked, solved, searched, evaluated by the
-protocol and trained by self-play; and the registry's errors for bad registrations."""
+"""A game written outside the package: registered by name, checked, solved, searched, evaluated by
+the protocol and trained by self-play; and the registry's errors for bad registrations."""
 
 import json
 import subprocess
@@ -9,15 +9,15 @@ import jax
 import numpy as np
 import pytest
 
+from sog import search
 import sog.eval
 import sog.games
-from sog import search
 from sog.games import conformance
 from sog.games import registry
+from sog.nets import checkpoint
 from sog.protocol import composed
 from sog.selfplay import config as config_lib
 from sog.selfplay import run
-from sog.nets import checkpoint
 from tests.conftest import ROOT
 
 PASS, PLAY = 0, 1
@@ -26,9 +26,9 @@ HEADS, TAILS = 0, 1
 
 
 class CoinShowdown(sog.games.GameRules):
-  """Each player holds one of ``cards`` distinct cards. Player 0 passes (losing 1) or plays; a public
-  coin is tossed; player 1 folds (losing 1) or calls, and the showdown for 2 goes to the high card on
-  heads and to the low card on tails. Small, with private information and public chance."""
+  """Each player holds one of ``cards`` distinct cards. Player 0 passes (losing 1) or plays; a
+  public coin is tossed; player 1 folds (losing 1) or calls, and the showdown for 2 goes to the high
+  card on heads and to the low card on tails. Small, with private information and public chance."""
 
   num_actions = 2
 
@@ -52,10 +52,10 @@ class CoinShowdown(sog.games.GameRules):
     return (0, 1)
 
   def outcomes(self, state, infostate, action):
-    return (sog.games.ActionOutcome(action, state + (action,), infostate),)
+    return (sog.games.ActionOutcome(action, (*state, action), infostate),)
 
   def chance_outcomes(self, state):
-    return tuple(sog.games.ChanceOutcome(side, state + (side,), 0.5) for side in (HEADS, TAILS))
+    return tuple(sog.games.ChanceOutcome(side, (*state, side), 0.5) for side in (HEADS, TAILS))
 
   def chance_likelihood(self, state, observation, infostate_0, infostate_1):
     return 0.5  # the coin does not depend on the cards
@@ -73,7 +73,7 @@ class CoinShowdown(sog.games.GameRules):
 
   def encode(self, state):
     code = np.zeros(5, np.float32)
-    code[:len(state)] = 1.0
+    code[: len(state)] = 1.0
     code[3 + (state[1] if len(state) > 1 else 0)] = float(len(state) > 1)
     return code
 
@@ -116,11 +116,16 @@ def test_exploitability_on_a_registered_game_matches_a_hand_computation(coin_gam
 
 
 def test_solve_search_and_protocol_on_a_registered_game(coin_game):
-  errors = [sog.eval.exploitability(coin_game, search.solve(coin_game, iterations=n).average_policy)
-            for n in (10, 300)]
+  errors = [
+    sog.eval.exploitability(coin_game, search.solve(coin_game, iterations=n).average_policy)
+    for n in (10, 300)
+  ]
   assert errors[1] < errors[0] and errors[1] < 1e-3
-  searcher = search.GTCFR(coin_game, search.exact_leaf_model(50),
-                          search.GTCFRConfig(simulations=8, simulations_per_phase=1.0))
+  searcher = search.GTCFR(
+    coin_game,
+    search.exact_leaf_model(50),
+    search.GTCFRConfig(simulations=8, simulations_per_phase=1.0),
+  )
   result = searcher.search(jax.random.PRNGKey(0))
   assert searcher.exploitability(result, method="average") < 0.05
   protocol = composed.compose(searcher, seeds=range(2), batch_size=1)
@@ -131,8 +136,9 @@ def test_solve_search_and_protocol_on_a_registered_game(coin_game):
 def test_a_short_self_play_run_on_a_registered_game(coin_game, tmp_path):
   config = config_lib.default_config_dict("coin_showdown", simulations=4)
   config.network.update(width=16, depth=1)
-  config.selfplay.update(games=2, solver_batch=4, batch_size=16, min_replay=16,
-                         train_steps_per_round=2)
+  config.selfplay.update(
+    games=2, solver_batch=4, batch_size=16, min_replay=16, train_steps_per_round=2
+  )
   config.evaluation.update(settings=((4, 1.0),), seeds=1, every_steps=0)
   config.max_steps = 12
   summary = run.train(config_lib.from_config_dict(config), tmp_path)
@@ -148,16 +154,27 @@ def test_one_card_poker_with_three_cards_is_kuhn_poker():
   ours, kuhn = sog.games.load("one_card_poker(cards=3)"), sog.games.load("kuhn_poker")
   for field in ("kind", "parent", "legal", "valid", "payoff", "encoding", "root_ranges"):
     np.testing.assert_array_equal(getattr(ours.tree, field), getattr(kuhn.tree, field))
-  np.testing.assert_allclose(search.solve(ours, iterations=50).average_policy,
-                             search.solve(kuhn, iterations=50).average_policy, atol=1e-6)
+  np.testing.assert_allclose(
+    search.solve(ours, iterations=50).average_policy,
+    search.solve(kuhn, iterations=50).average_policy,
+    atol=1e-6,
+  )
   assert sog.games.load("one_card_poker").num_infostates == (4, 4)
 
 
 def test_scripts_and_configs_take_a_game_module():
-  out = subprocess.run([sys.executable, "scripts/describe_game.py",
-                        "--game_module=examples/one_card_poker.py",
-                        "--game=one_card_poker(cards=5)"],
-                       cwd=ROOT, capture_output=True, text=True, check=True)
+  out = subprocess.run(
+    [
+      sys.executable,
+      "scripts/describe_game.py",
+      "--game_module=examples/one_card_poker.py",
+      "--game=one_card_poker(cards=5)",
+    ],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    check=True,
+  )
   summary = json.loads(out.stdout.strip().splitlines()[-1])
   assert summary["infostates"] == [10, 10]  # 5 cards at each of a player's 2 decision states
   config = config_lib.default_config_dict("one_card_poker(cards=6)")
@@ -175,25 +192,34 @@ class _NoLegalAction(CoinShowdown):
 
 class _BadChance(CoinShowdown):
   def chance_outcomes(self, state):
-    return tuple(sog.games.ChanceOutcome(side, state + (side,), 0.4) for side in (HEADS, TAILS))
+    return tuple(sog.games.ChanceOutcome(side, (*state, side), 0.4) for side in (HEADS, TAILS))
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize(
+  "args, message",
+  [
     (("Bad-Name", CoinShowdown), "is invalid"),
     (("kuhn_poker", CoinShowdown), "already registered"),
     (("bad_factory", "not callable"), "must be callable"),
-    (("bad_default", CoinShowdown, {"cards": sog.games.GameParameter(int, 9, (2, 3))}),
-     "default 9 is not among"),
+    (
+      ("bad_default", CoinShowdown, {"cards": sog.games.GameParameter(int, 9, (2, 3))}),
+      "default 9 is not among",
+    ),
     (("bad_parameter", CoinShowdown, {"cards": 3}), "GameParameter"),
     (("wrong_name", CoinShowdown), "must carry its canonical name, 'wrong_name'"),
     (("not_rules", lambda: object()), "not a sog.games.GameRules"),
     (("no_legal_action", lambda: _rename(_NoLegalAction(), "no_legal_action")), "no legal action"),
     (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 0.8"),
-    (("bad_kind", CoinShowdown, {"cards": sog.games.GameParameter(float, 3, (2, 3))}),
-     "must have kind int, float or str and a default of that kind"),
-    (("bad_signature", lambda: CoinShowdown(), {"cards": _CARDS}),
-     "loading the game at its default parameters failed: TypeError"),
-])
+    (
+      ("bad_kind", CoinShowdown, {"cards": sog.games.GameParameter(float, 3, (2, 3))}),
+      "must have kind int, float or str and a default of that kind",
+    ),
+    (
+      ("bad_signature", lambda: CoinShowdown(), {"cards": _CARDS}),
+      "loading the game at its default parameters failed: TypeError",
+    ),
+  ],
+)
 def test_bad_registrations_raise_clear_errors_and_leave_the_registry_as_it_was(args, message):
   before = sog.games.registered_games()
   with pytest.raises(ValueError, match=message):

@@ -1,4 +1,4 @@
-"""Continual re-solving: the gadget, plans from summaries, safety, and the composed-policy protocol."""
+"""Continual re-solving: the gadget, plans from summaries, safety, the composed-policy protocol."""
 
 import jax
 import jax.numpy as jnp
@@ -17,10 +17,14 @@ from tests.conftest import shared_searcher
 
 def _gadget(terminate_values, previous_range, alpha=1.0, prior=None):
   prior = np.ones(len(previous_range)) if prior is None else prior
-  return gadget_lib.Gadget(enabled=jnp.bool_(True), player=jnp.int32(1),
-                           terminate_values=jnp.asarray(terminate_values, jnp.float32),
-                           previous_range=jnp.asarray(previous_range, jnp.float32),
-                           prior=jnp.asarray(prior, jnp.float32), alpha=jnp.float32(alpha))
+  return gadget_lib.Gadget(
+    enabled=jnp.bool_(True),
+    player=jnp.int32(1),
+    terminate_values=jnp.asarray(terminate_values, jnp.float32),
+    previous_range=jnp.asarray(previous_range, jnp.float32),
+    prior=jnp.asarray(prior, jnp.float32),
+    alpha=jnp.float32(alpha),
+  )
 
 
 def test_gadget_follows_where_the_subgame_pays_more_and_terminates_where_it_pays_less():
@@ -37,11 +41,14 @@ def test_gadget_follows_where_the_subgame_pays_more_and_terminates_where_it_pays
   ranges = gadget_lib.root_ranges(gadget, state, jnp.ones((2, 3)), jnp.stack([valid, valid]))
   np.testing.assert_allclose(ranges, [[1, 1, 1], [1, 0, 0]])  # player 0's row kept; invalid is 0
   half = gadget.replace(alpha=jnp.float32(0.5))
-  np.testing.assert_allclose(gadget_lib.opponent_range(half, state, valid), [0.65, 0.15, 0.0],
-                             rtol=1e-6)
+  np.testing.assert_allclose(
+    gadget_lib.opponent_range(half, state, valid), [0.65, 0.15, 0.0], rtol=1e-6
+  )
   off = gadget.replace(enabled=jnp.bool_(False))
-  np.testing.assert_allclose(gadget_lib.root_ranges(off, state, jnp.ones((2, 3)),
-                                                    jnp.stack([valid, valid])), jnp.ones((2, 3)))
+  np.testing.assert_allclose(
+    gadget_lib.root_ranges(off, state, jnp.ones((2, 3)), jnp.stack([valid, valid])),
+    jnp.ones((2, 3)),
+  )
 
 
 def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to_the_decision():
@@ -53,12 +60,14 @@ def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to
   while tree.parent[path[-1]] >= 0:
     path.append(int(tree.parent[path[-1]]))
   path = path[::-1]  # root .. node
-  ranges = jnp.asarray(np.random.default_rng(0).random((tree.num_nodes, 2, tree.max_infostates)),
-                       jnp.float32)
+  ranges = jnp.asarray(
+    np.random.default_rng(0).random((tree.num_nodes, 2, tree.max_infostates)), jnp.float32
+  )
   in_tree = np.zeros(tree.num_nodes, bool)
   in_tree[path[:3]] = True
-  summary = resolving.Summary(in_tree=jnp.asarray(in_tree), ranges=ranges, values=-ranges,
-                              resolvable=jnp.bool_(True))
+  summary = resolving.Summary(
+    in_tree=jnp.asarray(in_tree), ranges=ranges, values=-ranges, resolvable=jnp.bool_(True)
+  )
   start = resolving.plan(tables, summary, node)
   assert int(start.root) == path[2] and int(start.focus) == node
   np.testing.assert_array_equal(np.flatnonzero(start.branch), sorted(path[2:]))
@@ -84,22 +93,28 @@ def _leduc_summary_after_the_board(rng):
   searcher = shared_searcher("leduc_poker", "zeros", 30)
   chance = np.flatnonzero(tree.kind == 2)
   below_board = np.isin(tree.parent, chance) & (tree.kind == 0)
-  node = int(np.flatnonzero((tree.kind == 1) & np.isin(tree.parent, np.flatnonzero(below_board)))[0])
+  node = int(
+    np.flatnonzero((tree.kind == 1) & np.isin(tree.parent, np.flatnonzero(below_board)))[0]
+  )
   s_prev = int(tree.parent[node])
   in_tree = np.zeros(tree.num_nodes, bool)
   in_tree[tree.descendants(0, int(tree.depth[s_prev]))] = True
   ranges = rng.random((tree.num_nodes, 2, tree.max_infostates)) * tree.prior_weight
   values = rng.normal(size=ranges.shape)
-  summary = resolving.Summary(in_tree=jnp.asarray(in_tree), ranges=jnp.asarray(ranges, jnp.float32),
-                              values=jnp.asarray(values, jnp.float32), resolvable=jnp.bool_(True))
+  summary = resolving.Summary(
+    in_tree=jnp.asarray(in_tree),
+    ranges=jnp.asarray(ranges, jnp.float32),
+    values=jnp.asarray(values, jnp.float32),
+    resolvable=jnp.bool_(True),
+  )
   return searcher, node, s_prev, summary
 
 
 @pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
 def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
-  """r_o = alpha f p_o + (1 - alpha) r_prev, p_o the chance weight (1/6 per possible card): alpha = 0
-  is the summary's range, alpha = 1 the pure gadget f p_o, whatever the Follow probabilities."""
+  """r_o = alpha f p_o + (1 - alpha) r_prev, p_o the chance weight (1/6 per possible card): alpha =
+  0 is the summary's range, alpha = 1 the pure gadget f p_o, whatever the Follow probabilities."""
   searcher, node, s_prev, summary = _leduc_summary_after_the_board(rng)
   tree = searcher.tree
   start = resolving.plan(searcher.tables, summary, node, resolving.ResolvingConfig(alpha=alpha))
@@ -123,20 +138,28 @@ def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
 
 @pytest.mark.xdist_group("leduc_zero_leaf_searcher")
 def test_safe_resolving_with_alpha_zero_is_unsafe_resolving(rng):
-  """With alpha = 0 the gadget's regrets move but never the ranges: the search is the unsafe one (its
-  final pass at the averaged range, sum_t t r_prev / sum_t t, equal to r_prev up to rounding)."""
+  """With alpha = 0 the gadget's regrets move but never the ranges: the search is the unsafe one
+  (its final pass at the averaged range, sum_t t r_prev / sum_t t, equal to r_prev up to
+  rounding)."""
   searcher, node, _, summary = _leduc_summary_after_the_board(rng)
-  results = [searcher.search_from(jax.random.PRNGKey(3), resolving.plan(searcher.tables, summary,
-                                                                        node, config))
-             for config in (resolving.ResolvingConfig(alpha=0.0),
-                            resolving.ResolvingConfig(safe=False))]
+  results = [
+    searcher.search_from(
+      jax.random.PRNGKey(3), resolving.plan(searcher.tables, summary, node, config)
+    )
+    for config in (resolving.ResolvingConfig(alpha=0.0), resolving.ResolvingConfig(safe=False))
+  ]
   for field in ("focus_policy", "average_policy", "in_tree", "expanded"):
-    np.testing.assert_array_equal(np.asarray(getattr(results[0], field)),
-                                  np.asarray(getattr(results[1], field)), err_msg=field)
+    np.testing.assert_array_equal(
+      np.asarray(getattr(results[0], field)), np.asarray(getattr(results[1], field)), err_msg=field
+    )
   for field in ("focus_values", "ranges", "values"):
-    np.testing.assert_allclose(np.asarray(getattr(results[0], field)),
-                               np.asarray(getattr(results[1], field)), rtol=1e-5, atol=1e-7,
-                               err_msg=field)
+    np.testing.assert_allclose(
+      np.asarray(getattr(results[0], field)),
+      np.asarray(getattr(results[1], field)),
+      rtol=1e-5,
+      atol=1e-7,
+      err_msg=field,
+    )
 
 
 @pytest.mark.xdist_group("leduc_zero_leaf_searcher")
@@ -157,14 +180,19 @@ def test_a_resolving_search_grows_only_below_its_decision():
   assert not (in_tree & ~(below | branch | children_of_branch)).any()
   assert (in_tree & below).sum() > 1 + tree.up_child[node].max(-1).clip(0).astype(bool).sum()
   np.testing.assert_array_equal(np.asarray(result.expanded) & ~below, branch & ~below)
-  np.testing.assert_allclose(np.asarray(result.focus_policy).sum(-1)[tree.valid[node, 0]], 1.0,
-                             rtol=1e-5)
+  np.testing.assert_allclose(
+    np.asarray(result.focus_policy).sum(-1)[tree.valid[node, 0]], 1.0, rtol=1e-5
+  )
 
 
 def test_search_keys_are_each_jobs_own_fold_in():
   seeds, nodes = [0, 0, 3, 7, 2**31 - 1], [0, 5, 5, 12345, 9]
-  expected = np.stack([np.asarray(jax.random.fold_in(jax.random.PRNGKey(s), n))
-                       for s, n in zip(seeds, nodes)])
+  expected = np.stack(
+    [
+      np.asarray(jax.random.fold_in(jax.random.PRNGKey(s), n))
+      for s, n in zip(seeds, nodes, strict=True)
+    ]
+  )
   np.testing.assert_array_equal(np.asarray(composed.search_keys(seeds, nodes)), expected)
   with pytest.raises(ValueError, match="equal-length"):
     composed.search_keys([0, 1], [0])
@@ -184,12 +212,17 @@ def test_gadget_resolving_is_safe_where_unsafe_resolving_is_exploitable():
   re-solving, taking player 0's range as given, is indifferent between all its strategies there and
   drifts to an exploitable one; the gadget keeps player 0's values to the first search's."""
   game = load("sequential_rps")
-  searcher = gtcfr.GTCFR(game, leaf_models.exact_leaf_model(100),
-                         gtcfr.GTCFRConfig(simulations=300, updates="alternating"))
+  searcher = gtcfr.GTCFR(
+    game,
+    leaf_models.exact_leaf_model(100),
+    gtcfr.GTCFRConfig(simulations=300, updates="alternating"),
+  )
   exploitability = {}
-  for name, config in (("gadget", resolving.ResolvingConfig(alpha=1.0)),
-                       ("sog_mix", resolving.ResolvingConfig(alpha=0.5)),
-                       ("unsafe", resolving.ResolvingConfig(safe=False))):
+  for name, config in (
+    ("gadget", resolving.ResolvingConfig(alpha=1.0)),
+    ("sog_mix", resolving.ResolvingConfig(alpha=0.5)),
+    ("unsafe", resolving.ResolvingConfig(safe=False)),
+  ):
     exploitability[name] = composed.compose(searcher, [0], config, batch_size=1).exploitability[0]
   assert exploitability["gadget"] < 0.01, exploitability
   assert exploitability["sog_mix"] < 0.01, exploitability
@@ -199,14 +232,17 @@ def test_gadget_resolving_is_safe_where_unsafe_resolving_is_exploitable():
 @pytest.mark.xdist_group("kuhn_oracle_searchers")
 def test_gadget_resolving_beats_unsafe_resolving_in_kuhn():
   """Kuhn with the exact oracle, SoG(100,1): unsafe re-solving takes player 0's range from the first
-  search as given and stays exploitable (about 0.06 at s = 30 and at s = 300 over 10 seeds), while the
-  gadget's composed policies converge (0.010 at s = 30, 0.0005 at s = 300), whatever alpha."""
+  search as given and stays exploitable (about 0.06 at s = 30 and at s = 300 over 10 seeds), while
+  the gadget's composed policies converge (0.010 at s = 30, 0.0005 at s = 300), whatever alpha."""
   searcher = shared_searcher("kuhn_poker", "oracle", 100)
   exploitability = {
-      name: composed.compose(searcher, range(4), config, batch_size=4).exploitability
-      for name, config in (("sog_mix", resolving.ResolvingConfig()),
-                           ("gadget", resolving.ResolvingConfig(alpha=1.0)),
-                           ("unsafe", resolving.ResolvingConfig(safe=False)))}
+    name: composed.compose(searcher, range(4), config, batch_size=4).exploitability
+    for name, config in (
+      ("sog_mix", resolving.ResolvingConfig()),
+      ("gadget", resolving.ResolvingConfig(alpha=1.0)),
+      ("unsafe", resolving.ResolvingConfig(safe=False)),
+    )
+  }
   assert exploitability["unsafe"].min() > 0.02, exploitability
   for name in ("sog_mix", "gadget"):
     assert exploitability[name].max() < exploitability["unsafe"].min() / 3, exploitability
@@ -221,22 +257,28 @@ def test_kuhn_composed_exploitability_falls_with_simulations():
     means.append(result.exploitability.mean())
     if sims == 10:  # the protocol's number is the game's exact exploitability, as OpenSpiel's
       np.testing.assert_allclose(
-          result.exploitability[0],
-          openspiel_bridge.exploitability_in_openspiel(game, result.policies[0]), rtol=1e-6)
+        result.exploitability[0],
+        openspiel_bridge.exploitability_in_openspiel(game, result.policies[0]),
+        rtol=1e-6,
+      )
   assert means[0] > 5 * means[1], means
   assert means[1] < 0.01, means
 
 
 def test_exact_oracle_composed_policy_is_an_equilibrium_of_a_perfect_information_game():
   """Perfect information (k = 1): with the exact oracle (its solve's policy as the prior), the
-  composed policy of SoG(100,1) on Connect Four 2 x 3, three in a row (265 public states, a draw), is
-  an equilibrium (measured 3.3e-9; s = 10 gives 2.8e-5, s = 30 3.9e-7), and it is the game's
+  composed policy of SoG(100,1) on Connect Four 2 x 3, three in a row (265 public states, a draw),
+  is an equilibrium (measured 3.3e-9; s = 10 gives 2.8e-5, s = 30 3.9e-7), and it is the game's
   exploitability as OpenSpiel computes it."""
   game = load("connect_four(rows=2,columns=3,x_in_row=3)")
-  searcher = gtcfr.GTCFR(game, leaf_models.exact_leaf_model(10, policy_prior=True),
-                         gtcfr.GTCFRConfig(simulations=100))
+  searcher = gtcfr.GTCFR(
+    game, leaf_models.exact_leaf_model(10, policy_prior=True), gtcfr.GTCFRConfig(simulations=100)
+  )
   assert searcher.k == 1
   result = composed.compose(searcher, [0], batch_size=64)  # one batch a depth (compile-bound)
   assert result.exploitability[0] <= 1e-6, result.exploitability
-  np.testing.assert_allclose(openspiel_bridge.exploitability_in_openspiel(game, result.policies[0]),
-                             result.exploitability[0], atol=1e-9)
+  np.testing.assert_allclose(
+    openspiel_bridge.exploitability_in_openspiel(game, result.policies[0]),
+    result.exploitability[0],
+    atol=1e-9,
+  )

@@ -31,7 +31,10 @@ def test_map_file_outside_the_package_loads_by_path(tmp_path):
 
 def test_map_file_name_defaults_to_its_stem(tmp_path):
   data = {k: v for k, v in _GLASSES.items() if k != "name"}
-  assert scotland_yard.ScotlandYardMap.load(str(_write(tmp_path, data, "harbour.json"))).name == "harbour"
+  assert (
+    scotland_yard.ScotlandYardMap.load(str(_write(tmp_path, data, "harbour.json"))).name
+    == "harbour"
+  )
 
 
 def _mutated(**changes):
@@ -44,7 +47,9 @@ def _mutated(**changes):
   return data
 
 
-@pytest.mark.parametrize("changes, message", [
+@pytest.mark.parametrize(
+  "changes, message",
+  [
     (dict(stations=None), "field 'stations' is missing"),
     (dict(stations=1), "field 'stations' has 1"),
     (dict(stations="eleven"), "field 'stations'"),
@@ -66,7 +71,8 @@ def _mutated(**changes):
     (dict(reveal_rounds=[3, 6]), "field 'reveal_rounds' has 6; expected an integer in 1..5"),
     (dict(reveal_rounds=[0]), "field 'reveal_rounds' has 0"),
     (dict(colour="red"), "field 'colour' is unknown; valid fields: name, source, stations"),
-])
+  ],
+)
 def test_malformed_map_files_name_the_field(tmp_path, changes, message):
   path = _write(tmp_path, _mutated(**changes))
   with pytest.raises(ValueError, match=message):
@@ -83,25 +89,30 @@ def test_unreadable_map_files_raise_clear_errors(tmp_path):
   bad.write_text("[1, 2]")
   with pytest.raises(ValueError, match="must hold a JSON object"):
     sog.games.load(f"scotland_yard(map={bad})")
-  with pytest.raises(ValueError, match="or a path to a .json map file"):
+  with pytest.raises(ValueError, match=r"or a path to a \.json map file"):
     sog.games.load("scotland_yard(map=london.txt)")
 
 
 def test_private_start_is_a_uniform_deal_only_mr_x_sees(tmp_path):
   game = sog.games.load(f"scotland_yard(map={_write(tmp_path, _mutated(mr_x_start=[5, 6, 7]))})")
   tree = game.tree
-  np.testing.assert_allclose(tree.root_ranges[0], np.where(np.isin(np.arange(11), [4, 5, 6]), 1 / 3, 0))
+  np.testing.assert_allclose(
+    tree.root_ranges[0], np.where(np.isin(np.arange(11), [4, 5, 6]), 1 / 3, 0)
+  )
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[0, 0]), [4, 5, 6])
-  # Nothing about the start is public: the detectives' encoding marks Mr X's station as not yet known,
-  # and after his first move from 6 he may be at any neighbour of 5, 6 or 7.
+  # Nothing about the start is public: the detectives' encoding marks Mr X's station as not yet
+  # known, and after his first move from 6 he may be at any neighbour of 5, 6 or 7.
   rules = game.rules
-  assert rules.encoding_size() == sog.games.load("scotland_yard(map=glasses)").rules.encoding_size() + 1
+  assert (
+    rules.encoding_size() == sog.games.load("scotland_yard(map=glasses)").rules.encoding_size() + 1
+  )
   assert tree.encoding[0][-1] == 1.0
   child = int(np.flatnonzero(tree.parent == 0)[0])
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, 0]), [2, 3, 4, 5, 6, 7, 8])
 
   # OpenSpiel's game opens with a chance node over the same starts (0-based stations).
   from sog.openspiel import bridge as openspiel_bridge
+
   root = openspiel_bridge.openspiel_game(game).new_initial_state()
   assert root.is_chance_node() and root.chance_outcomes() == [(4, 1 / 3), (5, 1 / 3), (6, 1 / 3)]
 
@@ -112,11 +123,21 @@ def test_every_shipped_map_parses_under_its_file_name(name):
 
 
 def test_glasses_hidden6_is_glasses_hidden_with_one_more_round_and_ticket():
-  """The benchmark map differs from glasses_hidden only in its length (docs/results/scotland_yard.md, "glasses_hidden6")."""
-  hidden, longer = (scotland_yard.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6"))
+  """The benchmark map differs from glasses_hidden only in its length
+  (docs/results/scotland_yard.md, "glasses_hidden6")."""
+  hidden, longer = (
+    scotland_yard.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6")
+  )
   assert longer.rounds == hidden.rounds + 1
   assert longer.mr_x_tickets == tuple(t + 1 for t in hidden.mr_x_tickets)
   assert longer.detective_tickets == tuple(t + 1 for t in hidden.detective_tickets)
-  assert dataclasses.replace(longer, name=hidden.name, rounds=hidden.rounds,
-                             mr_x_tickets=hidden.mr_x_tickets,
-                             detective_tickets=hidden.detective_tickets) == hidden
+  assert (
+    dataclasses.replace(
+      longer,
+      name=hidden.name,
+      rounds=hidden.rounds,
+      mr_x_tickets=hidden.mr_x_tickets,
+      detective_tickets=hidden.detective_tickets,
+    )
+    == hidden
+  )

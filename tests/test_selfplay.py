@@ -1,4 +1,4 @@
-"""Sound self-play: buffers, actors, the query solver, configs, training end to end, kill and resume."""
+"""Sound self-play: buffers, actors, query solver, configs, training end to end, kill and resume."""
 
 import csv
 import dataclasses
@@ -13,9 +13,9 @@ import jax
 import numpy as np
 import pytest
 
-import sog.games
 from sog import monitoring
 from sog.baselines.rebel import selfplay as rebel_selfplay
+import sog.games
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import dataset
 from sog.search import gtcfr
@@ -25,27 +25,30 @@ from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
-from sog.selfplay import pool_selfplay
+from sog.selfplay import pool_config
 from sog.selfplay import query_solver
 from sog.selfplay import run
 from tests.conftest import ROOT
 from tests.conftest import shared_searcher
 
 
-
 def _examples(nodes, S=3, A=2):
   count = len(nodes)
-  return buffers.Examples(nodes=np.asarray(nodes, np.int32), ranges=np.ones((count, 2, S), np.float32),
-                          values=np.arange(count * 2 * S, dtype=np.float32).reshape(count, 2, S),
-                          has_value=np.ones((count, 2, S), bool),
-                          policy=np.full((count, 2, S, A), 0.5, np.float32),
-                          has_policy=np.zeros((count, 2, S), bool))
+  return buffers.Examples(
+    nodes=np.asarray(nodes, np.int32),
+    ranges=np.ones((count, 2, S), np.float32),
+    values=np.arange(count * 2 * S, dtype=np.float32).reshape(count, 2, S),
+    has_value=np.ones((count, 2, S), bool),
+    policy=np.full((count, 2, S, A), 0.5, np.float32),
+    has_policy=np.zeros((count, 2, S), bool),
+  )
 
 
 def _queries(nodes, S=3):
-  return buffers.Queries(nodes=np.asarray(nodes, np.int32),
-                         ranges=np.broadcast_to(np.asarray(nodes, np.float32)[:, None, None],
-                                                (len(nodes), 2, S)).copy())
+  return buffers.Queries(
+    nodes=np.asarray(nodes, np.int32),
+    ranges=np.broadcast_to(np.asarray(nodes, np.float32)[:, None, None], (len(nodes), 2, S)).copy(),
+  )
 
 
 def test_replay_buffer_window_update_limit_sampling_and_restore():
@@ -61,7 +64,7 @@ def test_replay_buffer_window_update_limit_sampling_and_restore():
     draws += batch.nodes.tolist()
   counts = np.bincount(draws, minlength=7)
   assert counts[:2].sum() == 0 and (counts[2:] <= 3).all()  # update limit, only the window
-  assert counts.sum() == 14 and replay.available() == 1     # stops when a batch cannot be filled
+  assert counts.sum() == 14 and replay.available() == 1  # stops when a batch cannot be filled
   replay.add(_examples([7]))  # a new example starts unused and replaces the oldest (2)
   assert replay.available() == 2 and 2 not in replay.rows.nodes
   restored = buffers.ReplayBuffer(capacity=5, num_infostates=3, num_actions=2, max_updates=3)
@@ -77,7 +80,8 @@ def test_replay_buffer_window_update_limit_sampling_and_restore():
 
 def test_saved_replay_reads_the_window_back_and_batches_as_the_learner_does(tmp_path):
   """``loop.saved_replay`` returns the saved window (wrapped or not); ``dataset.batch`` on it, with
-  its ``has_value`` marks, is the learner's own batch of the same examples (``fit_cvpn --replay``)."""
+  its ``has_value`` marks, is the learner's own batch of the same examples
+  (``fit_cvpn --replay``)."""
   game = sog.games.load("kuhn_poker")
   for added, window in (([0, 1, 2], [0, 1, 2]), ([0, 1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6])):
     replay = buffers.ReplayBuffer(capacity=5, num_infostates=3, num_actions=2, max_updates=3)
@@ -89,11 +93,13 @@ def test_saved_replay_reads_the_window_back_and_batches_as_the_learner_does(tmp_
     saved = loop.saved_replay(tmp_path)
     assert sorted(saved.nodes.tolist()) == window
     for name in saved.__dataclass_fields__:
-      np.testing.assert_array_equal(getattr(saved, name), getattr(replay.rows, name)[:len(window)])
+      np.testing.assert_array_equal(getattr(saved, name), getattr(replay.rows, name)[: len(window)])
     data = {name: getattr(saved, name) for name in saved.__dataclass_fields__}
     index = np.arange(len(window))[::-1]
     ours = dataset.batch(game, data, index)
-    learners = learner_lib.to_batch(game.tree, jax.tree_util.tree_map(lambda x: x[index], saved))
+    learners = learner_lib.to_batch(
+      game.tree, jax.tree_util.tree_map(lambda x, index=index: x[index], saved)
+    )
     jax.tree_util.tree_map(np.testing.assert_array_equal, ours, learners)
   with pytest.raises(ValueError, match="no self-play buffers"):
     loop.saved_replay(tmp_path / "elsewhere")
@@ -167,13 +173,13 @@ def test_config_files_load_and_bad_values_are_named():
     if "rebel" in config:  # ReBeL's self-play (sog.baselines.rebel)
       experiment = rebel_selfplay.from_config_dict(config).base
     elif "pool" in config:  # self-play on a pgx game (sog.selfplay.pool_selfplay)
-      experiment = pool_selfplay.from_config_dict(config)
+      experiment = pool_config.from_config_dict(config)
     else:
       experiment = config_lib.from_config_dict(config)
     sog.games.load(experiment.game)
   config = config_lib.default_config_dict("kuhn_poker")
   config.selfplay.q_search = 1.5
-  with pytest.raises(ValueError, match="selfplay.q_search must be in"):
+  with pytest.raises(ValueError, match=r"selfplay\.q_search must be in"):
     config_lib.from_config_dict(config)
   with pytest.raises(ValueError, match="unknown keys \\['gamez'\\]"):
     config_lib.from_config_dict({"game": "kuhn_poker", "gamez": 1})
@@ -188,9 +194,9 @@ def test_config_files_load_and_bad_values_are_named():
 
 
 def test_saved_experiments_from_before_the_resolving_section_still_load():
-  """An older run's ``selfplay.json`` kept the actors' re-solving in ``selfplay``; its experiment reads
-  back with those settings in ``resolving``, the round trip of a new one is exact, and a config
-  setting one key in both places is refused."""
+  """An older run's ``selfplay.json`` kept the actors' re-solving in ``selfplay``; its experiment
+  reads back with those settings in ``resolving``, the round trip of a new one is exact, and a
+  config setting one key in both places is refused."""
   experiment = config_lib.from_config_dict(config_lib.default_config_dict("kuhn_poker"))
   assert experiment.resolving == resolving.ResolvingConfig()
   assert config_lib.from_config_dict(experiment.to_dict()) == experiment
@@ -217,20 +223,28 @@ def test_query_solver_answers_as_whole_game_searches_do():
   nodes = np.flatnonzero(tree.kind < sog.games.CHANCE).astype(np.int32)
   assert tree.depth[nodes].tolist() == [0, 1, 1, 2]
   ranges = (tree.root_ranges * tree.valid[nodes]).astype(np.float32)
-  examples, recursive = solver.solve(None, buffers.Queries(nodes=nodes, ranges=ranges),
-                                     jax.random.PRNGKey(0), np.random.default_rng(0))
+  examples, recursive = solver.solve(
+    None,
+    buffers.Queries(nodes=nodes, ranges=ranges),
+    jax.random.PRNGKey(0),
+    np.random.default_rng(0),
+  )
   keys = jax.random.split(jax.random.PRNGKey(0), nodes.size)
   for i, node in enumerate(nodes):
     result = whole.search_from(keys[i], gtcfr.root_start(whole.tables, ranges[i], node))
-    expected = buffers.search_examples(tree, nodes[i:i + 1], ranges[i:i + 1],
-                                       np.asarray(result.focus_policy)[None],
-                                       np.asarray(result.focus_values)[None])
+    expected = buffers.search_examples(
+      tree,
+      nodes[i : i + 1],
+      ranges[i : i + 1],
+      np.asarray(result.focus_policy)[None],
+      np.asarray(result.focus_values)[None],
+    )
     np.testing.assert_allclose(examples.values[i], expected.values[0], atol=1e-6)
     np.testing.assert_allclose(examples.policy[i], expected.policy[0], atol=1e-6)
   # Recursive queries are game nodes strictly below their query (all handed on: q_recursive = 1).
   assert recursive.size > 0
   ancestors = tables_lib.ancestors(tree)
-  assert all(np.isin(ancestors[n, :tree.depth[n]], nodes).any() for n in recursive.nodes)
+  assert all(np.isin(ancestors[n, : tree.depth[n]], nodes).any() for n in recursive.nodes)
   assert (tree.kind[recursive.nodes] != 3).all()
 
 
@@ -255,8 +269,9 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   """End to end on Kuhn: self-play lowers the composed exploitability of SoG(4,1) with the trained
   CVPN clearly below the untrained one (same seeds); a second call continues from the checkpoint."""
   experiment = _kuhn_experiment()
-  experiment = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 250,
-                                        "snapshot_every_steps": 1000})
+  experiment = config_lib.Experiment(
+    **{**experiment.__dict__, "max_steps": 250, "snapshot_every_steps": 1000}
+  )
   lines = []
   summary = run.train(experiment, tmp_path, log=lines.append)
   with (tmp_path / run.EVALUATION).open() as f:
@@ -278,9 +293,14 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   for name, value in {**resumed.learner.replay.state(), **resumed.queries.state()}.items():
     np.testing.assert_array_equal(saved[name], value)
   # Resumed without evaluation, with network snapshots for evaluating offline.
-  more = config_lib.Experiment(**{**experiment.__dict__, "max_steps": 260, "snapshot_every_steps": 5,
-                                  "evaluation": dataclasses.replace(experiment.evaluation,
-                                                                    settings=())})
+  more = config_lib.Experiment(
+    **{
+      **experiment.__dict__,
+      "max_steps": 260,
+      "snapshot_every_steps": 5,
+      "evaluation": dataclasses.replace(experiment.evaluation, settings=()),
+    }
+  )
   summary = run.train(more, tmp_path, log=lines.append)
   assert summary["steps"] == 260 and any(line.startswith("resumed from") for line in lines)
   assert summary["exploitability"] == {}
@@ -290,9 +310,11 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   steps = sorted(int(p.name.removeprefix("step_")) for p in snapshots)
   assert len(steps) == 4 and steps[:2] == [0, 250] and 255 <= steps[2] < 260 and steps[3] == 260
   np.testing.assert_array_equal(  # step 0 is the run's initialisation
-      jax.tree.leaves(loop.SelfPlay(experiment).learner.state.params)[0],
-      jax.tree.leaves(checkpoint_lib.restore(tmp_path / run.SNAPSHOTS / "step_0",
-                                             resumed.learner.state)[0].params)[0])
+    jax.tree.leaves(loop.SelfPlay(experiment).learner.state.params)[0],
+    jax.tree.leaves(
+      checkpoint_lib.restore(tmp_path / run.SNAPSHOTS / "step_0", resumed.learner.state)[0].params
+    )[0],
+  )
   snapshots = [tmp_path / run.SNAPSHOTS / f"step_{step}" for step in steps]
   # Checkpoints and snapshots are sog.nets checkpoints: evaluate.py --leaf takes them (or the work
   # directory).
@@ -302,8 +324,14 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
     checkpoint_lib.restore_leaf_model(tmp_path / run.CHECKPOINT, "leduc_poker")
   # The curve by the protocol from the snapshots (here those at multiples of 260): one row per
   # snapshot and setting, kept when the script runs again.
-  command = [sys.executable, str(ROOT / "scripts" / "eval_snapshots.py"), f"--workdir={tmp_path}",
-             "--sims=4", "--seeds=4", "--every_steps=260"]
+  command = [
+    sys.executable,
+    str(ROOT / "scripts" / "eval_snapshots.py"),
+    f"--workdir={tmp_path}",
+    "--sims=4",
+    "--seeds=4",
+    "--every_steps=260",
+  ]
   first = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=True)
   with (tmp_path / "snapshot_evaluation.csv").open() as f:
     rows = list(csv.DictReader(f))
@@ -312,34 +340,67 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   assert float(rows[1]["mean"]) < 0.8 * untrained
   assert (tmp_path / "snapshot_exploitability.png").is_file()
   assert json.loads(first.stdout.splitlines()[-1])["step"] == 260
-  # evaluate.py, reading the same shared flags (scripts/common.py), gives the last snapshot's number.
+  # evaluate.py, reading the same shared flags (scripts/common.py), gives the last snapshot's
+  # number.
   evaluated = subprocess.run(
-      [sys.executable, str(ROOT / "scripts" / "evaluate.py"), "--game=kuhn_poker",
-       f"--leaf={snapshots[-1]}", "--sims=4", "--seeds=4"], capture_output=True, text=True, cwd=ROOT,
-      check=True)
+    [
+      sys.executable,
+      str(ROOT / "scripts" / "evaluate.py"),
+      "--game=kuhn_poker",
+      f"--leaf={snapshots[-1]}",
+      "--sims=4",
+      "--seeds=4",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   evaluated = json.loads(evaluated.stdout.splitlines()[-1])
   assert (evaluated["leaf"], evaluated["sims"], evaluated["c"], evaluated["seeds"]) == (
-      str(snapshots[-1]), 4, 1.0, 4)
+    str(snapshots[-1]),
+    4,
+    1.0,
+    4,
+  )
   assert evaluated["exploitability"]["mean"] == pytest.approx(float(rows[1]["mean"]), rel=1e-6)
   # evaluate.py's JSON lines as references: seed slices of one leaf and s pool into one mean.
-  slices = [{"game": "kuhn_poker", "leaf": "zeros", "sims": 4, "c": 1.0, "first_seed": first,
-             "per_seed": per_seed} for first, per_seed in ((0, [0.5, 0.7]), (2, [0.9]))]
-  (tmp_path / "zeros.log").write_text("".join(f"progress\n{json.dumps({'results': [row]})}\n"
-                                              for row in slices))
-  again = subprocess.run(command + [f"--references={tmp_path / 'zeros.log'}"], capture_output=True,
-                         text=True, cwd=ROOT, check=True)
+  slices = [
+    {
+      "game": "kuhn_poker",
+      "leaf": "zeros",
+      "sims": 4,
+      "c": 1.0,
+      "first_seed": first,
+      "per_seed": per_seed,
+    }
+    for first, per_seed in ((0, [0.5, 0.7]), (2, [0.9]))
+  ]
+  (tmp_path / "zeros.log").write_text(
+    "".join(f"progress\n{json.dumps({'results': [row]})}\n" for row in slices)
+  )
+  again = subprocess.run(
+    [*command, f"--references={tmp_path / 'zeros.log'}"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
   summary = json.loads(again.stdout.splitlines()[-1])
   assert summary["last"] == []  # nothing re-run
   assert summary["references"] == {"leaf=zeros": {"SoG(4,1)": pytest.approx(0.7)}}
   with (tmp_path / "snapshot_evaluation.csv").open() as f:
     assert list(csv.DictReader(f)) == rows
   # Another T_prior is searched anew, into its own files: the rows above are not reused for it.
-  uniform = subprocess.run(command + ["--prior_temperature=inf"], capture_output=True, text=True,
-                           cwd=ROOT, check=True)
+  uniform = subprocess.run(
+    [*command, "--prior_temperature=inf"], capture_output=True, text=True, cwd=ROOT, check=True
+  )
   assert [row["step"] for row in json.loads(uniform.stdout.splitlines()[-1])["last"]] == [260]
   with (tmp_path / "snapshot_evaluation_prior_inf.csv").open() as f:
     assert [(row["step"], row["setting"]) for row in csv.DictReader(f)] == [
-        ("0", "SoG(4,1)"), ("260", "SoG(4,1)")]
+      ("0", "SoG(4,1)"),
+      ("260", "SoG(4,1)"),
+    ]
   assert (tmp_path / "snapshot_exploitability_prior_inf.png").is_file()
   with (tmp_path / "snapshot_evaluation.csv").open() as f:
     assert list(csv.DictReader(f)) == rows
@@ -347,15 +408,24 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
 
 def test_a_killed_run_resumes_with_its_buffers(tmp_path):
   """SIGKILL a training process after its first checkpoint; the next run resumes from it."""
-  command = [sys.executable, str(ROOT / "scripts" / "train.py"), f"--config={ROOT}/configs/kuhn.py",
-             f"--workdir={tmp_path}", "--config.max_steps=100000", "--config.evaluation.every_steps=0",
-             "--config.checkpoint_every_seconds=2", "--log_every=1"]
-  process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             cwd=ROOT)
+  command = [
+    sys.executable,
+    str(ROOT / "scripts" / "train.py"),
+    f"--config={ROOT}/configs/kuhn.py",
+    f"--workdir={tmp_path}",
+    "--config.max_steps=100000",
+    "--config.evaluation.every_steps=0",
+    "--config.checkpoint_every_seconds=2",
+    "--log_every=1",
+  ]
+  process = subprocess.Popen(
+    command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT
+  )
   progress = tmp_path / run.CHECKPOINT / "selfplay.json"
   deadline = time.time() + 240
-  while time.time() < deadline and not (progress.is_file() and
-                                        json.loads(progress.read_text())["counters"]["examples"]):
+  while time.time() < deadline and not (
+    progress.is_file() and json.loads(progress.read_text())["counters"]["examples"]
+  ):
     time.sleep(1)
   process.send_signal(signal.SIGKILL)
   process.wait()
@@ -364,12 +434,17 @@ def test_a_killed_run_resumes_with_its_buffers(tmp_path):
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:
     saved_nodes = f["replay_nodes"].copy()
   assert saved["examples"] > 0
-  out = subprocess.run(command[:4] + ["--config.max_steps=1", "--config.evaluation.seeds=1"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+  out = subprocess.run(
+    [*command[:4], "--config.max_steps=1", "--config.evaluation.seeds=1"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=300,
+  )
   assert out.returncode == 0, out.stderr[-2000:]
   assert f"resumed from {tmp_path / run.CHECKPOINT}" in out.stdout
   result = json.loads(out.stdout.strip().splitlines()[-1])
   assert result["games"] >= saved["games"]
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:
-    kept = saved_nodes[:min(saved["examples"], len(saved_nodes))]
-    np.testing.assert_array_equal(f["replay_nodes"][:kept.size], kept)
+    kept = saved_nodes[: min(saved["examples"], len(saved_nodes))]
+    np.testing.assert_array_equal(f["replay_nodes"][: kept.size], kept)

@@ -11,12 +11,30 @@
 * :mod:`sog.baselines.harness`: each for a time budget, exploitability along the way.
 """
 
-from sog.baselines.harness import ALGORITHMS, Curve, Point, make, run_for
+from sog.baselines.harness import ALGORITHMS
+from sog.baselines.harness import Curve
+from sog.baselines.harness import Point
+from sog.baselines.harness import make
+from sog.baselines.harness import run_for
 from sog.baselines.mccfr import MCCFR
 from sog.baselines.psro import PSRO
-from sog.baselines.regret import ACCUMULATIONS, Accumulation
-from sog.baselines.rnad import RNaD, RNaDConfig
+from sog.baselines.regret import ACCUMULATIONS
+from sog.baselines.regret import Accumulation
+from sog.baselines.rnad import RNaD
+from sog.baselines.rnad import RNaDConfig
 from sog.baselines.tabular import TabularCFR
 
-__all__ = ["ACCUMULATIONS", "ALGORITHMS", "Accumulation", "Curve", "MCCFR", "PSRO", "Point", "RNaD",
-           "RNaDConfig", "TabularCFR", "make", "run_for"]
+__all__ = [
+  "ACCUMULATIONS",
+  "ALGORITHMS",
+  "MCCFR",
+  "PSRO",
+  "Accumulation",
+  "Curve",
+  "Point",
+  "RNaD",
+  "RNaDConfig",
+  "TabularCFR",
+  "make",
+  "run_for",
+]

@@ -11,10 +11,11 @@ An algorithm is anything with ``name``, ``init(seed) -> state``, ``run(state, it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
@@ -40,16 +41,17 @@ class Algorithm(Protocol):
 
 
 ALGORITHMS: dict[str, Callable[..., Algorithm]] = {  # (game, dtype) -> algorithm
-    "cfr_plus": lambda game, dtype: tabular.TabularCFR(game, "cfr_plus", dtype=dtype),
-    "linear_cfr": lambda game, dtype: tabular.TabularCFR(game, "linear", dtype=dtype),
-    "dcfr": lambda game, dtype: tabular.TabularCFR(game, "dcfr", dtype=dtype),
-    "mccfr_external": lambda game, dtype: mccfr.MCCFR(game, "external", "linear", dtype=dtype),
-    "mccfr_outcome": lambda game, dtype: mccfr.MCCFR(game, "outcome", "linear", dtype=dtype),
-    "rnad": lambda game, dtype: rnad.RNaD(game),  # float32 learner, as DeepNash's
-    "rnad_network": lambda game, dtype: rnad.RNaD(game, rnad.RNaDConfig(hidden=(64, 64),
-                                                                       learning_rate=1e-3)),
-    "psro": lambda game, dtype: psro.PSRO(game),  # NumPy, float64
-    "sp_psro": lambda game, dtype: psro.PSRO(game, self_play=True),
+  "cfr_plus": lambda game, dtype: tabular.TabularCFR(game, "cfr_plus", dtype=dtype),
+  "linear_cfr": lambda game, dtype: tabular.TabularCFR(game, "linear", dtype=dtype),
+  "dcfr": lambda game, dtype: tabular.TabularCFR(game, "dcfr", dtype=dtype),
+  "mccfr_external": lambda game, dtype: mccfr.MCCFR(game, "external", "linear", dtype=dtype),
+  "mccfr_outcome": lambda game, dtype: mccfr.MCCFR(game, "outcome", "linear", dtype=dtype),
+  "rnad": lambda game, dtype: rnad.RNaD(game),  # float32 learner, as DeepNash's
+  "rnad_network": lambda game, dtype: rnad.RNaD(
+    game, rnad.RNaDConfig(hidden=(64, 64), learning_rate=1e-3)
+  ),
+  "psro": lambda game, dtype: psro.PSRO(game),  # NumPy, float64
+  "sp_psro": lambda game, dtype: psro.PSRO(game, self_play=True),
 }
 
 
@@ -83,8 +85,11 @@ class Curve:
 
   def summary(self) -> dict[str, float | int]:
     """The JSON-line entry ``scripts/baselines.py`` prints for the algorithm."""
-    return {"exploitability": self.final.exploitability, "seconds": self.final.seconds,
-            "iterations": self.final.iterations}
+    return {
+      "exploitability": self.final.exploitability,
+      "seconds": self.final.seconds,
+      "iterations": self.final.iterations,
+    }
 
 
 def _affordable(limit: int, done: int, budget: float, chunks: list[tuple[float, float]]) -> int:
@@ -93,8 +98,8 @@ def _affordable(limit: int, done: int, budget: float, chunks: list[tuple[float, 
 
   The cost per iteration is the last chunk's, growing linearly in the iteration index where the last
   two chunks show it growing by more than a quarter (PSRO's iterations, each a best response to a
-  larger population): at the last chunk's mean rate, a doubled chunk of such iterations would take up
-  to twice the time predicted and overrun the budget.
+  larger population): at the last chunk's mean rate, a doubled chunk of such iterations would take
+  up to twice the time predicted and overrun the budget.
   """
   middle, cost = chunks[-1]
   slope = 0.0
@@ -108,15 +113,21 @@ def _affordable(limit: int, done: int, budget: float, chunks: list[tuple[float, 
   return low
 
 
-def run_for(algorithm: Algorithm, game: registry.Game, seconds: float,
-            max_iterations: int | None = None, seed: int = 0,
-            log: Callable[[Point], None] | None = None,
-            clock: Callable[[], float] = time.perf_counter) -> Curve:
+def run_for(
+  algorithm: Algorithm,
+  game: registry.Game,
+  seconds: float,
+  max_iterations: int | None = None,
+  seed: int = 0,
+  log: Callable[[Point], None] | None = None,
+  clock: Callable[[], float] = time.perf_counter,
+) -> Curve:
   """Runs ``algorithm`` until its own time reaches ``seconds`` (or ``max_iterations``), in chunks of
   1, 2, 4, ... iterations (the last ones cut to what the time left affords, :func:`_affordable`),
   evaluating after each chunk: points evenly spaced on a log scale of iterations. An iteration is
   not split, so a run ends within about one iteration of ``seconds``. Compilation is done first and
-  reported apart. ``clock`` reads seconds (``time.perf_counter``; the tests pass a simulated one)."""
+  reported apart. ``clock`` reads seconds (``time.perf_counter``; the tests pass a simulated
+  one)."""
   if seconds <= 0 and max_iterations is None:
     raise ValueError("give a positive time budget (seconds) or max_iterations")
   start = clock()
@@ -137,8 +148,9 @@ def run_for(algorithm: Algorithm, game: registry.Game, seconds: float,
     elapsed = clock() - start
     spent += elapsed
     chunks.append((done + n / 2, elapsed / n))
-    points.append(Point(spent, done + n,
-                        best_response.exploitability(game, algorithm.average_policy(state))))
+    points.append(
+      Point(spent, done + n, best_response.exploitability(game, algorithm.average_policy(state)))
+    )
     if log is not None:
       log(points[-1])
     chunk *= 2

@@ -12,8 +12,8 @@ distribution*, a mixed strategy: one member drawn for the whole game, :func:`sog
     toward the best response to beta_-i by the learning rule of the paper's normal-form experiments,
     nu <- (1 - lambda) nu + lambda BR (a mixture over whole-game strategies); the restricted
     distribution updated by multiplicative weights against beta_-i (Anytime PSRO's no-regret
-    meta-solver). It then adds beta_i and the time average of nu_i, and plays the time average of the
-    restricted distribution (what the paper evaluates).
+    meta-solver). It then adds beta_i and the time average of nu_i, and plays the time average of
+    the restricted distribution (what the paper evaluates).
 
 Policies are full tables [N, S, A] of which only the owner's rows matter; best responses are
 :func:`sog.eval.best_response_policy` (pure). PSRO's oracle sees the whole tree: the paper's tabular
@@ -35,7 +35,6 @@ from sog.games import registry
 def matrix_game_nash(payoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
   """An exact Nash equilibrium (x, y, value) of the zero-sum matrix game where the row player
   receives ``payoffs`` [m, n]: max_x min_y x^T U y by linear programming (HiGHS)."""
-  m, n = payoffs.shape
 
   def maximin(matrix):  # max v s.t. x^T matrix >= v for every column, x a distribution
     rows, columns = matrix.shape
@@ -43,9 +42,15 @@ def matrix_game_nash(payoffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, float
     cost[-1] = -1.0
     constraints = np.hstack([-matrix.T, np.ones((columns, 1))])
     equality = np.hstack([np.ones((1, rows)), np.zeros((1, 1))])
-    result = scipy.optimize.linprog(cost, A_ub=constraints, b_ub=np.zeros(columns), A_eq=equality,
-                                    b_eq=[1.0], bounds=[(0, None)] * rows + [(None, None)],
-                                    method="highs")
+    result = scipy.optimize.linprog(
+      cost,
+      A_ub=constraints,
+      b_ub=np.zeros(columns),
+      A_eq=equality,
+      b_eq=[1.0],
+      bounds=[(0, None)] * rows + [(None, None)],
+      method="highs",
+    )
     if not result.success:
       raise RuntimeError(f"the restricted game's linear programme failed: {result.message}")
     x = np.maximum(result.x[:rows], 0.0)
@@ -80,8 +85,14 @@ class PSRO:
       from 0.071 to 0.032 (50 inner steps).
   """
 
-  def __init__(self, game: registry.Game, self_play: bool = False, inner: int = 50,
-               step_size: float = 0.1, learning_rate: float = 1.0):
+  def __init__(
+    self,
+    game: registry.Game,
+    self_play: bool = False,
+    inner: int = 50,
+    step_size: float = 0.1,
+    learning_rate: float = 1.0,
+  ):
     if inner < 1:
       raise ValueError(f"inner must be >= 1, got {inner}")
     if not 0 < step_size <= 1:
@@ -111,16 +122,19 @@ class PSRO:
     """One uniform policy per player (OpenSpiel's PSRO starts the same way); ``seed`` is unused."""
     del seed
     uniform = policy_lib.uniform_policy(self.game.tree)
-    return PSROState(populations=[uniform[None], uniform[None]],
-                     payoffs=np.array([[self.value(uniform, uniform)]]),
-                     distributions=[np.ones(1), np.ones(1)], iteration=0)
+    return PSROState(
+      populations=[uniform[None], uniform[None]],
+      payoffs=np.array([[self.value(uniform, uniform)]]),
+      distributions=[np.ones(1), np.ones(1)],
+      iteration=0,
+    )
 
   def _grow(self, state: PSROState, additions: list[list[np.ndarray]]) -> PSROState:
     """The populations with ``additions[i]`` appended, the payoff matrix extended exactly."""
     old = state.payoffs.shape
     populations = [np.concatenate([state.populations[i], np.stack(additions[i])]) for i in (0, 1)]
     payoffs = np.zeros((len(populations[0]), len(populations[1])))
-    payoffs[:old[0], :old[1]] = state.payoffs
+    payoffs[: old[0], : old[1]] = state.payoffs
     for i, j in np.ndindex(payoffs.shape):
       if i >= old[0] or j >= old[1]:  # a pair with a new member
         payoffs[i, j] = self.value(populations[0][i], populations[1][j])
@@ -148,25 +162,34 @@ class PSRO:
       members = [np.concatenate([state.populations[i], new[i][None]]) for i in (0, 1)]
       played = [self._mixture(members[i], restricted[i]) for i in (0, 1)]
       # beta_-i: the opponent's best response to player i's restricted distribution.
-      opponent_best = [best_response.best_response_policy(self.game, self.joint(*played), 1 - i)
-                       for i in (0, 1)]
+      opponent_best = [
+        best_response.best_response_policy(self.game, self.joint(*played), 1 - i) for i in (0, 1)
+      ]
       for i in (0, 1):
         rival = opponent_best[i]
-        utilities = np.array([sign[i] * (self.value(m, rival) if i == 0 else self.value(rival, m))
-                              for m in members[i]])
+        utilities = np.array(
+          [sign[i] * (self.value(m, rival) if i == 0 else self.value(rival, m)) for m in members[i]]
+        )
         weights[i] = weights[i] * np.exp(self.learning_rate * (utilities - utilities.max()))
         target = best_response.best_response_policy(self.game, rival, i)  # BR_i(beta_-i)
-        new[i] = self._mixture(np.stack([new[i], target]),
-                               np.array([1.0 - self.step_size, self.step_size]))
+        new[i] = self._mixture(
+          np.stack([new[i], target]), np.array([1.0 - self.step_size, self.step_size])
+        )
         new_sums[i].append(new[i])
     averages = [self._mixture(np.stack(new_sums[i]), None) for i in (0, 1)]
     # The best responses added answer the time-averaged restricted distributions, nu's mass carried
     # by nu's time average (the member the iteration adds; exact for the population, an
     # approximation of the time average of the changing nu_t).
-    played = [self._mixture(np.concatenate([state.populations[i], averages[i][None]]),
-                            restricted_sums[i] / restricted_sums[i].sum()) for i in (0, 1)]
-    responses = [best_response.best_response_policy(self.game, self.joint(*played), i)
-                 for i in (0, 1)]
+    played = [
+      self._mixture(
+        np.concatenate([state.populations[i], averages[i][None]]),
+        restricted_sums[i] / restricted_sums[i].sum(),
+      )
+      for i in (0, 1)
+    ]
+    responses = [
+      best_response.best_response_policy(self.game, self.joint(*played), i) for i in (0, 1)
+    ]
     state = self._grow(state, [[responses[i], averages[i]] for i in (0, 1)])
     # The distribution played until the next iteration: the time average of the restricted one,
     # its mass on nu_i given to nu_i's time average (both new members start at zero).
@@ -189,5 +212,6 @@ class PSRO:
 
   def average_policy(self, state: PSROState) -> np.ndarray:
     """The restricted distributions played, as one behavioural policy [N, S, A]."""
-    return self.joint(*[self._mixture(state.populations[i], state.distributions[i])
-                         for i in (0, 1)])
+    return self.joint(
+      *[self._mixture(state.populations[i], state.distributions[i]) for i in (0, 1)]
+    )

@@ -8,7 +8,8 @@ weighed by t^gamma. Its members here:
 
   * ``cfr``: no discount (alpha = beta = inf), uniform average (gamma = 0); Zinkevich et al. 2007.
   * ``cfr_plus``: regrets floored at 0 after each update, linear average (gamma = 1); Tammelin 2014.
-  * ``linear``: Linear CFR, DCFR(1, 1, 1): iteration t weighs t in both; Pluribus' blueprint discount.
+  * ``linear``: Linear CFR, DCFR(1, 1, 1): iteration t weighs t in both; Pluribus' blueprint
+    discount.
   * ``dcfr``: DCFR(3/2, 0, 2), the setting Brown & Sandholm recommend.
 
 The same update serves the full-game solvers (:mod:`sog.baselines.tabular`, exact instantaneous
@@ -52,10 +53,10 @@ class Accumulation:
 
 
 ACCUMULATIONS = {
-    "cfr": Accumulation(),
-    "cfr_plus": Accumulation(gamma=1.0, floor=True),
-    "linear": Accumulation(alpha=1.0, beta=1.0, gamma=1.0),
-    "dcfr": Accumulation(alpha=1.5, beta=0.0, gamma=2.0),
+  "cfr": Accumulation(),
+  "cfr_plus": Accumulation(gamma=1.0, floor=True),
+  "linear": Accumulation(alpha=1.0, beta=1.0, gamma=1.0),
+  "dcfr": Accumulation(alpha=1.5, beta=0.0, gamma=2.0),
 }
 
 
@@ -72,13 +73,19 @@ def _discount(t: chex.Array, exponent: float) -> chex.Array | float:
   """t^e / (t^e + 1); 1 for e = inf (no discount)."""
   if exponent == math.inf:
     return 1.0
-  power = t ** exponent
+  power = t**exponent
   return power / (power + 1.0)
 
 
-def accumulate(scheme: Accumulation, regrets: chex.Array, policy_sums: chex.Array,
-               instant: chex.Array, reach_policy: chex.Array, acting: chex.Array,
-               t: chex.Array) -> tuple[chex.Array, chex.Array]:
+def accumulate(
+  scheme: Accumulation,
+  regrets: chex.Array,
+  policy_sums: chex.Array,
+  instant: chex.Array,
+  reach_policy: chex.Array,
+  acting: chex.Array,
+  t: chex.Array,
+) -> tuple[chex.Array, chex.Array]:
   """One player's update on iteration t (1-based) where ``acting`` [M, S, A] allows.
 
   Args:
@@ -91,8 +98,11 @@ def accumulate(scheme: Accumulation, regrets: chex.Array, policy_sums: chex.Arra
   if scheme.floor:
     updated = jnp.maximum(updated, 0.0)
   if scheme.alpha != math.inf or scheme.beta != math.inf:
-    updated = updated * jnp.where(updated >= 0, _discount(t, scheme.alpha),
-                                  _discount(t, scheme.beta))
-  weight = 1.0 if scheme.gamma == 0 else (t if scheme.gamma == 1 else t ** scheme.gamma)
-  return (jnp.where(acting, updated, regrets),
-          jnp.where(acting, policy_sums + weight * reach_policy, policy_sums))
+    updated = updated * jnp.where(
+      updated >= 0, _discount(t, scheme.alpha), _discount(t, scheme.beta)
+    )
+  weight = 1.0 if scheme.gamma == 0 else (t if scheme.gamma == 1 else t**scheme.gamma)
+  return (
+    jnp.where(acting, updated, regrets),
+    jnp.where(acting, policy_sums + weight * reach_policy, policy_sums),
+  )

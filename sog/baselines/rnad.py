@@ -1,5 +1,6 @@
-"""Regularized Nash Dynamics (R-NaD; Perolat et al. 2021, DeepNash: Perolat et al. 2022), model-free:
-self-play trajectories, a reward transformation, NeuRD updates and a fixed-point iteration.
+"""Regularized Nash Dynamics (R-NaD; Perolat et al. 2021, DeepNash: Perolat et al. 2022),
+model-free: self-play trajectories, a reward transformation, NeuRD updates and a fixed-point
+iteration.
 
 For a regularisation policy pi_reg, the transformed game pays player i, at a step where player j
 plays a with the current policy pi, the extra reward -eta log(pi(a) / pi_reg(a)) if j = i and
@@ -12,9 +13,10 @@ Each learner step plays ``batch_size`` episodes with the current policy (both se
 :class:`sog.baselines.trajectories.Simulator`), and for every decision of player i at infostate I
 with action a_t estimates, with G the transformed return after the step:
   * the value target G_t (including the step's own regularisation term);
-  * the action values q(a) = -eta l(a) + b + 1[a = a_t] (F_t - b) / pi(a_t), with l = log(pi / pi_reg),
-    F_t the return after the step's own term and the baseline b = V(I) + eta sum_b pi(b) l(b) (the
-    expected F under pi given V), an unbiased estimate of the transformed game's action values;
+  * the action values q(a) = -eta l(a) + b + 1[a = a_t] (F_t - b) / pi(a_t), with l = log(pi /
+    pi_reg), F_t the return after the step's own term and the baseline b = V(I) + eta sum_b pi(b)
+    l(b) (the expected F under pi given V), an unbiased estimate of the transformed game's action
+    values;
   * the NeuRD update of the logits along q(a) - sum_b pi(b) q(b), clipped to [-clip, clip], where
     the (centred) logit is inside [-beta, beta] or the step moves it back (DeepNash's threshold).
 The function is a table (a logit row and a value per infostate) or a flax MLP of the public state's
@@ -115,10 +117,14 @@ class RNaD:
       self._network = _Network(config.hidden, tree.num_actions)
       N, S, _ = self._shape
       seat = np.clip(tree.kind, 0, 1)
-      features = np.concatenate([  # [N, S, F]: public encoding, private state, seat
+      features = np.concatenate(
+        [  # [N, S, F]: public encoding, private state, seat
           np.broadcast_to(tree.encoding[:, None, :], (N, S, tree.encoding.shape[1])),
           np.broadcast_to(np.eye(S)[None], (N, S, S)),
-          np.broadcast_to(np.eye(2)[seat][:, None, :], (N, S, 2))], axis=-1)
+          np.broadcast_to(np.eye(2)[seat][:, None, :], (N, S, 2)),
+        ],
+        axis=-1,
+      )
       self._features = jnp.asarray(features, jnp.float32)
     self._run = jax.jit(self._loop)
 
@@ -161,12 +167,18 @@ class RNaD:
     after = returns + own_term  # F_t: the return after the step's own term
     pi = jax.lax.stop_gradient(policy)
     baseline = jax.lax.stop_gradient(values) + config.eta * (pi * ratio).sum(-1)
-    q = -config.eta * ratio + baseline[..., None] + taken * (
-        (after - baseline) / jnp.maximum((pi * taken).sum(-1), 1e-12))[..., None]
+    q = (
+      -config.eta * ratio
+      + baseline[..., None]
+      + taken * ((after - baseline) / jnp.maximum((pi * taken).sum(-1), 1e-12))[..., None]
+    )
     advantage = jnp.clip(q - (pi * q).sum(-1, keepdims=True), -config.clip, config.clip)
-    centred = logits - (jnp.where(legal, logits, 0.0).sum(-1, keepdims=True)
-                        / legal.sum(-1, keepdims=True))
-    moves = ((advantage > 0) & (centred < config.beta)) | ((advantage < 0) & (centred > -config.beta))
+    centred = logits - (
+      jnp.where(legal, logits, 0.0).sum(-1, keepdims=True) / legal.sum(-1, keepdims=True)
+    )
+    moves = ((advantage > 0) & (centred < config.beta)) | (
+      (advantage < 0) & (centred > -config.beta)
+    )
     neurd = -(jnp.where(legal & moves, centred * jax.lax.stop_gradient(advantage), 0.0)).sum(-1)
     value_loss = 0.5 * (values - jax.lax.stop_gradient(returns)) ** 2
     return ((neurd + value_loss) * decision).sum() / jnp.maximum(decision.sum(), 1.0)
@@ -175,16 +187,19 @@ class RNaD:
     rng, play_key = jax.random.split(state.rng)
     table = self._table(state.params)
     episodes = jax.vmap(self.simulator.play, in_axes=(None, 0))(
-        table, jax.random.split(play_key, self.config.batch_size))
+      table, jax.random.split(play_key, self.config.batch_size)
+    )
     grads = jax.grad(self._loss)(state.params, state.regularisation, episodes)
     updates, optimiser = self._optimiser.update(grads, state.optimiser, state.params)
     params = optax.apply_updates(state.params, updates)
     step = state.step + 1
     fixed_point = step % self.config.steps_per_fixed_point == 0
-    regularisation = jax.tree_util.tree_map(lambda new, old: jnp.where(fixed_point, new, old),
-                                            params, state.regularisation)
-    return RNaDState(params=params, regularisation=regularisation, optimiser=optimiser, step=step,
-                     rng=rng)
+    regularisation = jax.tree_util.tree_map(
+      lambda new, old: jnp.where(fixed_point, new, old), params, state.regularisation
+    )
+    return RNaDState(
+      params=params, regularisation=regularisation, optimiser=optimiser, step=step, rng=rng
+    )
 
   def _loop(self, state: RNaDState, iterations: jax.Array) -> RNaDState:
     return jax.lax.fori_loop(0, iterations, lambda _, s: self._step(s), state)
@@ -192,8 +207,13 @@ class RNaD:
   def init(self, seed: int = 0) -> RNaDState:
     init_key, rng = jax.random.split(jax.random.PRNGKey(seed))
     params = self._init_params(init_key)
-    return RNaDState(params=params, regularisation=params, optimiser=self._optimiser.init(params),
-                     step=jnp.int32(0), rng=rng)
+    return RNaDState(
+      params=params,
+      regularisation=params,
+      optimiser=self._optimiser.init(params),
+      step=jnp.int32(0),
+      rng=rng,
+    )
 
   def run(self, state: RNaDState, iterations: int) -> RNaDState:
     """``iterations`` more learner steps (one compilation serves every count)."""

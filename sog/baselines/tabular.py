@@ -24,9 +24,14 @@ def family_update(scheme: regret.Accumulation) -> cfr.PlayerUpdate:
 
   def update(levels, state, acting, policy, ranges, values, q_values, player, t):
     regrets, sums = regret.accumulate(
-        scheme, state.regrets, state.policy_sums,
-        cfr.instant_regrets(levels, values, q_values, player),
-        cfr.own_ranges(levels, ranges, player) * policy, acting, t)
+      scheme,
+      state.regrets,
+      state.policy_sums,
+      cfr.instant_regrets(levels, values, q_values, player),
+      cfr.own_ranges(levels, ranges, player) * policy,
+      acting,
+      t,
+    )
     return state.replace(regrets=regrets, policy_sums=sums)
 
   return update
@@ -44,8 +49,13 @@ class TabularCFR:
     updates: ``"alternating"`` (OpenSpiel's, the default) or ``"simultaneous"``.
   """
 
-  def __init__(self, game: registry.Game, scheme: str | regret.Accumulation = "linear",
-               updates: str = "alternating", dtype=jnp.float32):
+  def __init__(
+    self,
+    game: registry.Game,
+    scheme: str | regret.Accumulation = "linear",
+    updates: str = "alternating",
+    dtype=jnp.float32,
+  ):
     self.game = game
     self.name = _NAMES.get(scheme, "cfr_family") if isinstance(scheme, str) else "cfr_family"
     self.scheme = regret.accumulation(scheme)
@@ -54,10 +64,12 @@ class TabularCFR:
     self._root_ranges = jnp.asarray(game.tree.root_ranges, dtype)
     self._run = jax.jit(self._loop)
 
-  def _loop(self, levels: cfr.Levels, state: cfr.CFRState, root_ranges: jax.Array,
-            iterations: jax.Array) -> cfr.CFRState:
-    return cfr.run(levels, state, root_ranges, iterations, self.updates,
-                   update=family_update(self.scheme))[0]
+  def _loop(
+    self, levels: cfr.Levels, state: cfr.CFRState, root_ranges: jax.Array, iterations: jax.Array
+  ) -> cfr.CFRState:
+    return cfr.run(
+      levels, state, root_ranges, iterations, self.updates, update=family_update(self.scheme)
+    )[0]
 
   def init(self, seed: int = 0) -> cfr.CFRState:
     """The state before the first iteration (``seed`` is unused: the algorithm is deterministic)."""
@@ -79,4 +91,3 @@ class TabularCFR:
 
   def current_policy(self, state: cfr.CFRState) -> np.ndarray:
     return solver_lib.tree_policy(self.game.tree, cfr.current_policy(self.levels, state))
-

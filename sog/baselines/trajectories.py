@@ -1,4 +1,5 @@
-"""Playing episodes of a game in JAX: a simulator over the game's world states for model-free learners.
+"""Playing episodes of a game in JAX: a simulator over the game's world states for model-free
+learners.
 
 A world state is (public state n, private states s0, s1). The simulator draws the private deal from
 the game's prior, then at every step either draws a chance outcome (with its probability given both
@@ -93,16 +94,26 @@ class Simulator:
       chance_weight = (self.chance_probability[jnp.maximum(child, 0)] * weight).reshape(-1)
       decision_weight = jnp.where(jnp.arange(child.shape[0])[:, None] == action, weight, 0.0)
       slot_weight = jnp.where(kind == rules_lib.CHANCE, chance_weight, decision_weight.reshape(-1))
-      slot = jax.random.categorical(jax.random.fold_in(key, 1),
-                                    jnp.log(jnp.where(slot_weight > 0, slot_weight, 0.0)))
+      slot = jax.random.categorical(
+        jax.random.fold_in(key, 1), jnp.log(jnp.where(slot_weight > 0, slot_weight, 0.0))
+      )
       terminal = kind == rules_lib.TERMINAL
       moved = ~done & ~terminal
-      record = dict(decision=decision, actor=actor, node=node, infostate=own,
-                    action=jnp.where(decision, action, 0), legal=legal,
-                    probability=jnp.where(decision, acting[action], 1.0))
-      carry = (jnp.where(moved, child.reshape(-1)[slot], node),
-               jnp.where(moved, n0.reshape(-1)[slot], s0),
-               jnp.where(moved, n1.reshape(-1)[slot], s1), done | terminal)
+      record = dict(
+        decision=decision,
+        actor=actor,
+        node=node,
+        infostate=own,
+        action=jnp.where(decision, action, 0),
+        legal=legal,
+        probability=jnp.where(decision, acting[action], 1.0),
+      )
+      carry = (
+        jnp.where(moved, child.reshape(-1)[slot], node),
+        jnp.where(moved, n0.reshape(-1)[slot], s0),
+        jnp.where(moved, n1.reshape(-1)[slot], s1),
+        done | terminal,
+      )
       return carry, record
 
     keys = jax.random.split(rng, self.length)

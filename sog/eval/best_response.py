@@ -20,8 +20,9 @@ from sog.games import tree as tree_lib
 class Evaluation:
   """A policy evaluated against best responses at the root of a (sub)tree.
 
-  ``values[i]`` is player i's expected utility under the policy, ``best_response[i]`` its best-response
-  utility; ``root_values`` and ``best_response_root_values`` are the [2, S] counterfactual values.
+  ``values[i]`` is player i's expected utility under the policy, ``best_response[i]`` its
+  best-response utility; ``root_values`` and ``best_response_root_values`` are the [2, S]
+  counterfactual values.
   """
 
   values: np.ndarray
@@ -47,8 +48,11 @@ def _tree(game_or_tree: registry.Game | tree_lib.PublicTree) -> tree_lib.PublicT
   return game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
 
 
-def evaluate(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarray,
-             root_ranges: np.ndarray | None = None) -> Evaluation:
+def evaluate(
+  game_or_tree: registry.Game | tree_lib.PublicTree,
+  policy: np.ndarray,
+  root_ranges: np.ndarray | None = None,
+) -> Evaluation:
   """Values of ``policy`` and of both best responses to it, from ``root_ranges`` (default: priors).
 
   Depth-limit leaves are not allowed: evaluate on a tree that reaches terminals.
@@ -64,13 +68,17 @@ def evaluate(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarr
   values, _ = propagation.values_up(levels, per_level, ranges, np)
   best, _ = propagation.values_up(levels, per_level, ranges, np, best_response=(True, True))
   root_ranges_ = ranges[0][0]
-  return Evaluation(values=(root_ranges_ * values[0][0]).sum(-1),
-                    best_response=(root_ranges_ * best[0][0]).sum(-1),
-                    root_values=values[0][0], best_response_root_values=best[0][0])
+  return Evaluation(
+    values=(root_ranges_ * values[0][0]).sum(-1),
+    best_response=(root_ranges_ * best[0][0]).sum(-1),
+    root_values=values[0][0],
+    best_response_root_values=best[0][0],
+  )
 
 
-def best_response_policy(game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarray,
-                         player: int) -> np.ndarray:
+def best_response_policy(
+  game_or_tree: registry.Game | tree_lib.PublicTree, policy: np.ndarray, player: int
+) -> np.ndarray:
   """``policy`` [N, S, A] with ``player``'s rows replaced by a pure best response to the other
   player's rows (at every infostate of the player, reached or not; ties go to the lowest action)."""
   if player not in (0, 1):
@@ -82,10 +90,11 @@ def best_response_policy(game_or_tree: registry.Game | tree_lib.PublicTree, poli
   levels = tree.levels
   per_level = propagation.split_levels(tree, policy)
   ranges = propagation.reach_down(levels, per_level, tree.root_ranges, np)
-  _, q_values = propagation.values_up(levels, per_level, ranges, np,
-                                      best_response=(player == 0, player == 1))
+  _, q_values = propagation.values_up(
+    levels, per_level, ranges, np, best_response=(player == 0, player == 1)
+  )
   response = policy.copy()
-  for d, (level, q) in enumerate(zip(levels, q_values)):
+  for d, (level, q) in enumerate(zip(levels, q_values, strict=True)):
     if q is None:
       continue
     nodes = tree.level_starts[d] + np.arange(level.inner)
@@ -106,8 +115,9 @@ def check_ranges(tree: tree_lib.PublicTree, ranges: np.ndarray) -> np.ndarray:
   ranges = np.asarray(ranges, dtype=np.float64)
   expected = (2, tree.max_infostates)
   if ranges.shape != expected:
-    raise ValueError(f"ranges must have shape [2, infostates] = {list(expected)}, got "
-                     f"{list(ranges.shape)}")
+    raise ValueError(
+      f"ranges must have shape [2, infostates] = {list(expected)}, got {list(ranges.shape)}"
+    )
   if not np.all(np.isfinite(ranges)) or ranges.min() < 0:
     raise ValueError("ranges must be finite and non-negative")
   valid = tree.valid[0]

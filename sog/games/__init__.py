@@ -1,7 +1,11 @@
-"""Public-state games: rules, their enumerated public trees, the registry (with :func:`register` for a
-game of your own) and the conformance checks (OpenSpiel's counterparts are in :mod:`sog.openspiel`)."""
+"""Public-state games: rules, their enumerated public trees, the registry (with :func:`register` for
+a game of your own) and the conformance checks (OpenSpiel's counterparts are in
+:mod:`sog.openspiel`)."""
 
 from sog.games.conformance import check_game
+from sog.games.jax_game import JaxGame
+from sog.games.jax_game import TableGame
+from sog.games.pgx_games import PgxGame
 from sog.games.registry import Game
 from sog.games.registry import GameParameter
 from sog.games.registry import canonical_name
@@ -16,10 +20,28 @@ from sog.games.rules import TERMINAL
 from sog.games.rules import ActionOutcome
 from sog.games.rules import ChanceOutcome
 from sog.games.rules import GameRules
+from sog.games.scotland_yard import available_maps
 from sog.games.tree import PublicTree
 
 __all__ = [
-    "CHANCE", "PLAYER_0", "PLAYER_1", "TERMINAL", "ActionOutcome", "ChanceOutcome", "Game",
-    "GameParameter", "GameRules", "PublicTree", "canonical_name", "check_game", "import_game_modules",
-    "load", "register", "registered_games",
+  "CHANCE",
+  "PLAYER_0",
+  "PLAYER_1",
+  "TERMINAL",
+  "ActionOutcome",
+  "ChanceOutcome",
+  "Game",
+  "GameParameter",
+  "GameRules",
+  "JaxGame",
+  "PgxGame",
+  "PublicTree",
+  "TableGame",
+  "available_maps",
+  "canonical_name",
+  "check_game",
+  "import_game_modules",
+  "load",
+  "register",
+  "registered_games",
 ]

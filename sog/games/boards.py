@@ -1,10 +1,12 @@
-"""The k-in-a-row board games (tic-tac-toe, Connect Four) as perfect-information games in the factored
+"""The k-in-a-row board games (tic-tac-toe, Connect Four) as perfect-information games in the
+factored
 model: one private state per player (infostate 0), the board as the public state, the action as the
-observation keying a public child (so the public tree is OpenSpiel's game tree, one node per history).
+observation keying a public child (so the public tree is OpenSpiel's game tree, one node per
+history).
 
 A board is a tuple of marks, cell = row * columns + column (row 0 at the bottom). Player 0 (x) moves
-first; k marks in a row (horizontally, vertically or diagonally) win, +1 for the winner and -1 for the
-loser; a full board draws. A game says only which cell an action marks (:meth:`KInARow.cell`).
+first; k marks in a row (horizontally, vertically or diagonally) win, +1 for the winner and -1 for
+the loser; a full board draws. A game says only which cell an action marks (:meth:`KInARow.cell`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from sog.games import rules as rules_lib
 
-EMPTY, X, O = 0, 1, 2  # X is player 0's mark, O player 1's
+EMPTY, CROSS, NOUGHT = 0, 1, 2  # player 0 marks a cross (X), player 1 a nought (O)
 _ONE_HOT = np.eye(3, dtype=np.float32)
 
 Board = tuple[int, ...]
@@ -53,7 +55,7 @@ class KInARow(rules_lib.GameRules):
     return (self.cells - board.count(EMPTY)) % 2
 
   def winner(self, board: Board) -> int:
-    """X or O if that mark fills a run, else EMPTY."""
+    """CROSS or NOUGHT if that mark fills a run, else EMPTY."""
     for run in self.runs:
       mark = board[run[0]]
       if mark != EMPTY and all(board[c] == mark for c in run[1:]):
@@ -76,11 +78,11 @@ class KInARow(rules_lib.GameRules):
 
   def outcomes(self, state, infostate, action):
     cell = self.cell(state, action)
-    mark = O if self.to_move(state) else X
-    return (rules_lib.ActionOutcome(action, state[:cell] + (mark,) + state[cell + 1:], 0),)
+    mark = NOUGHT if self.to_move(state) else CROSS
+    return (rules_lib.ActionOutcome(action, (*state[:cell], mark, *state[cell + 1 :]), 0),)
 
   def utility(self, state, infostate_0, infostate_1) -> float:
-    return {X: 1.0, O: -1.0, EMPTY: 0.0}[self.winner(state)]
+    return {CROSS: 1.0, NOUGHT: -1.0, EMPTY: 0.0}[self.winner(state)]
 
   def encoding_size(self) -> int:
     return 3 * self.cells + 1

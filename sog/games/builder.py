@@ -2,10 +2,10 @@
 
 Breadth-first over public states. For every node the builder keeps the pair weight W[s0, s1] (the
 chance weight of the world state relative to the product of the prior marginals; zero for impossible
-pairs), from which validity, terminal payoffs and history counts follow. It checks the factored model's
-assumptions as it goes (opponent masks that partition, a product form of every public child, a W that
-does not depend on which source reached a merged infostate) and raises ``ValueError`` if a game breaks
-them.
+pairs), from which validity, terminal payoffs and history counts follow. It checks the factored
+model's assumptions as it goes (opponent masks that partition, a product form of every public child,
+a W that does not depend on which source reached a merged infostate) and raises ``ValueError`` if a
+game breaks them.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ class _Node:
   parent: int
   depth: int
   path: tuple
-  weight: np.ndarray            # W [S, S], indexed [s0, s1]
+  weight: np.ndarray  # W [S, S], indexed [s0, s1]
   # Down edges: for each player, {infostate: [(parent infostate, action)]}.
   sources: tuple[dict, dict]
-  path_counts: np.ndarray       # [2, S]: each player's own action sequences reaching the infostate
-  # Up edges, filled when the node is expanded: {(player, s, a): [(child, child infostate, weight)]}.
+  path_counts: np.ndarray  # [2, S]: each player's own action sequences reaching the infostate
+  # Up edges, filled when the node is expanded: {(player, s, a): [(child, child infostate,
+  # weight)]}.
   targets: dict = dataclasses.field(default_factory=lambda: collections.defaultdict(list))
   kind: int = -1
   chance_probability: float = 1.0  # of the chance outcome that led here (1 below player nodes)
@@ -59,12 +60,10 @@ def build_public_tree(rules: rules_lib.GameRules) -> tree_lib.PublicTree:
     _expand(rules, nodes, index, S)
     index += 1
   # OpenSpiel also counts the chance histories of the private deal: the root chance node, and when
-  # both players are dealt (poker, dice) one more per player 0's outcome, where player 1's deal follows.
+  # both players are dealt (poker, dice) one more per player 0's outcome, where player 1's deal
+  # follows.
   outcomes = [int((p > 0).sum()) for p in priors]
-  if max(outcomes) == 1:
-    deal_histories = 0
-  else:
-    deal_histories = 1 + (outcomes[0] if min(outcomes) > 1 else 0)
+  deal_histories = 0 if max(outcomes) == 1 else 1 + (outcomes[0] if min(outcomes) > 1 else 0)
   return _to_tree(rules, nodes, priors, S, A, deal_histories)
 
 
@@ -101,19 +100,29 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
           continue
         entry = children.get(outcome.observation)
         if entry is None:
-          entry = children[outcome.observation] = [outcome.next_state, collections.defaultdict(list),
-                                                   mask, {}]
-        elif entry[0] != outcome.next_state or not (entry[2] is mask
-                                                    or np.array_equal(entry[2], mask)):
-          raise ValueError(f"{rules.name}: observation {outcome.observation!r} at {node.path} does not "
-                           "key a unique public child with one opponent mask")
+          entry = children[outcome.observation] = [
+            outcome.next_state,
+            collections.defaultdict(list),
+            mask,
+            {},
+          ]
+        elif entry[0] != outcome.next_state or not (
+          entry[2] is mask or np.array_equal(entry[2], mask)
+        ):
+          raise ValueError(
+            f"{rules.name}: observation {outcome.observation!r} at {node.path} does not "
+            "key a unique public child with one opponent mask"
+          )
         entry[1][outcome.next_infostate].append((s, int(a)))
-        # Where W[s] > 0 the opponent's infostate is valid, so the full mask leaves the row as it is.
+        # Where W[s] > 0 the opponent's infostate is valid, so the full mask leaves the row as it
+        # is.
         row = weight[s] if mask is opponent_valid else np.where(mask, weight[s], 0.0)
         previous = entry[3].get(outcome.next_infostate)
         if previous is not None and previous.any() and not np.allclose(previous, row):
-          raise ValueError(f"{rules.name}: merged infostate {outcome.next_infostate} at "
-                           f"{node.path + (outcome.observation,)} has inconsistent chance weights")
+          raise ValueError(
+            f"{rules.name}: merged infostate {outcome.next_infostate} at "
+            f"{(*node.path, outcome.observation)} has inconsistent chance weights"
+          )
         entry[3][outcome.next_infostate] = row
   actor_counts = node.path_counts[actor].tolist()
   infostates_in = {id(mask): np.flatnonzero(mask).tolist() for mask in masks.values()}
@@ -130,8 +139,17 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
     counts[opponent] = node.path_counts[opponent] * mask
     for child_s, pairs in actor_sources.items():
       counts[actor, child_s] = sum(actor_counts[s] for s, _ in pairs)
-    nodes.append(_Node(state, index, node.depth + 1, node.path + (observation,),
-                       _orient(child_weight, actor), tuple(sources), counts))
+    nodes.append(
+      _Node(
+        state,
+        index,
+        node.depth + 1,
+        (*node.path, observation),
+        _orient(child_weight, actor),
+        tuple(sources),
+        counts,
+      )
+    )
     for child_s, pairs in actor_sources.items():
       for s, a in pairs:
         node.targets[(actor, s, a)].append((child, child_s, 1.0))
@@ -147,17 +165,28 @@ def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S
     raise ValueError(f"{rules.name}: chance probabilities at {node.path} sum to {total}, not 1")
   for outcome in outcomes:
     likelihood = np.zeros((S, S))
-    for s0, s1 in zip(*np.nonzero(node.weight)):
-      likelihood[s0, s1] = rules.chance_likelihood(node.state, outcome.observation, int(s0), int(s1))
+    for s0, s1 in zip(*np.nonzero(node.weight), strict=True):
+      likelihood[s0, s1] = rules.chance_likelihood(
+        node.state, outcome.observation, int(s0), int(s1)
+      )
     child_weight = node.weight * likelihood / outcome.probability
     if not child_weight.any():
       continue
     valid = [child_weight.sum(1) > 0, child_weight.sum(0) > 0]
     sources = tuple({s: [(s, 0)] for s in np.flatnonzero(v)} for v in valid)
     child = len(nodes)
-    nodes.append(_Node(outcome.next_state, index, node.depth + 1, node.path + (outcome.observation,),
-                       child_weight, sources, node.path_counts * np.stack(valid),
-                       chance_probability=outcome.probability))
+    nodes.append(
+      _Node(
+        outcome.next_state,
+        index,
+        node.depth + 1,
+        (*node.path, outcome.observation),
+        child_weight,
+        sources,
+        node.path_counts * np.stack(valid),
+        chance_probability=outcome.probability,
+      )
+    )
     for player in (0, 1):
       for s in np.flatnonzero(valid[player]):
         node.targets[(player, int(s), None)].append((child, int(s), outcome.probability))
@@ -180,25 +209,39 @@ def _child_slots(node: _Node, A: int) -> dict[tuple[int, int], int]:
   return {(k % A, k // A): child for k, child in enumerate(children)}
 
 
-def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray, S: int, A: int,
-             deal_histories: int) -> tree_lib.PublicTree:
+def _to_tree(
+  rules: rules_lib.GameRules,
+  nodes: list[_Node],
+  priors: np.ndarray,
+  S: int,
+  A: int,
+  deal_histories: int,
+) -> tree_lib.PublicTree:
   N = len(nodes)
   kind = np.array([n.kind for n in nodes], np.int8)
-  weights = np.stack([n.weight for n in nodes])          # [N, S, S]
+  weights = np.stack([n.weight for n in nodes])  # [N, S, S]
   path_counts = np.stack([n.path_counts for n in nodes])  # [N, 2, S]
   valid = np.stack([weights.sum(2) > 0, weights.sum(1) > 0], axis=1)
-  histories = ((weights > 0) * path_counts[:, 0, :, None] * path_counts[:, 1, None, :]).sum(
-      (1, 2)).astype(np.int64)
+  histories = (
+    ((weights > 0) * path_counts[:, 0, :, None] * path_counts[:, 1, None, :])
+    .sum((1, 2))
+    .astype(np.int64)
+  )
   encoding = np.stack([rules.encode(n.state) for n in nodes]).astype(np.float32)
   payoff = np.zeros((N, S, S))
   for i in np.flatnonzero(kind == rules_lib.TERMINAL).tolist():
     node = nodes[i]
-    for s0, s1 in zip(*np.nonzero(node.weight)):
+    for s0, s1 in zip(*np.nonzero(node.weight), strict=True):
       payoff[i, s0, s1] = node.weight[s0, s1] * rules.utility(node.state, int(s0), int(s1))
-  # Down edges: (node, player, infostate, j) -> (source infostate, action), gathered then written once.
-  down = [(i, player, s, j, source, action) for i, node in enumerate(nodes)
-          for player in (0, 1) for s, pairs in node.sources[player].items()
-          for j, (source, action) in enumerate(pairs)]
+  # Down edges: (node, player, infostate, j) -> (source infostate, action), gathered then written
+  # once.
+  down = [
+    (i, player, s, j, source, action)
+    for i, node in enumerate(nodes)
+    for player in (0, 1)
+    for s, pairs in node.sources[player].items()
+    for j, (source, action) in enumerate(pairs)
+  ]
   i, player, s, j, source, action = np.array(down, np.int64).T
   J = int(j.max()) + 1
   src_infostate = np.zeros((N, 2, S, J), np.int32)
@@ -218,7 +261,8 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
       slot_of[(slot[0], child)] = slot
     for (player, s, a), targets in node.targets.items():
       for child, child_s, w in targets:
-        # An actor's edge sits in its action's slot; a non-actor's (or chance's) in the child's first.
+        # An actor's edge sits in its action's slot; a non-actor's (or chance's) in the child's
+        # first.
         slot_a, slot_k = first_slot[child] if a is None else slot_of[(a, child)]
         edge_rows.append((i, slot_a, slot_k, player, s, child_s, w))
   K = 1 + max([0] + [row[2] for row in slot_rows])
@@ -240,16 +284,32 @@ def _to_tree(rules: rules_lib.GameRules, nodes: list[_Node], priors: np.ndarray,
       legal[i, s, list(rules.legal_actions(node.state, s))] = True
     legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
   tree = tree_lib.PublicTree(
-      name=rules.name, num_infostates=tuple(rules.num_infostates), num_actions=A, kind=kind,
-      depth=np.array([n.depth for n in nodes], np.int32),
-      parent=np.array([n.parent for n in nodes], np.int32), valid=valid, legal=legal,
-      payoff=payoff, pair_weight=weights,
-      chance_probability=np.array([n.chance_probability for n in nodes]),
-      is_leaf=np.zeros(N, bool), histories=histories, deal_histories=deal_histories,
-      encoding=encoding, root_ranges=priors, paths=tuple(n.path for n in nodes),
-      src_infostate=src_infostate, src_action=src_action, src_weight=src_weight,
-      up_child=up_child, up_infostate=up_infostate, up_weight=up_weight,
-      game_node=np.arange(N, dtype=np.int32), prior_weight=np.zeros((N, 2, S)))
+    name=rules.name,
+    num_infostates=tuple(rules.num_infostates),
+    num_actions=A,
+    kind=kind,
+    depth=np.array([n.depth for n in nodes], np.int32),
+    parent=np.array([n.parent for n in nodes], np.int32),
+    valid=valid,
+    legal=legal,
+    payoff=payoff,
+    pair_weight=weights,
+    chance_probability=np.array([n.chance_probability for n in nodes]),
+    is_leaf=np.zeros(N, bool),
+    histories=histories,
+    deal_histories=deal_histories,
+    encoding=encoding,
+    root_ranges=priors,
+    paths=tuple(n.path for n in nodes),
+    src_infostate=src_infostate,
+    src_action=src_action,
+    src_weight=src_weight,
+    up_child=up_child,
+    up_infostate=up_infostate,
+    up_weight=up_weight,
+    game_node=np.arange(N, dtype=np.int32),
+    prior_weight=np.zeros((N, 2, S)),
+  )
   # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
   order = np.lexsort((kind == rules_lib.TERMINAL, tree.depth))
   tree = dataclasses.replace(tree.select(order), game_node=np.arange(N, dtype=np.int32))

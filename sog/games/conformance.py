@@ -1,9 +1,10 @@
-"""The conformance checks every game's enumerated public tree passes (an API test in the style of pgx's).
+"""The conformance checks every game's enumerated public tree passes (an API test in the style of
+pgx's).
 
-Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``rules`` and ``tree``) and a
-NumPy generator, and raises ``ValueError`` naming the game and the property it breaks. The test suite
-runs them on every built-in game; :func:`sog.games.register` runs them on a new game before it keeps
-its name, and a user can run them with :func:`check_game`.
+Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``rules`` and ``tree``)
+and a NumPy generator, and raises ``ValueError`` naming the game and the property it breaks. The
+test suite runs them on every built-in game; :func:`sog.games.register` runs them on a new game
+before it keeps its name, and a user can run them with :func:`check_game`.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ def _require(condition, game, message: str) -> None:
 
 def terminal_values_are_zero_sum(game, rng: np.random.Generator) -> None:
   """At every terminal, r0 . v0 + r1 . v1 = 0 for random ranges: the game is zero-sum. Both players'
-  values come from one payoff matrix, so this holds up to rounding wherever the utility is finite; it
-  fails on a non-finite utility."""
+  values come from one payoff matrix, so this holds up to rounding wherever the utility is finite;
+  it fails on a non-finite utility."""
   tree = game.tree
   for level in tree.levels:
     ranges = rng.random((level.size, 2, tree.max_infostates)) * level.valid
@@ -44,26 +45,34 @@ def legal_actions_where_players_act(game, rng: np.random.Generator) -> None:
   for player in (0, 1):
     rows = tree.decision_infostates(player)
     _require(rows.any(), game, f"player {player} never acts")
-    _require(tree.legal[rows].any(-1), game, f"player {player} has no legal action somewhere it acts")
+    _require(
+      tree.legal[rows].any(-1), game, f"player {player} has no legal action somewhere it acts"
+    )
 
 
 def chance_probabilities_sum_to_one(game, rng: np.random.Generator) -> None:
-  """A chance node's children have probabilities summing to 1; every other child has probability 1."""
+  """A chance node's children's probabilities sum to 1; every other child has probability 1."""
   del rng
   tree = game.tree
   for node in np.flatnonzero(tree.kind == rules_lib.CHANCE):
     children = np.flatnonzero(tree.parent == node)
     _require(children.size > 0, game, f"chance node {tree.paths[node]} has no outcome")
-    _require(np.isclose(tree.chance_probability[children].sum(), 1.0, rtol=1e-7, atol=1e-12), game,
-             f"chance probabilities at {tree.paths[node]} do not sum to 1")
+    _require(
+      np.isclose(tree.chance_probability[children].sum(), 1.0, rtol=1e-7, atol=1e-12),
+      game,
+      f"chance probabilities at {tree.paths[node]} do not sum to 1",
+    )
   not_chance = tree.kind[np.maximum(tree.parent, 0)] != rules_lib.CHANCE
-  _require(tree.chance_probability[not_chance] == 1.0, game,
-           "a child of a player node has a chance probability other than 1")
+  _require(
+    tree.chance_probability[not_chance] == 1.0,
+    game,
+    "a child of a player node has a chance probability other than 1",
+  )
 
 
 def children_match_legal_actions(game, rng: np.random.Generator) -> None:
-  """At a player node, the actor's infostate s has an edge under action a exactly where a is legal at
-  s, every edge reaches a child, each child's valid actor infostates are exactly those its edges
+  """At a player node, the actor's infostate s has an edge under action a exactly where a is legal
+  at s, every edge reaches a child, each child's valid actor infostates are exactly those its edges
   reach, and no opponent infostate appears out of nothing (vectorised over nodes)."""
   del rng
   tree = game.tree
@@ -72,8 +81,11 @@ def children_match_legal_actions(game, rng: np.random.Generator) -> None:
   edges = tree.up_weight[nodes, :, :, actor] > 0  # [n, A, K, S]
   has_child = edges.any(2).transpose(0, 2, 1)  # [n, S, A]
   rows = tree.valid[nodes, actor]  # [n, S]
-  _require((has_child & rows[..., None]) == (tree.legal[nodes] & rows[..., None]), game,
-           "an infostate's edges differ from its legal actions")
+  _require(
+    (has_child & rows[..., None]) == (tree.legal[nodes] & rows[..., None]),
+    game,
+    "an infostate's edges differ from its legal actions",
+  )
   _require(~(has_child & ~rows[..., None]), game, "an impossible infostate has an edge")
   _require(tree.up_child[nodes][edges.any(-1)] >= 0, game, "an edge reaches no child")
   node, a, k, s = np.nonzero(edges)
@@ -83,11 +95,17 @@ def children_match_legal_actions(game, rng: np.random.Generator) -> None:
   reached[child, reached_infostate] = True
   children = np.flatnonzero(np.isin(tree.parent, nodes))
   child_actor = tree.kind[tree.parent[children]].astype(np.int64)
-  _require(reached[children] == tree.valid[children, child_actor], game,
-           "a child's valid actor infostates differ from those its edges reach")
+  _require(
+    reached[children] == tree.valid[children, child_actor],
+    game,
+    "a child's valid actor infostates differ from those its edges reach",
+  )
   opponent = 1 - child_actor
-  _require(~(tree.valid[children, opponent] & ~tree.valid[tree.parent[children], opponent]), game,
-           "an opponent infostate appears at a child that is impossible at its parent")
+  _require(
+    ~(tree.valid[children, opponent] & ~tree.valid[tree.parent[children], opponent]),
+    game,
+    "an opponent infostate appears at a child that is impossible at its parent",
+  )
   _require(~(tree.up_child[tree.kind == rules_lib.TERMINAL] >= 0), game, "a terminal has children")
 
 
@@ -104,15 +122,21 @@ def tree_is_breadth_first(game, rng: np.random.Generator) -> None:
 
 
 def encoding_has_fixed_shape(game, rng: np.random.Generator) -> None:
-  """Every public state has a finite encoding of ``rules.encoding_size()`` floats, and they differ."""
+  """Each public state's encoding is ``rules.encoding_size()`` finite floats, and they differ."""
   del rng
   encoding = game.tree.encoding
-  _require(encoding.shape == (game.tree.num_nodes, game.rules.encoding_size()), game,
-           f"encodings have shape {encoding.shape}, not (public states, encoding_size()) = "
-           f"{(game.tree.num_nodes, game.rules.encoding_size())}")
+  _require(
+    encoding.shape == (game.tree.num_nodes, game.rules.encoding_size()),
+    game,
+    f"encodings have shape {encoding.shape}, not (public states, encoding_size()) = "
+    f"{(game.tree.num_nodes, game.rules.encoding_size())}",
+  )
   _require(np.isfinite(encoding), game, "an encoding is not finite")
-  _require(game.tree.num_nodes == 1 or len({row.tobytes() for row in encoding}) > 1, game,
-           "every public state has the same encoding")
+  _require(
+    game.tree.num_nodes == 1 or len({row.tobytes() for row in encoding}) > 1,
+    game,
+    "every public state has the same encoding",
+  )
 
 
 def prior_weights_bound_every_range(game, rng: np.random.Generator) -> None:
@@ -123,32 +147,56 @@ def prior_weights_bound_every_range(game, rng: np.random.Generator) -> None:
   weights = np.where(weights.sum(-1, keepdims=True) > 0, weights, tree.legal)
   total = weights.sum(-1, keepdims=True)
   random = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
-  reach = lambda policy: np.concatenate(propagation.reach_down(  # noqa: E731
-      tree.levels, propagation.split_levels(tree, policy), tree.root_ranges, np))
-  _require(reach(random) <= tree.prior_weight * (1 + _TOLERANCE), game,
-           "a policy's range exceeds the prior weight")
-  _require(reach(np.ones_like(random)) >= tree.prior_weight * (1 - _TOLERANCE), game,
-           "playing every action reaches less than the prior weight")
-  _require((tree.prior_weight > 0) == tree.valid, game,
-           "the prior weight is positive exactly where an infostate is possible: it is not")
+
+  def reach(policy):
+    levels = propagation.split_levels(tree, policy)
+    return np.concatenate(propagation.reach_down(tree.levels, levels, tree.root_ranges, np))
+
+  _require(
+    reach(random) <= tree.prior_weight * (1 + _TOLERANCE),
+    game,
+    "a policy's range exceeds the prior weight",
+  )
+  _require(
+    reach(np.ones_like(random)) >= tree.prior_weight * (1 - _TOLERANCE),
+    game,
+    "playing every action reaches less than the prior weight",
+  )
+  _require(
+    (tree.prior_weight > 0) == tree.valid,
+    game,
+    "the prior weight is positive exactly where an infostate is possible: it is not",
+  )
   if all(level.same_infostates for level in tree.levels):  # poker, dice: the deal's marginals
-    _require(np.isclose(tree.prior_weight, tree.root_ranges[None] * tree.valid, rtol=1e-7, atol=0),
-             game, "the prior weights are not the deal's marginals")
+    _require(
+      np.isclose(tree.prior_weight, tree.root_ranges[None] * tree.valid, rtol=1e-7, atol=0),
+      game,
+      "the prior weights are not the deal's marginals",
+    )
 
 
 def root_ranges_are_prior_marginals(game, rng: np.random.Generator) -> None:
   """The root's ranges are distributions over possible infostates."""
   del rng
   tree = game.tree
-  _require(np.isclose(tree.root_ranges.sum(-1), 1.0, rtol=0, atol=1e-7), game,
-           "the root ranges do not sum to 1")
+  _require(
+    np.isclose(tree.root_ranges.sum(-1), 1.0, rtol=0, atol=1e-7),
+    game,
+    "the root ranges do not sum to 1",
+  )
   _require(~(tree.root_ranges > 0)[~tree.valid[0]], game, "an impossible infostate has root range")
 
 
 CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
-    terminal_values_are_zero_sum, legal_actions_where_players_act, chance_probabilities_sum_to_one,
-    children_match_legal_actions, tree_is_breadth_first, encoding_has_fixed_shape,
-    prior_weights_bound_every_range, root_ranges_are_prior_marginals)
+  terminal_values_are_zero_sum,
+  legal_actions_where_players_act,
+  chance_probabilities_sum_to_one,
+  children_match_legal_actions,
+  tree_is_breadth_first,
+  encoding_has_fixed_shape,
+  prior_weights_bound_every_range,
+  root_ranges_are_prior_marginals,
+)
 
 
 def check_game(game, seed: int = 0) -> None:

@@ -15,21 +15,35 @@ VALID_SIDES = (2, 3, 4)
 
 
 class ConnectFour(boards.KInARow):
-
   def __init__(self, rows: int = 3, columns: int = 3, x_in_row: int = 3):
     if rows not in VALID_SIDES or columns not in VALID_SIDES or rows * columns > MAX_CELLS:
-      raise ValueError(f"connect_four: rows and columns must be in {VALID_SIDES} with at most "
-                       f"{MAX_CELLS} cells (a larger public tree cannot be enumerated), got "
-                       f"{rows} x {columns}")
+      raise ValueError(
+        f"connect_four: rows and columns must be in {VALID_SIDES} with at most "
+        f"{MAX_CELLS} cells (a larger public tree cannot be enumerated), got "
+        f"{rows} x {columns}"
+      )
     if not 2 <= x_in_row <= max(rows, columns):
-      raise ValueError(f"connect_four: x_in_row must be in 2..{max(rows, columns)} on a {rows} x "
-                       f"{columns} board, got {x_in_row}")
-    super().__init__(f"connect_four(rows={rows},columns={columns},x_in_row={x_in_row})", rows,
-                     columns, x_in_row, num_actions=columns)
+      raise ValueError(
+        f"connect_four: x_in_row must be in 2..{max(rows, columns)} on a {rows} x "
+        f"{columns} board, got {x_in_row}"
+      )
+    super().__init__(
+      f"connect_four(rows={rows},columns={columns},x_in_row={x_in_row})",
+      rows,
+      columns,
+      x_in_row,
+      num_actions=columns,
+    )
 
   def cell(self, board, action):
-    return next((r * self.columns + action for r in range(self.rows)
-                 if board[r * self.columns + action] == boards.EMPTY), None)
+    return next(
+      (
+        r * self.columns + action
+        for r in range(self.rows)
+        if board[r * self.columns + action] == boards.EMPTY
+      ),
+      None,
+    )
 
   def action_name(self, action: int) -> str:
     return f"column {action}"

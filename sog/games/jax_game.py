@@ -1,8 +1,8 @@
 """Games behind pure, fixed-shape JAX functions: what a search on a node pool calls to grow a node.
 
-A :class:`JaxGame` is a perfect-information two-player zero-sum game seen as a public-state game with
-one infostate per player: the public state is the game state (any pytree of fixed-shape arrays), and
-every function below is pure, so a search can call it inside ``jit`` and ``vmap``:
+A :class:`JaxGame` is a perfect-information two-player zero-sum game seen as a public-state game
+with one infostate per player: the public state is the game state (any pytree of fixed-shape
+arrays), and every function below is pure, so a search can call it inside ``jit`` and ``vmap``:
 
   * ``root()``: the initial state;
   * ``kind(state)``: the player to move (0 or 1, player 0 moves first) or :data:`TERMINAL`;
@@ -72,13 +72,15 @@ class JaxGame(abc.ABC):
 
 class TableGame(JaxGame):
   """An enumerated perfect-information game without chance (a registry game such as
-  ``connect_four`` or ``tic_tac_toe``) behind the :class:`JaxGame` functions: a state is a node index
-  of its public tree, and every function is a table lookup."""
+  ``connect_four`` or ``tic_tac_toe``) behind the :class:`JaxGame` functions: a state is a node
+  index of its public tree, and every function is a table lookup."""
 
   def __init__(self, tree: tree_lib.PublicTree):
     if tree.max_infostates != 1:
-      raise ValueError(f"{tree.name}: a TableGame needs perfect information (one infostate per "
-                       "player at every public state)")
+      raise ValueError(
+        f"{tree.name}: a TableGame needs perfect information (one infostate per "
+        "player at every public state)"
+      )
     if (tree.kind == rules_lib.CHANCE).any():
       raise ValueError(f"{tree.name}: a TableGame cannot have chance nodes")
     if tree.is_leaf.any():
@@ -86,8 +88,9 @@ class TableGame(JaxGame):
     self.name, self.num_actions = tree.name, tree.num_actions
     self.encoding_size = int(tree.encoding.shape[-1])
     terminal = tree.kind == TERMINAL
-    utilities = np.where(terminal, tree.payoff[:, 0, 0] / np.where(terminal, tree.pair_weight[:, 0, 0],
-                                                                     1.0), 0.0)
+    utilities = np.where(
+      terminal, tree.payoff[:, 0, 0] / np.where(terminal, tree.pair_weight[:, 0, 0], 1.0), 0.0
+    )
     self.utility_scale = float(np.abs(utilities).max()) or 1.0
     self._kind = jnp.asarray(tree.kind, jnp.int32)
     self._legal = jnp.asarray(tree.legal[:, 0] & ~terminal[:, None])

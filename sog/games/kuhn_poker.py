@@ -36,7 +36,7 @@ class KuhnPoker(rules_lib.GameRules):
     return (PASS, BET)
 
   def outcomes(self, state, infostate, action):
-    return (rules_lib.ActionOutcome(action, state + (action,), infostate),)
+    return (rules_lib.ActionOutcome(action, (*state, action), infostate),)
 
   def utility(self, state, infostate_0, infostate_1) -> float:
     if state[-1] == PASS and BET in state:  # the bet was not called: the bettor takes the ante

@@ -1,10 +1,10 @@
 """Leduc hold'em with OpenSpiel's rules.
 
-Six cards, J J Q Q K K (ids 0..5, rank = id // 2); ante 1; a raise is 2 in round 1 and 4 in round 2; at
-most 2 raises a round; player 0 acts first in both rounds; one public card is dealt between the rounds.
-A pair with the public card wins, otherwise the higher rank; equal ranks split. Actions are OpenSpiel's
-(0 = fold, 1 = call/check, 2 = raise). A public state is (round-1 actions, public card, round-2 actions);
-a player's infostate is their private card.
+Six cards, J J Q Q K K (ids 0..5, rank = id // 2); ante 1; a raise is 2 in round 1 and 4 in round 2;
+at most 2 raises a round; player 0 acts first in both rounds; one public card is dealt between the
+rounds. A pair with the public card wins, otherwise the higher rank; equal ranks split. Actions are
+OpenSpiel's (0 = fold, 1 = call/check, 2 = raise). A public state is (round-1 actions, public card,
+round-2 actions); a player's infostate is their private card.
 """
 
 from __future__ import annotations
@@ -72,13 +72,18 @@ class LeducPoker(rules_lib.GameRules):
 
   def outcomes(self, state, infostate, action):
     round1, board, round2 = state
-    child = (round1 + (action,), board, round2) if board == _NO_CARD else (round1, board,
-                                                                          round2 + (action,))
+    child = (
+      ((*round1, action), board, round2)
+      if board == _NO_CARD
+      else (round1, board, (*round2, action))
+    )
     return (rules_lib.ActionOutcome(action, child, infostate),)
 
   def chance_outcomes(self, state):
-    return tuple(rules_lib.ChanceOutcome(card, (state[0], card, ()), 1.0 / _NUM_CARDS)
-                 for card in range(_NUM_CARDS))
+    return tuple(
+      rules_lib.ChanceOutcome(card, (state[0], card, ()), 1.0 / _NUM_CARDS)
+      for card in range(_NUM_CARDS)
+    )
 
   def chance_likelihood(self, state, observation, infostate_0, infostate_1) -> float:
     if observation in (infostate_0, infostate_1):

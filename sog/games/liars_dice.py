@@ -1,9 +1,9 @@
 """Liar's Dice with one die each, as OpenSpiel's ``liars_dice`` with ``numdice=1``.
 
 Faces 1..F (private states 0..F-1); the highest face F is wild. Bids are OpenSpiel's actions
-0..2F-1, bid b claiming at least b // F + 1 dice showing face b % F + 1; each bid must exceed the last;
-action 2F calls "liar". If the last bid holds, the caller loses (-1) and the bidder wins (+1); otherwise
-the reverse. A public state is the sequence of bids; a player's infostate is their die.
+0..2F-1, bid b claiming at least b // F + 1 dice showing face b % F + 1; each bid must exceed the
+last; action 2F calls "liar". If the last bid holds, the caller loses (-1) and the bidder wins (+1);
+otherwise the reverse. A public state is the sequence of bids; a player's infostate is their die.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ VALID_FACES = (4, 5, 6)
 
 
 class LiarsDice(rules_lib.GameRules):
-
   def __init__(self, faces: int = 6):
     if faces not in VALID_FACES:
       raise ValueError(f"liars_dice: faces must be one of {VALID_FACES}, got {faces!r}")
@@ -43,13 +42,13 @@ class LiarsDice(rules_lib.GameRules):
     return tuple(range(first, self.num_bids)) + ((self.liar,) if state else ())
 
   def outcomes(self, state, infostate, action):
-    return (rules_lib.ActionOutcome(action, state + (action,), infostate),)
+    return (rules_lib.ActionOutcome(action, (*state, action), infostate),)
 
   def utility(self, state, infostate_0, infostate_1) -> float:
     bid = state[-2]
     quantity, face = bid // self.faces + 1, bid % self.faces
     wild = self.faces - 1
-    count = sum(die == face or die == wild for die in (infostate_0, infostate_1))
+    count = sum(die in (face, wild) for die in (infostate_0, infostate_1))
     caller = (len(state) - 1) % 2
     caller_wins = count < quantity
     return 1.0 if (caller == 0) == caller_wins else -1.0

@@ -1,11 +1,11 @@
 """pgx's perfect-information games behind :class:`~sog.games.jax_game.JaxGame`, never enumerated.
 
-``load("pgx/connect_four")`` gives the standard 6 x 7 Connect Four as pgx plays it; the public state is
-pgx's ``State`` and a child is ``env.step`` of one legal action. pgx numbers its players by a coin
-flip at ``init``; here player 0 is always the one who moves first (the root's ``current_player``), so
-players and utilities mean the same as in the table games and OpenSpiel. The encoding is pgx's
-observation (from the mover's side) with the mover appended, so a network can tell whose values it
-predicts.
+``load("pgx/connect_four")`` gives the standard 6 x 7 Connect Four as pgx plays it; the public state
+is pgx's ``State`` and a child is ``env.step`` of one legal action. pgx numbers its players by a
+coin flip at ``init``; here player 0 is always the one who moves first (the root's
+``current_player``), so players and utilities mean the same as in the table games and OpenSpiel. The
+encoding is pgx's observation (from the mover's side) with the mover appended, so a network can tell
+whose values it predicts.
 """
 
 from __future__ import annotations
@@ -19,14 +19,24 @@ from sog.games import jax_game
 
 PREFIX = "pgx/"
 # Two-player, deterministic, perfect-information pgx games (the others are refused with a reason).
-GAMES = ("animal_shogi", "chess", "connect_four", "gardner_chess", "go_9x9", "go_19x19", "hex",
-         "othello", "shogi", "tic_tac_toe")
+GAMES = (
+  "animal_shogi",
+  "chess",
+  "connect_four",
+  "gardner_chess",
+  "go_9x9",
+  "go_19x19",
+  "hex",
+  "othello",
+  "shogi",
+  "tic_tac_toe",
+)
 _REFUSED = {
-    "2048": "it has chance (random tiles) and one player",
-    "backgammon": "it has chance (dice)",
-    "kuhn_poker": "it has chance and imperfect information (use the enumerated kuhn_poker)",
-    "leduc_holdem": "it has chance and imperfect information (use the enumerated leduc_poker)",
-    "sparrow_mahjong": "it has chance, imperfect information and three players",
+  "2048": "it has chance (random tiles) and one player",
+  "backgammon": "it has chance (dice)",
+  "kuhn_poker": "it has chance and imperfect information (use the enumerated kuhn_poker)",
+  "leduc_holdem": "it has chance and imperfect information (use the enumerated leduc_poker)",
+  "sparrow_mahjong": "it has chance, imperfect information and three players",
 }
 # Game lengths, for the longest walk a search tree can hold (an upper bound is enough).
 _MAX_LENGTH = {"tic_tac_toe": 9, "connect_four": 42, "hex": 121, "othello": 128}
@@ -38,13 +48,15 @@ def is_pgx_name(name: str) -> bool:
 
 def check_name(name: str) -> str:
   """The pgx environment id of ``"pgx/<id>"``; ``ValueError`` naming the valid games otherwise."""
-  env_id = name.strip()[len(PREFIX):]
+  env_id = name.strip()[len(PREFIX) :]
   if env_id in GAMES:
     return env_id
   valid = ", ".join(PREFIX + g for g in GAMES)
   if env_id in _REFUSED:
-    raise ValueError(f"{name}: pgx's {env_id} cannot be searched as a perfect-information game: "
-                     f"{_REFUSED[env_id]}; valid pgx games: {valid}")
+    raise ValueError(
+      f"{name}: pgx's {env_id} cannot be searched as a perfect-information game: "
+      f"{_REFUSED[env_id]}; valid pgx games: {valid}"
+    )
   if env_id.startswith("minatar"):
     raise ValueError(f"{name}: pgx's MinAtar games have one player; valid pgx games: {valid}")
   raise ValueError(f"unknown pgx game {name!r}; valid pgx games: {valid}")

@@ -1,14 +1,15 @@
 """Ranges down and counterfactual values up a public tree, level by level.
 
 Written once for both array back ends: ``xp=numpy`` (float64, exact evaluation) and ``xp=jax.numpy``
-(inside jit, for CFR and search). Every step is a gather over a whole level, so the only Python loop is
-over the tree's depth, unrolled at trace time.
+(inside jit, for CFR and search). Every step is a gather over a whole level, so the only Python loop
+is over the tree's depth, unrolled at trace time.
 
 Per level, ranges and values are [n, 2, S] (node, player, infostate) and a policy is [n, S, A], the
 acting player's action probabilities at each node. ``weigh_actions`` applies the policy as
-c[n, i, s, a] = pi(a | s) where player i acts and 1 elsewhere: a player's range moves down through its
-own actions weighted by the policy and through everyone else's unweighted, and its value comes up the
-same way. Static facts of a level (who acts in it, whether it has terminals or children) skip work.
+c[n, i, s, a] = pi(a | s) where player i acts and 1 elsewhere: a player's range moves down through
+its own actions weighted by the policy and through everyone else's unweighted, and its value comes
+up the same way. Static facts of a level (who acts in it, whether it has terminals or children) skip
+work.
 """
 
 from __future__ import annotations
@@ -29,14 +30,19 @@ def weigh_actions(level: tree_lib.Level, policy: Array | None, x: Array, xp) -> 
   return x * xp.where(acts[:, :, None, None], policy[:, None], 1.0)
 
 
-def reach_down(levels: Sequence[tree_lib.Level], policy: Sequence[Array | None],
-               root_ranges: Array, xp,
-               entry: Sequence[tuple[Array, Array] | None] | None = None) -> list[Array]:
+def reach_down(
+  levels: Sequence[tree_lib.Level],
+  policy: Sequence[Array | None],
+  root_ranges: Array,
+  xp,
+  entry: Sequence[tuple[Array, Array] | None] | None = None,
+) -> list[Array]:
   """Both players' ranges [n, 2, S] at every level, from root ranges [2, S] and a policy per level.
 
   A level's policy may cover all its nodes or only its ``inner`` ones (the only ones with children).
-  ``entry`` optionally gives, per level, (mask [n], ranges [n, 2, S]): masked nodes take those ranges
-  instead of their parents' (several disjoint subgames solved in one pass over a larger tree).
+  ``entry`` optionally gives, per level, (mask [n], ranges [n, 2, S]): masked nodes take those
+  ranges instead of their parents' (several disjoint subgames solved in one pass over a larger
+  tree).
   """
   ranges = [(root_ranges * levels[0].valid[0])[None]]
   if entry is not None and entry[0] is not None:
@@ -64,16 +70,21 @@ def terminal_values(level: tree_lib.Level, ranges: Array, xp) -> Array:
 
 
 def action_values(level: tree_lib.Level, next_values: Array, xp) -> Array:
-  """Q[n, i, s, a]: the values of the children that (s, a) leads to (all children for non-actors)."""
+  """Q[n, i, s, a]: values of the children (s, a) leads to (all children for non-actors)."""
   rows = next_values[level.child_index]  # [n, A, K, 2, S], whole rows
   if not level.same_infostates:
     rows = xp.take_along_axis(rows, level.up_infostate, axis=-1)
   return (rows * level.up_weight).sum(2).transpose(0, 2, 3, 1)
 
 
-def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges: Sequence[Array], xp,
-              leaf_values: Sequence[Array | None] | None = None,
-              best_response: tuple[bool, bool] = (False, False)) -> tuple[list[Array], list[Array]]:
+def values_up(
+  levels: Sequence[tree_lib.Level],
+  policy: Sequence[Array],
+  ranges: Sequence[Array],
+  xp,
+  leaf_values: Sequence[Array | None] | None = None,
+  best_response: tuple[bool, bool] = (False, False),
+) -> tuple[list[Array], list[Array]]:
   """Counterfactual values [n, 2, S] and action values [inner, 2, S, A] at every level.
 
   Args:
@@ -91,12 +102,16 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
     parts = []
     if k:
       inner = level.slice(0, k)
-      value = (terminal_values(inner, ranges[d][:k], xp) if level.inner_terminals
-               else xp.zeros_like(ranges[d][:k]))
+      value = (
+        terminal_values(inner, ranges[d][:k], xp)
+        if level.inner_terminals
+        else xp.zeros_like(ranges[d][:k])
+      )
       if d + 1 < depth:
         q = action_values(inner, values[d + 1], xp)
-        on_policy = weigh_actions(inner, None if policy[d] is None else policy[d][:k], q,
-                                  xp).sum(-1)
+        on_policy = weigh_actions(inner, None if policy[d] is None else policy[d][:k], q, xp).sum(
+          -1
+        )
         if any(best_response):
           best = xp.where(inner.legal[:, None], q, -xp.inf).max(-1)
           own = (inner.kind[:, None] == xp.arange(2)[None, :]) & xp.asarray(best_response)[None, :]
@@ -116,4 +131,4 @@ def values_up(levels: Sequence[tree_lib.Level], policy: Sequence[Array], ranges:
 def split_levels(tree: tree_lib.PublicTree, per_node: Array) -> list[Array]:
   """Cuts an array over the tree's nodes into per-level pieces."""
   starts = tree.level_starts
-  return [per_node[starts[d]:starts[d + 1]] for d in range(tree.num_levels)]
+  return [per_node[starts[d] : starts[d + 1]] for d in range(tree.num_levels)]

@@ -1,19 +1,23 @@
-"""Loading games by OpenSpiel-style names (``load("liars_dice(faces=4)")``), and registering new ones.
+"""Loading games by OpenSpiel-style names (``load("liars_dice(faces=4)")``), and registering new
+ones.
 
-A game written outside the package (a :class:`~sog.games.rules.GameRules` subclass) becomes loadable by
-name with :func:`register`; scripts and configs that run in other processes name the module that
-registers it (``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports it.
+A game written outside the package (a :class:`~sog.games.rules.GameRules` subclass) becomes loadable
+by name with :func:`register`; scripts and configs that run in other processes name the module that
+registers it (``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports
+it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 import dataclasses
 import importlib
 import importlib.util
 import pathlib
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
 
 from sog.games import builder
 from sog.games import conformance
@@ -27,7 +31,6 @@ from sog.games import scotland_yard
 from sog.games import sequential_rps
 from sog.games import tic_tac_toe
 from sog.games import tree as tree_lib
-
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -68,18 +71,28 @@ class _Entry:
 
 _SIDE = GameParameter(int, 3, lambda: connect_four.VALID_SIDES)
 _REGISTRY: dict[str, _Entry] = {
-    "connect_four": _Entry(connect_four.ConnectFour, {"rows": _SIDE, "columns": _SIDE,
-                                                     "x_in_row": _SIDE}),
-    "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
-    "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
-    "liars_dice": _Entry(liars_dice.LiarsDice,
-                         {"faces": GameParameter(int, 6, lambda: liars_dice.VALID_FACES)}),
-    "scotland_yard": _Entry(scotland_yard.ScotlandYard,
-                            {"map": GameParameter(str, "glasses", scotland_yard.available_maps,
-                                                  scotland_yard.is_map_file,
-                                                  "or a path to a .json map file")}),
-    "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
-    "tic_tac_toe": _Entry(tic_tac_toe.TicTacToe, {}),
+  "connect_four": _Entry(
+    connect_four.ConnectFour, {"rows": _SIDE, "columns": _SIDE, "x_in_row": _SIDE}
+  ),
+  "kuhn_poker": _Entry(kuhn_poker.KuhnPoker, {}),
+  "leduc_poker": _Entry(leduc_poker.LeducPoker, {}),
+  "liars_dice": _Entry(
+    liars_dice.LiarsDice, {"faces": GameParameter(int, 6, lambda: liars_dice.VALID_FACES)}
+  ),
+  "scotland_yard": _Entry(
+    scotland_yard.ScotlandYard,
+    {
+      "map": GameParameter(
+        str,
+        "glasses",
+        scotland_yard.available_maps,
+        scotland_yard.is_map_file,
+        "or a path to a .json map file",
+      )
+    },
+  ),
+  "sequential_rps": _Entry(sequential_rps.SequentialRPS, {}),
+  "tic_tac_toe": _Entry(tic_tac_toe.TicTacToe, {}),
 }
 _BUILT_IN = frozenset(_REGISTRY)
 
@@ -107,10 +120,16 @@ def registered_games() -> tuple[str, ...]:
   return (*_REGISTRY, *(pgx_games.PREFIX + name for name in pgx_games.GAMES))
 
 
-def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
-             parameters: Mapping[str, GameParameter] | None = None, *, replace: bool = False,
-             check: bool = True) -> None:
-  """Makes ``load(name)`` (and ``load("name(key=value,...)")``) build ``rules_factory(**parameters)``.
+def register(
+  name: str,
+  rules_factory: Callable[..., rules_lib.GameRules],
+  parameters: Mapping[str, GameParameter] | None = None,
+  *,
+  replace: bool = False,
+  check: bool = True,
+) -> None:
+  """Makes ``load(name)`` (and ``load("name(key=value,...)")``) build
+  ``rules_factory(**parameters)``.
 
   Args:
     name: the game's base name: lower case letters, digits and underscores, starting with a letter.
@@ -127,26 +146,39 @@ def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
       game model's assumptions; the registry is then left as it was.
   """
   if not isinstance(name, str) or not _NAME.fullmatch(name):
-    raise ValueError(f"game name {name!r} is invalid: use lower case letters, digits and underscores, "
-                     "starting with a letter (parameters are declared in `parameters`)")
+    raise ValueError(
+      f"game name {name!r} is invalid: use lower case letters, digits and underscores, "
+      "starting with a letter (parameters are declared in `parameters`)"
+    )
   if name in _BUILT_IN or (name in _REGISTRY and not replace):
     hint = "" if name in _BUILT_IN else "; pass replace=True to register it again"
-    raise ValueError(f"game {name!r} is already registered{hint}; registered games: "
-                     f"{', '.join(_REGISTRY)}")
+    raise ValueError(
+      f"game {name!r} is already registered{hint}; registered games: {', '.join(_REGISTRY)}"
+    )
   if not callable(rules_factory):
-    raise ValueError(f"{name}: rules_factory must be callable (a GameRules subclass or a function "
-                     f"returning one), got {rules_factory!r}")
+    raise ValueError(
+      f"{name}: rules_factory must be callable (a GameRules subclass or a function "
+      f"returning one), got {rules_factory!r}"
+    )
   parameters = dict(parameters or {})
   for key, parameter in parameters.items():
-    if not (isinstance(key, str) and _NAME.fullmatch(key)) or not isinstance(parameter, GameParameter):
-      raise ValueError(f"{name}: parameter {key!r} must be a lower-case name mapped to a "
-                       f"sog.games.GameParameter, got {parameter!r}")
+    if not (isinstance(key, str) and _NAME.fullmatch(key)) or not isinstance(
+      parameter, GameParameter
+    ):
+      raise ValueError(
+        f"{name}: parameter {key!r} must be a lower-case name mapped to a "
+        f"sog.games.GameParameter, got {parameter!r}"
+      )
     if parameter.kind not in (int, float, str) or not isinstance(parameter.default, parameter.kind):
-      raise ValueError(f"{name}: parameter {key} must have kind int, float or str and a default of "
-                       f"that kind, got {parameter.kind.__name__} and {parameter.default!r}")
+      raise ValueError(
+        f"{name}: parameter {key} must have kind int, float or str and a default of "
+        f"that kind, got {parameter.kind.__name__} and {parameter.default!r}"
+      )
     if not parameter.accepts(parameter.default):
-      raise ValueError(f"{name}: parameter {key}'s default {parameter.default!r} is not among its "
-                       f"valid choices: {parameter.valid_choices()}")
+      raise ValueError(
+        f"{name}: parameter {key}'s default {parameter.default!r} is not among its "
+        f"valid choices: {parameter.valid_choices()}"
+      )
   previous = _REGISTRY.get(name)
   _REGISTRY[name] = _Entry(rules_factory, parameters)
   _forget_loaded(name)
@@ -162,8 +194,9 @@ def register(name: str, rules_factory: Callable[..., rules_lib.GameRules],
     _forget_loaded(name)
     if isinstance(error, ValueError):
       raise
-    raise ValueError(f"{name}: loading the game at its default parameters failed: "
-                     f"{type(error).__name__}: {error}") from error
+    raise ValueError(
+      f"{name}: loading the game at its default parameters failed: {type(error).__name__}: {error}"
+    ) from error
 
 
 def import_game_modules(modules: Iterable[str]) -> None:
@@ -171,8 +204,7 @@ def import_game_modules(modules: Iterable[str]) -> None:
   load by name; a module already imported is not imported again. ``ValueError`` for one that cannot
   be found."""
   if isinstance(modules, str) or not all(isinstance(module, str) for module in modules):
-    raise ValueError(f"game modules must be a list of module names or .py paths, got "
-                     f"{modules!r}")
+    raise ValueError(f"game modules must be a list of module names or .py paths, got {modules!r}")
   for module in modules:
     if module.endswith(".py"):
       path = pathlib.Path(module)
@@ -199,12 +231,14 @@ def import_game_modules(modules: Iterable[str]) -> None:
 
 
 def parse_name(name: str) -> tuple[str, dict[str, object]]:
-  """Splits ``"game(a=1,b=x)"`` into its base name and typed, validated parameters (defaults filled)."""
+  """Splits ``"game(a=1,b=x)"`` into its base name and typed, validated parameters (defaulted)."""
   match = re.fullmatch(r"\s*([a-z][a-z0-9_]*)\s*(?:\((.*)\))?\s*", name or "")
   if not match or match.group(1) not in _REGISTRY:
-    raise ValueError(f"unknown game {name!r}; valid games: {', '.join(registered_games())} (a game "
-                     "of your own: "
-                     "sog.games.register, or --game_module / config.game_modules for its module)")
+    raise ValueError(
+      f"unknown game {name!r}; valid games: {', '.join(registered_games())} (a game "
+      "of your own: "
+      "sog.games.register, or --game_module / config.game_modules for its module)"
+    )
   base, entry = match.group(1), _REGISTRY[match.group(1)]
   params = {key: parameter.default for key, parameter in entry.parameters.items()}
   for item in filter(None, (match.group(2) or "").split(",")):
@@ -218,8 +252,9 @@ def parse_name(name: str) -> tuple[str, dict[str, object]]:
     except ValueError:
       typed = None
     if typed is None or not parameter.accepts(typed):
-      raise ValueError(f"{base}: parameter {key}={value!r} is invalid; valid choices: "
-                       f"{parameter.valid_choices()}")
+      raise ValueError(
+        f"{base}: parameter {key}={value!r} is invalid; valid choices: {parameter.valid_choices()}"
+      )
     params[key] = typed
   return base, params
 
@@ -254,8 +289,10 @@ def load_enumerated(name: str, purpose: str) -> Game:
   ``ValueError`` for a pgx game, which is never enumerated."""
   if pgx_games.is_pgx_name(name):
     pgx_games.check_name(name)
-    raise ValueError(f"{name} is a pgx game, searched on a node pool and never enumerated: "
-                     f"{purpose} needs an enumerated game; valid games: {', '.join(_REGISTRY)}")
+    raise ValueError(
+      f"{name} is a pgx game, searched on a node pool and never enumerated: "
+      f"{purpose} needs an enumerated game; valid games: {', '.join(_REGISTRY)}"
+    )
   return load(name)
 
 
@@ -269,9 +306,12 @@ def _build(name: str) -> Game:
   base, params = parse_name(name)
   rules = _REGISTRY[base].make(**params)
   if not isinstance(rules, rules_lib.GameRules):
-    raise ValueError(f"{name}: the registered factory returned {type(rules).__name__}, not a "
-                     "sog.games.GameRules")
+    raise ValueError(
+      f"{name}: the registered factory returned {type(rules).__name__}, not a sog.games.GameRules"
+    )
   if getattr(rules, "name", None) != name:
-    raise ValueError(f"{name}: the rules are named {getattr(rules, 'name', None)!r}; a game's rules "
-                     f"must carry its canonical name, {name!r} (set `name` in the rules)")
+    raise ValueError(
+      f"{name}: the rules are named {getattr(rules, 'name', None)!r}; a game's rules "
+      f"must carry its canonical name, {name!r} (set `name` in the rules)"
+    )
   return Game(name=name, rules=rules, tree=builder.build_public_tree(rules))

@@ -1,8 +1,8 @@
 """The rules protocol a game implements so that its public tree can be enumerated.
 
 A game here is a factored two-player zero-sum game (DESIGN.md, "The game model"): a world state is
-(public state, private state of player 0, private state of player 1), and a player's infostate within a
-public state is their private state, an index in ``range(num_infostates[player])``.
+(public state, private state of player 0, private state of player 1), and a player's infostate
+within a public state is their private state, an index in ``range(num_infostates[player])``.
 
 Rules are plain Python on small hashable public states; they run once, when the whole public tree is
 enumerated into fixed-shape tables (:mod:`sog.games.builder`). Nothing here runs inside a search.
@@ -11,8 +11,9 @@ enumerated into fixed-shape tables (:mod:`sog.games.builder`). Nothing here runs
 from __future__ import annotations
 
 import abc
+from collections.abc import Hashable
+from collections.abc import Sequence
 import dataclasses
-from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -31,11 +32,13 @@ class ActionOutcome:
   """One public outcome of (actor infostate, action).
 
   Attributes:
-    observation: the public observation that keys the public child (an action id in poker, a transport
+    observation: the public observation that keys the public child (an action id in poker, a
+    transport
       type for Mr X, a destination plus "caught or not" for a detective).
     next_state: the public child's state.
     next_infostate: the actor's infostate in the child.
-    opponent_mask: which opponent infostates produce this outcome (None: all of them). Used where the
+    opponent_mask: which opponent infostates produce this outcome (None: all of them). Used where
+    the
       public observation depends on the opponent's private state (a detective catching Mr X).
   """
 
@@ -88,8 +91,9 @@ class GameRules(abc.ABC):
     """Public chance outcomes (only games with public chance override this)."""
     raise NotImplementedError(f"{self.name} has no public chance nodes")
 
-  def chance_likelihood(self, state: PublicState, observation: Observation, infostate_0: int,
-                        infostate_1: int) -> float:
+  def chance_likelihood(
+    self, state: PublicState, observation: Observation, infostate_0: int, infostate_1: int
+  ) -> float:
     """P(observation | both private states, state): card removal for a dealt public card."""
     raise NotImplementedError(f"{self.name} has no public chance nodes")
 

@@ -1,5 +1,6 @@
-"""Tic-tac-toe with OpenSpiel's rules (``tic_tac_toe``): actions are the cells 0..8, row-major; three
-in a row wins. Its public tree is OpenSpiel's game tree: 549,946 histories over 5,478 distinct boards.
+"""Tic-tac-toe with OpenSpiel's rules (``tic_tac_toe``): actions are the cells 0..8, row-major;
+three in a row wins. Its public tree is OpenSpiel's game tree: 549,946 histories over 5,478 distinct
+boards.
 """
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ from sog.games import boards
 
 
 class TicTacToe(boards.KInARow):
-
   def __init__(self):
     super().__init__("tic_tac_toe", rows=3, columns=3, k=3, num_actions=9)
 

@@ -1,12 +1,13 @@
 """The public tree of a game, enumerated into fixed-shape NumPy tables.
 
 Nodes are public states in breadth-first order (node 0 is the root), so each depth is a contiguous
-slice ``level_starts[d]:level_starts[d + 1]``; within a depth, terminal public states come last. Every table is padded to S = max(S0, S1) infostates and A
-actions; ``valid`` says which infostates can occur at a node.
+slice ``level_starts[d]:level_starts[d + 1]``; within a depth, terminal public states come last.
+Every table is padded to S = max(S0, S1) infostates and A actions; ``valid`` says which infostates
+can occur at a node.
 
 Ranges and counterfactual values follow one convention everywhere in sog:
-  * a range r_i(s) at a node is player i's own reach of infostate s times the prior marginal p_i(s) of
-    its private state (so the root ranges of a game are its prior marginals, not all ones);
+  * a range r_i(s) at a node is player i's own reach of infostate s times the prior marginal p_i(s)
+    of its private state (so the root ranges of a game are its prior marginals, not all ones);
   * ``prior_weight`` p_i(s) at a node is the chance part alone: the prior mass of the private states
     the player may have started from and still hold s here (:func:`prior_weights`), the largest
     range any policy gives s. Own reach is then r_i(s) / p_i(s) in [0, 1], the unit of a probability
@@ -17,22 +18,23 @@ Ranges and counterfactual values follow one convention everywhere in sog:
     r_0 . v_0 + r_1 . v_1 = 0 at every node (zero-sum).
 
 Edges are stored per node as gathers (no scatter is ever needed, see :mod:`sog.games.propagation`):
-  * ``src_*`` [N, 2, S, J]: the sources of infostate s of player i at a node, as (infostate, action) of
-    the parent. A non-actor's (or chance's) source is its own infostate with the dummy action 0 and
-    weight 1 where the infostate stays valid.
+  * ``src_*`` [N, 2, S, J]: the sources of infostate s of player i at a node, as (infostate, action)
+    of the parent. A non-actor's (or chance's) source is its own infostate with the dummy action 0
+    and weight 1 where the infostate stays valid.
   * ``up_child`` [N, A, K]: the public child in slot (a, k) of a node: the k-th child that action a
     leads to below a player node; below a chance node the children fill the slots in order.
     ``up_infostate`` and ``up_weight`` [N, A, K, 2, S] say which infostate of the child's values
-    player i's infostate s reads through a slot, and with what weight: 1 on the actor's edges (s, a),
-    1 on a non-actor's first slot of each child, the chance probability below chance nodes. The action
-    value is Q_i(m, s, a) = sum_k w V_i(child, s'), and a non-actor's value sums all its slots.
+    player i's infostate s reads through a slot, and with what weight: 1 on the actor's edges (s,
+    a), 1 on a non-actor's first slot of each child, the chance probability below chance nodes. The
+    action value is Q_i(m, s, a) = sum_k w V_i(child, s'), and a non-actor's value sums all its
+    slots.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 import dataclasses
 import functools
-from collections.abc import Hashable
 
 import flax.struct
 import jax
@@ -52,16 +54,16 @@ class Level:
   ``inner`` on are terminal, and ``inner_terminals`` says some before it are too (padded batches).
   """
 
-  kind: np.ndarray          # [n] int8
-  valid: np.ndarray         # [n, 2, S] bool
-  legal: np.ndarray         # [n, S, A] bool
-  payoff: np.ndarray        # [n, S, S]
-  is_leaf: np.ndarray       # [n] bool: a depth-limit frontier node, valued by a leaf function
-  down_index: np.ndarray    # [n, 2, S, J] int32
-  down_weight: np.ndarray   # [n, 2, S, J]
-  child_index: np.ndarray   # [n, A, K] int32
+  kind: np.ndarray  # [n] int8
+  valid: np.ndarray  # [n, 2, S] bool
+  legal: np.ndarray  # [n, S, A] bool
+  payoff: np.ndarray  # [n, S, S]
+  is_leaf: np.ndarray  # [n] bool: a depth-limit frontier node, valued by a leaf function
+  down_index: np.ndarray  # [n, 2, S, J] int32
+  down_weight: np.ndarray  # [n, 2, S, J]
+  child_index: np.ndarray  # [n, A, K] int32
   up_infostate: np.ndarray  # [n, A, K, 2, S] int32
-  up_weight: np.ndarray     # [n, A, K, 2, S]
+  up_weight: np.ndarray  # [n, A, K, 2, S]
   same_infostates: bool = flax.struct.field(pytree_node=False, default=False)
   actors: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
   inner: int = flax.struct.field(pytree_node=False, default=0)  # nodes [inner:] are terminal
@@ -83,28 +85,30 @@ class PublicTree:
   name: str
   num_infostates: tuple[int, int]
   num_actions: int
-  kind: np.ndarray          # [N] int8
-  depth: np.ndarray         # [N] int32, from this tree's root
-  parent: np.ndarray        # [N] int32 (-1 at the root)
-  valid: np.ndarray         # [N, 2, S] bool
-  legal: np.ndarray         # [N, S, A] bool (the actor's; a copy of a valid row at invalid rows)
-  payoff: np.ndarray        # [N, S, S] float64
-  pair_weight: np.ndarray   # [N, S, S] float64: W of the world state (s0, s1) at the node (0: impossible)
+  kind: np.ndarray  # [N] int8
+  depth: np.ndarray  # [N] int32, from this tree's root
+  parent: np.ndarray  # [N] int32 (-1 at the root)
+  valid: np.ndarray  # [N, 2, S] bool
+  legal: np.ndarray  # [N, S, A] bool (the actor's; a copy of a valid row at invalid rows)
+  payoff: np.ndarray  # [N, S, S] float64
+  pair_weight: (
+    np.ndarray
+  )  # [N, S, S] float64: W of the world state (s0, s1) at the node (0: impossible)
   chance_probability: np.ndarray  # [N] float64: of the chance outcome leading here (else 1)
-  is_leaf: np.ndarray       # [N] bool
-  histories: np.ndarray     # [N] int64: histories at the node (for Mr X: one per path, not station)
-  deal_histories: int       # chance histories of the private deal above the root (as OpenSpiel)
-  encoding: np.ndarray      # [N, E] float32
-  root_ranges: np.ndarray   # [2, S] float64: the prior marginals of the private states
+  is_leaf: np.ndarray  # [N] bool
+  histories: np.ndarray  # [N] int64: histories at the node (for Mr X: one per path, not station)
+  deal_histories: int  # chance histories of the private deal above the root (as OpenSpiel)
+  encoding: np.ndarray  # [N, E] float32
+  root_ranges: np.ndarray  # [2, S] float64: the prior marginals of the private states
   paths: tuple[tuple[Hashable, ...], ...]  # public observations from the game's root to each node
   src_infostate: np.ndarray  # [N, 2, S, J] int32
-  src_action: np.ndarray     # [N, 2, S, J] int32
-  src_weight: np.ndarray     # [N, 2, S, J] float64
-  up_child: np.ndarray       # [N, A, K] int32 (-1: empty slot)
-  up_infostate: np.ndarray   # [N, A, K, 2, S] int32
-  up_weight: np.ndarray      # [N, A, K, 2, S] float64
-  game_node: np.ndarray      # [N] int32: the node's index in the game's full tree
-  prior_weight: np.ndarray   # [N, 2, S] float64: the chance part of each range (see prior_weights)
+  src_action: np.ndarray  # [N, 2, S, J] int32
+  src_weight: np.ndarray  # [N, 2, S, J] float64
+  up_child: np.ndarray  # [N, A, K] int32 (-1: empty slot)
+  up_infostate: np.ndarray  # [N, A, K, 2, S] int32
+  up_weight: np.ndarray  # [N, A, K, 2, S] float64
+  game_node: np.ndarray  # [N] int32: the node's index in the game's full tree
+  prior_weight: np.ndarray  # [N, 2, S] float64: the chance part of each range (see prior_weights)
 
   @property
   def num_nodes(self) -> int:
@@ -143,19 +147,22 @@ class PublicTree:
     """Sizes: public states (by kind), infostates per player, world states over public states."""
     by_kind = {name: int((self.kind == k).sum()) for k, name in enumerate(rules_lib.KIND_NAMES)}
     return {
-        "public_states": self.num_nodes,
-        "public_states_by_kind": by_kind,
-        "infostates": [int(self.decision_infostates(p).sum()) for p in (0, 1)],
-        "histories": self.deal_histories + int(self.histories.sum()),
-        "depth": self.num_levels,
+      "public_states": self.num_nodes,
+      "public_states_by_kind": by_kind,
+      "infostates": [int(self.decision_infostates(p).sum()) for p in (0, 1)],
+      "histories": self.deal_histories + int(self.histories.sum()),
+      "depth": self.num_levels,
     }
 
   def descendants(self, node: int, max_depth: int | None = None) -> np.ndarray:
-    """``node`` and the nodes below it (at most ``max_depth`` levels down), in breadth-first order."""
+    """``node`` and the nodes below it (at most ``max_depth`` levels down), breadth-first."""
     inside = np.zeros(self.num_nodes, bool)
     inside[node] = True
-    last = self.num_levels if max_depth is None else min(self.num_levels,
-                                                          int(self.depth[node]) + max_depth + 1)
+    last = (
+      self.num_levels
+      if max_depth is None
+      else min(self.num_levels, int(self.depth[node]) + max_depth + 1)
+    )
     for d in range(int(self.depth[node]) + 1, last):
       lo, hi = self.level_starts[d], self.level_starts[d + 1]
       inside[lo:hi] = inside[self.parent[lo:hi]]
@@ -182,30 +189,39 @@ class PublicTree:
     leaves: their children are cut, and a search values them with a leaf function."""
     sub = self.select(nodes)
     return dataclasses.replace(
-        sub, is_leaf=leaves, up_child=np.where(leaves[:, None, None], -1, sub.up_child),
-        up_weight=np.where(leaves[:, None, None, None, None], 0.0, sub.up_weight))
+      sub,
+      is_leaf=leaves,
+      up_child=np.where(leaves[:, None, None], -1, sub.up_child),
+      up_weight=np.where(leaves[:, None, None, None, None], 0.0, sub.up_weight),
+    )
 
-  def padded(self, inner: tuple[int, ...], terminal: tuple[int, ...],
-             dummy_kinds: tuple[int, ...]) -> PublicTree:
-    """This tree with dummy public states added so that depth d holds ``inner[d]`` non-terminal nodes
-    (the last ones dummies of kind ``dummy_kinds[d]``) then ``terminal[d]`` terminal ones (the last
-    ones dummies): shapes that many subtrees share, so that one compiled search serves them all.
+  def padded(
+    self, inner: tuple[int, ...], terminal: tuple[int, ...], dummy_kinds: tuple[int, ...]
+  ) -> PublicTree:
+    """This tree with dummy public states added so that depth d holds ``inner[d]`` non-terminal
+    nodes (the last ones dummies of kind ``dummy_kinds[d]``) then ``terminal[d]`` terminal ones (the
+    last ones dummies): shapes that many subtrees share, so that one compiled search serves them
+    all.
 
     A dummy has no valid infostate, no parent (-1: it is never added to a search's tree), no
-    children, zero payoff and weights, and action 0 legal (so uniform policies stay finite); no range
-    or value ever reaches it. ``game_node`` is -1 there.
+    children, zero payoff and weights, and action 0 legal (so uniform policies stay finite); no
+    range or value ever reaches it. ``game_node`` is -1 there.
     """
     levels = len(inner)
     if len(terminal) != levels or len(dummy_kinds) != levels or levels < self.num_levels:
-      raise ValueError(f"padding needs one size per depth for all {self.num_levels} depths, got "
-                       f"{len(inner)} inner, {len(terminal)} terminal, {len(dummy_kinds)} kinds")
+      raise ValueError(
+        f"padding needs one size per depth for all {self.num_levels} depths, got "
+        f"{len(inner)} inner, {len(terminal)} terminal, {len(dummy_kinds)} kinds"
+      )
     starts = np.concatenate([self.level_starts, np.full(levels - self.num_levels, self.num_nodes)])
     terminal_node = self.kind == rules_lib.TERMINAL
     order, kinds, depth = [], [], []
     for d in range(levels):
       nodes = np.arange(starts[d], starts[d + 1])
-      blocks = ((nodes[~terminal_node[nodes]], inner[d], dummy_kinds[d]),
-                (nodes[terminal_node[nodes]], terminal[d], rules_lib.TERMINAL))
+      blocks = (
+        (nodes[~terminal_node[nodes]], inner[d], dummy_kinds[d]),
+        (nodes[terminal_node[nodes]], terminal[d], rules_lib.TERMINAL),
+      )
       for real, size, kind in blocks:
         if real.size > size:
           raise ValueError(f"depth {d} has {real.size} nodes of a kind padded to {size}")
@@ -229,7 +245,9 @@ class PublicTree:
     dummy = ~real
     fields["kind"] = np.concatenate(kinds).astype(self.kind.dtype)
     fields["depth"] = depth
-    fields["parent"] = np.where(real, position[self.parent[np.maximum(order, 0)]], -1).astype(np.int32)
+    fields["parent"] = np.where(real, position[self.parent[np.maximum(order, 0)]], -1).astype(
+      np.int32
+    )
     fields["up_child"] = np.where(real[:, None, None], position[fields["up_child"]], -1)
     fields["legal"][dummy, :, 0] = True
     fields["chance_probability"][dummy] = 1.0
@@ -244,10 +262,16 @@ class PublicTree:
     """
     position = np.full(self.num_nodes + 1, -1, np.int32)  # slot -1 (no node) maps to -1
     position[nodes] = np.arange(len(nodes), dtype=np.int32)
-    per_node = {f.name: getattr(self, f.name)[nodes] for f in dataclasses.fields(self)
-                if isinstance(getattr(self, f.name), np.ndarray) and f.name != "root_ranges"}
-    per_node.update(parent=position[self.parent[nodes]], up_child=position[self.up_child[nodes]],
-                    paths=tuple(self.paths[i] for i in nodes))
+    per_node = {
+      f.name: getattr(self, f.name)[nodes]
+      for f in dataclasses.fields(self)
+      if isinstance(getattr(self, f.name), np.ndarray) and f.name != "root_ranges"
+    }
+    per_node.update(
+      parent=position[self.parent[nodes]],
+      up_child=position[self.up_child[nodes]],
+      paths=tuple(self.paths[i] for i in nodes),
+    )
     return dataclasses.replace(self, **per_node)
 
 
@@ -263,8 +287,9 @@ def _make_level(tree: PublicTree, d: int) -> Level:
     # Padding nodes (no parent, zero weights) read the level above's first row.
     parent_local = (np.maximum(tree.parent[lo:hi], prev_lo) - prev_lo)[:, None, None, None]
     player = np.arange(2)[None, :, None, None]
-    down_index = (((parent_local * 2 + player) * S + tree.src_infostate[lo:hi]) * A
-                  + tree.src_action[lo:hi])
+    down_index = (
+      (parent_local * 2 + player) * S + tree.src_infostate[lo:hi]
+    ) * A + tree.src_action[lo:hi]
     down_weight = tree.src_weight[lo:hi]
   child = tree.up_child[lo:hi]
   has_child = child >= 0
@@ -273,23 +298,31 @@ def _make_level(tree: PublicTree, d: int) -> Level:
   up_weight = np.where(has_child[..., None, None], tree.up_weight[lo:hi], 0.0)
   up_infostate = tree.up_infostate[lo:hi]
   return Level(
-      kind=tree.kind[lo:hi], valid=tree.valid[lo:hi], legal=tree.legal[lo:hi],
-      payoff=tree.payoff[lo:hi], is_leaf=tree.is_leaf[lo:hi],
-      down_index=down_index.astype(np.int32), down_weight=down_weight,
-      child_index=child_index.astype(np.int32), up_infostate=up_infostate, up_weight=up_weight,
-      same_infostates=bool(((up_infostate == np.arange(S)) | (up_weight == 0)).all()),
-      actors=tuple(p for p in (0, 1) if (tree.kind[lo:hi] == p).any()),
-      inner=int((tree.kind[lo:hi] != rules_lib.TERMINAL).sum()), inner_terminals=False)
+    kind=tree.kind[lo:hi],
+    valid=tree.valid[lo:hi],
+    legal=tree.legal[lo:hi],
+    payoff=tree.payoff[lo:hi],
+    is_leaf=tree.is_leaf[lo:hi],
+    down_index=down_index.astype(np.int32),
+    down_weight=down_weight,
+    child_index=child_index.astype(np.int32),
+    up_infostate=up_infostate,
+    up_weight=up_weight,
+    same_infostates=bool(((up_infostate == np.arange(S)) | (up_weight == 0)).all()),
+    actors=tuple(p for p in (0, 1) if (tree.kind[lo:hi] == p).any()),
+    inner=int((tree.kind[lo:hi] != rules_lib.TERMINAL).sum()),
+    inner_terminals=False,
+  )
 
 
 def prior_weights(tree: PublicTree) -> np.ndarray:
-  """[N, 2, S] p_i(s): the prior mass of the root infostates (private deals) r from which player i can
-  hold infostate s at the node, sum_r p_i(r) [s descends from r]. Descent follows the tree's sources
-  with positive weight (own moves, the opponent's, public chance). A policy's range at s splits over
-  these origins and reaches each with probability at most 1, so every range is at most p; where an
-  infostate has a single origin (poker's cards, a public start) p is the prior marginal of that
-  origin, and where paths from several origins merge (Mr X's station after a private start) p sums
-  them. ``tree`` must be ordered parents first (as every built tree is)."""
+  """[N, 2, S] p_i(s): the prior mass of the root infostates (private deals) r from which player i
+  can hold infostate s at the node, sum_r p_i(r) [s descends from r]. Descent follows the tree's
+  sources with positive weight (own moves, the opponent's, public chance). A policy's range at s
+  splits over these origins and reaches each with probability at most 1, so every range is at most
+  p; where an infostate has a single origin (poker's cards, a public start) p is the prior marginal
+  of that origin, and where paths from several origins merge (Mr X's station after a private start)
+  p sums them. ``tree`` must be ordered parents first (as every built tree is)."""
   S = tree.max_infostates
   origins = np.zeros((tree.num_nodes, 2, S, S), bool)  # [n, i, s, r]: s at n may descend from r
   origins[0] = np.eye(S, dtype=bool)[None] & tree.valid[0][..., None]

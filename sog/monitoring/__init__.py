@@ -1,4 +1,4 @@
-"""Watching long jobs: progress on a terminal or in a log, and metrics as CSV and TensorBoard files."""
+"""Watching long jobs: progress on a terminal or in a log, metrics as CSV and TensorBoard files."""
 
 from sog.monitoring.metrics import MetricsWriter
 from sog.monitoring.metrics import append_row

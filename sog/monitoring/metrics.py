@@ -1,15 +1,16 @@
-"""Metrics a user can plot: rows of scalars appended to CSV files and, through tensorboardX, written to
-TensorBoard event files in the same directory (``tensorboard --logdir WORKDIR``)."""
+"""Metrics a user can plot: rows of scalars appended to CSV files and, through tensorboardX, written
+to TensorBoard event files in the same directory (``tensorboard --logdir WORKDIR``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Sequence
 import csv
 import numbers
 import os
 import pathlib
 import struct
 import time
-from collections.abc import Mapping, Sequence
 
 import tensorboardX
 from tensorboardX.proto import event_pb2
@@ -41,14 +42,24 @@ class MetricsWriter:
     self.directory.mkdir(parents=True, exist_ok=True)
     # Event files are named by the second they open in; the suffix keeps a run resumed within the
     # same second from overwriting its predecessor's file.
-    self._summary = (tensorboardX.SummaryWriter(str(self.directory / TENSORBOARD),
-                                                filename_suffix=f".{os.getpid()}.{time.time_ns()}")
-                     if tensorboard else None)
+    self._summary = (
+      tensorboardX.SummaryWriter(
+        str(self.directory / TENSORBOARD), filename_suffix=f".{os.getpid()}.{time.time_ns()}"
+      )
+      if tensorboard
+      else None
+    )
 
-  def write(self, table: str, fields: Sequence[str], row: Mapping, step_field: str = "step",
-            series_field: str | None = None) -> None:
-    """Appends ``row`` (its ``fields``) to ``TABLE.csv`` and its numeric fields to TensorBoard at the
-    row's ``step_field``."""
+  def write(
+    self,
+    table: str,
+    fields: Sequence[str],
+    row: Mapping,
+    step_field: str = "step",
+    series_field: str | None = None,
+  ) -> None:
+    """Appends ``row`` (its ``fields``) to ``TABLE.csv`` and its numeric fields to TensorBoard at
+    the row's ``step_field``."""
     if step_field not in row:
       raise ValueError(f"{table}: the row has no {step_field!r} field; it has {sorted(row)}")
     append_row(self.directory / f"{table}.csv", fields, row)
@@ -92,7 +103,7 @@ def read_scalars(directory: str | pathlib.Path) -> dict[str, list[tuple[int, flo
     data, offset = path.read_bytes(), 0
     while offset + 12 <= len(data):
       (length,) = struct.unpack_from("<Q", data, offset)
-      event = event_pb2.Event.FromString(data[offset + 12:offset + 12 + length])
+      event = event_pb2.Event.FromString(data[offset + 12 : offset + 12 + length])
       offset += 12 + length + 4
       for value in event.summary.value:
         scalars.setdefault(value.tag, []).append((event.step, value.simple_value))

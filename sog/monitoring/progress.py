@@ -7,10 +7,10 @@ caller's postfix) is written once every ``every_seconds`` and at the end, one li
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import io
 import sys
 import time
-from collections.abc import Callable
 
 import tqdm
 
@@ -32,19 +32,34 @@ class Progress:
     initial: the amount already done before this process (a resumed run), left out of the rate.
   """
 
-  def __init__(self, description: str, total: float, unit: str = "it", every_seconds: float = 10.0,
-               log: Callable[[str], None] | None = None, initial: float = 0):
+  def __init__(
+    self,
+    description: str,
+    total: float,
+    unit: str = "it",
+    every_seconds: float = 10.0,
+    log: Callable[[str], None] | None = None,
+    initial: float = 0,
+  ):
     if not total > 0:
       raise ValueError(f"Progress total must be > 0, got {total}")
     self._live = log is None and sys.stdout.isatty()
     self._log = log or (lambda line: print(line, flush=True))
     self._every = every_seconds
     self._last_line = time.perf_counter()
-    self._bar = tqdm.tqdm(total=total, initial=initial, desc=description, unit=unit, smoothing=0,
-                          file=sys.stdout if self._live else io.StringIO(), dynamic_ncols=True,
-                          bar_format=(_LIVE_FORMAT if self._live else _LINE_FORMAT).replace(
-                              "COUNT", "" if unit == "%" else _COUNT),
-                          mininterval=0.5 if self._live else 0.0)
+    self._bar = tqdm.tqdm(
+      total=total,
+      initial=initial,
+      desc=description,
+      unit=unit,
+      smoothing=0,
+      file=sys.stdout if self._live else io.StringIO(),
+      dynamic_ncols=True,
+      bar_format=(_LIVE_FORMAT if self._live else _LINE_FORMAT).replace(
+        "COUNT", "" if unit == "%" else _COUNT
+      ),
+      mininterval=0.5 if self._live else 0.0,
+    )
     self._closed = False
     self._ended = False  # the finished job's line is written once
 

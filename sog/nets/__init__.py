@@ -1,7 +1,8 @@
-"""The counterfactual value-and-policy network (CVPN): model, losses, training, checkpoints, data."""
+"""The counterfactual value-and-policy network (CVPN): model, losses, training, checkpoints."""
 
 from sog.nets.checkpoint import CheckpointConfig
 from sog.nets.checkpoint import restore_leaf_model
+from sog.nets.checkpoint import restore_pool_leaf_model
 from sog.nets.config import NetworkConfig
 from sog.nets.config import OptimizerConfig
 from sog.nets.cvpn import CVPN
@@ -11,11 +12,28 @@ from sog.nets.cvpn import init_params
 from sog.nets.cvpn import make_network
 from sog.nets.cvpn import pbs_at
 from sog.nets.leaf import cvpn_leaf_model
+from sog.nets.leaf import cvpn_pool_leaf_model
 from sog.nets.losses import Targets
 from sog.nets.train import Batch
 from sog.nets.train import Trainer
 from sog.nets.train import TrainState
 
-__all__ = ["Batch", "CVPN", "CheckpointConfig", "NetworkConfig", "OptimizerConfig", "PBS",
-           "Prediction", "Targets", "TrainState", "Trainer", "cvpn_leaf_model",
-           "init_params", "make_network", "pbs_at", "restore_leaf_model"]
+__all__ = [
+  "CVPN",
+  "PBS",
+  "Batch",
+  "CheckpointConfig",
+  "NetworkConfig",
+  "OptimizerConfig",
+  "Prediction",
+  "Targets",
+  "TrainState",
+  "Trainer",
+  "cvpn_leaf_model",
+  "cvpn_pool_leaf_model",
+  "init_params",
+  "make_network",
+  "pbs_at",
+  "restore_leaf_model",
+  "restore_pool_leaf_model",
+]

@@ -1,5 +1,5 @@
-"""CVPN checkpoints with orbax: parameters, optimiser state and step, plus a JSON of the configuration
-(game, network, optimiser) that a restore checks before it reads any array."""
+"""CVPN checkpoints with orbax: parameters, optimiser state and step, plus a JSON of the
+configuration (game, network, optimiser) that a restore checks before it reads any array."""
 
 from __future__ import annotations
 
@@ -39,8 +39,11 @@ class CheckpointConfig:
   @classmethod
   def from_json(cls, text: str) -> CheckpointConfig:
     data = json.loads(text)
-    return cls(game=data["game"], network=config_lib.NetworkConfig(**data["network"]),
-               optimizer=config_lib.OptimizerConfig(**data["optimizer"]))
+    return cls(
+      game=data["game"],
+      network=config_lib.NetworkConfig(**data["network"]),
+      optimizer=config_lib.OptimizerConfig(**data["optimizer"]),
+    )
 
 
 def save(directory: str | pathlib.Path, state: train.TrainState, config: CheckpointConfig) -> None:
@@ -63,8 +66,11 @@ def read_config(directory: str | pathlib.Path) -> CheckpointConfig:
     raise ValueError(f"{path} is corrupt: {error}") from None
 
 
-def restore(directory: str | pathlib.Path, template: train.TrainState,
-            expected: CheckpointConfig | None = None) -> tuple[train.TrainState, CheckpointConfig]:
+def restore(
+  directory: str | pathlib.Path,
+  template: train.TrainState,
+  expected: CheckpointConfig | None = None,
+) -> tuple[train.TrainState, CheckpointConfig]:
   """Reads a checkpoint into the structure of ``template`` (a freshly initialised state).
 
   Raises ``ValueError`` if the checkpoint's configuration differs from ``expected`` or its arrays
@@ -76,25 +82,30 @@ def restore(directory: str | pathlib.Path, template: train.TrainState,
   abstract = jax.tree_util.tree_map(ocp.utils.to_shape_dtype_struct, jax.device_get(template))
   try:
     state = ocp.StandardCheckpointer().restore(
-        pathlib.Path(directory).absolute() / _STATE, abstract)
+      pathlib.Path(directory).absolute() / _STATE, abstract
+    )
   except Exception as error:  # orbax raises many types for unreadable or mismatched arrays
     _silence_closed_loop_callbacks()
-    raise ValueError(f"checkpoint {directory} cannot be restored: {type(error).__name__}: "
-                     f"{str(error)[:300]}") from None
+    raise ValueError(
+      f"checkpoint {directory} cannot be restored: {type(error).__name__}: {str(error)[:300]}"
+    ) from None
   shapes = lambda tree: jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), tree)  # noqa: E731
   if shapes(state) != shapes(abstract):
-    raise ValueError(f"checkpoint {directory} cannot be restored: its arrays do not have the "
-                     "template's shapes (another game or network)")
+    raise ValueError(
+      f"checkpoint {directory} cannot be restored: its arrays do not have the "
+      "template's shapes (another game or network)"
+    )
   return state, config
 
 
 def _silence_closed_loop_callbacks() -> None:
   """Drops the echoes of a failed restore. When one of orbax's concurrent reads fails, orbax closes
   its event loop while the other reads are still in flight; as each completes, its callback raises
-  ``RuntimeError("Event loop is closed")`` as an unraisable exception, and Python prints one traceback
-  for each (over a hundred lines for a truncated checkpoint). They say nothing the ``ValueError``
-  does not, so from the first failed restore on, this hook drops exactly those (an asyncio loop's
-  closed check raising it) and hands every other unraisable exception to the hook it replaced."""
+  ``RuntimeError("Event loop is closed")`` as an unraisable exception, and Python prints one
+  traceback for each (over a hundred lines for a truncated checkpoint). They say nothing the
+  ``ValueError`` does not, so from the first failed restore on, this hook drops exactly those (an
+  asyncio loop's closed check raising it) and hands every other unraisable exception to the hook it
+  replaced."""
   previous = sys.unraisablehook
   if getattr(previous, "_sog_drops_closed_loop_callbacks", False):
     return
@@ -102,8 +113,12 @@ def _silence_closed_loop_callbacks() -> None:
   def hook(unraisable) -> None:
     error = unraisable.exc_value
     frames = traceback.extract_tb(unraisable.exc_traceback) if unraisable.exc_traceback else []
-    if (isinstance(error, RuntimeError) and str(error) == "Event loop is closed"
-        and frames and frames[-1].name == "_check_closed"):
+    if (
+      isinstance(error, RuntimeError)
+      and str(error) == "Event loop is closed"
+      and frames
+      and frames[-1].name == "_check_closed"
+    ):
       return
     previous(unraisable)
 
@@ -129,19 +144,22 @@ def restore_pool_leaf_model(directory: str | pathlib.Path, game_name: str) -> po
     raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")
   game = registry.load(config.game)
   if not isinstance(game, jax_game.JaxGame):
-    raise ValueError(f"checkpoint {directory} is of {config.game}, an enumerated game: its network "
-                     "is a table search's leaf model (restore_leaf_model)")
+    raise ValueError(
+      f"checkpoint {directory} is of {config.game}, an enumerated game: its network "
+      "is a table search's leaf model (restore_leaf_model)"
+    )
   network = leaf.make_pool_network(game, config.network)
   template = train.Trainer(network, config.optimizer).init(
-      leaf.init_pool_params(network, game, jax.random.PRNGKey(0)))
+    leaf.init_pool_params(network, game, jax.random.PRNGKey(0))
+  )
   state, _ = restore(directory, template, config)
   return leaf.cvpn_pool_leaf_model(network, state.params, game.name)
 
 
-def restore_leaf_model(directory: str | pathlib.Path,
-                       game_name: str) -> leaf_models.LeafModel:
+def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf_models.LeafModel:
   """The CVPN of a checkpoint as a search leaf model; ``ValueError`` if it was trained for another
-  game. ``directory`` is a checkpoint or a training work directory holding one in ``checkpoint/``."""
+  game. ``directory`` is a checkpoint or a training work directory holding one in
+  ``checkpoint/``."""
   directory = locate(directory)
   config = read_config(directory)
   if registry.canonical_name(config.game) != registry.canonical_name(game_name):
@@ -149,6 +167,7 @@ def restore_leaf_model(directory: str | pathlib.Path,
   game = registry.load(config.game)
   network = cvpn.make_network(game.tree, config.network)
   template = train.Trainer(network, config.optimizer).init(
-      cvpn.init_params(network, game.tree, jax.random.PRNGKey(0)))
+    cvpn.init_params(network, game.tree, jax.random.PRNGKey(0))
+  )
   state, _ = restore(directory, template, config)
   return leaf.cvpn_leaf_model(network, state.params, game.name)

@@ -1,5 +1,5 @@
-"""Typed, validated configuration of the CVPN and its optimiser (defaults: SoG's Scotland Yard column
-of table S2, scaled down where noted)."""
+"""Typed, validated configuration of the CVPN and its optimiser (defaults: SoG's Scotland Yard
+column of table S2, scaled down where noted)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ OPTIMIZERS = ("sgd", "adam")
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
-  """MLP trunk: ``depth`` layers of ``width`` units (SoG: 6 x 512 ReLU for Scotland Yard; ReBeL: GeLU
-  with LayerNorm), optionally residual."""
+  """MLP trunk: ``depth`` layers of ``width`` units (SoG: 6 x 512 ReLU for Scotland Yard; ReBeL:
+  GeLU with LayerNorm), optionally residual."""
 
   width: int = 256
   depth: int = 4
@@ -29,8 +29,8 @@ class NetworkConfig:
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerConfig:
-  """alpha_t = learning_rate * decay_rate ** (t / decay_steps) (SoG table S2), gradient clipping, and
-  the loss weights w_v (values, Huber) and w_p (policy, KL)."""
+  """alpha_t = learning_rate * decay_rate ** (t / decay_steps) (SoG table S2), gradient clipping,
+  and the loss weights w_v (values, Huber) and w_p (policy, KL)."""
 
   name: str = "adam"
   learning_rate: float = 1e-3
@@ -47,5 +47,10 @@ class OptimizerConfig:
       raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.name!r}")
     if self.learning_rate <= 0 or self.decay_steps < 1 or not 0 < self.decay_rate <= 1:
       raise ValueError("learning_rate must be > 0, decay_steps >= 1 and decay_rate in (0, 1]")
-    if self.clip_norm <= 0 or self.value_weight < 0 or self.policy_weight < 0 or self.huber_delta <= 0:
+    if (
+      self.clip_norm <= 0
+      or self.value_weight < 0
+      or self.policy_weight < 0
+      or self.huber_delta <= 0
+    ):
       raise ValueError("clip_norm and huber_delta must be > 0, loss weights >= 0")

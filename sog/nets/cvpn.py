@@ -1,11 +1,11 @@
 """The counterfactual value-and-policy network (CVPN): f(beta) = (v0[S], v1[S], logits0[S, A],
 logits1[S, A]) for a public belief state beta = (public state, r0, r1).
 
-Input: the public state's encoding and both ranges, each normalised to sum 1. Values are predicted per
-unit of opponent range mass and scaled back by it (our cfvs are linear in the opponent's range), so a
-leaf reached with tiny probability still gets values of the right shape. The values are made exactly
-zero-sum (r0 . v0 + r1 . v1 = 0). Invalid infostates get value 0; policy logits are masked to the
-acting player's legal actions at its valid infostates.
+Input: the public state's encoding and both ranges, each normalised to sum 1. Values are predicted
+per unit of opponent range mass and scaled back by it (our cfvs are linear in the opponent's range),
+so a leaf reached with tiny probability still gets values of the right shape. The values are made
+exactly zero-sum (r0 . v0 + r1 . v1 = 0). Invalid infostates get value 0; policy logits are masked
+to the acting player's legal actions at its valid infostates.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ class PBS:
 
 @chex.dataclass(frozen=True)
 class Prediction:
-  values: chex.Array            # [B, 2, S], in the library's cfv units
+  values: chex.Array  # [B, 2, S], in the library's cfv units
   normalized_values: chex.Array  # [B, 2, S], per unit of opponent range mass
-  logits: chex.Array            # [B, 2, S, A], masked
+  logits: chex.Array  # [B, 2, S, A], masked
 
 
 def node_masks(tree: tree_lib.PublicTree) -> tuple[np.ndarray, np.ndarray]:
@@ -54,8 +54,12 @@ def node_masks(tree: tree_lib.PublicTree) -> tuple[np.ndarray, np.ndarray]:
 def pbs_at(tree: tree_lib.PublicTree, nodes: np.ndarray, ranges: np.ndarray) -> PBS:
   """The PBS batch for ``nodes`` of ``tree`` with ``ranges`` [B, 2, S]."""
   valid, policy_mask = node_masks(tree)
-  return PBS(encoding=jnp.asarray(tree.encoding[nodes]), ranges=jnp.asarray(ranges, jnp.float32),
-             valid=jnp.asarray(valid[nodes]), policy_mask=jnp.asarray(policy_mask[nodes]))
+  return PBS(
+    encoding=jnp.asarray(tree.encoding[nodes]),
+    ranges=jnp.asarray(ranges, jnp.float32),
+    valid=jnp.asarray(valid[nodes]),
+    policy_mask=jnp.asarray(policy_mask[nodes]),
+  )
 
 
 def opponent_mass(ranges: chex.Array) -> chex.Array:
@@ -92,13 +96,16 @@ class CVPN(nn.Module):
     residual = (normalized * normalized_values).sum((-2, -1), keepdims=True) / 2
     normalized_values = jnp.where(pbs.valid, normalized_values - residual, 0.0)
     logits = nn.Dense(2 * S * A, name="policy")(h).reshape(*h.shape[:-1], 2, S, A)
-    return Prediction(values=normalized_values * opponent_mass(ranges),
-                      normalized_values=normalized_values,
-                      logits=jnp.where(pbs.policy_mask, logits, _MASKED_LOGIT))
+    return Prediction(
+      values=normalized_values * opponent_mass(ranges),
+      normalized_values=normalized_values,
+      logits=jnp.where(pbs.policy_mask, logits, _MASKED_LOGIT),
+    )
 
 
-def make_network(tree: tree_lib.PublicTree,
-                 config: config_lib.NetworkConfig = config_lib.NetworkConfig()) -> CVPN:
+def make_network(
+  tree: tree_lib.PublicTree, config: config_lib.NetworkConfig = config_lib.NetworkConfig()
+) -> CVPN:
   return CVPN(num_infostates=tree.max_infostates, num_actions=tree.num_actions, config=config)
 
 

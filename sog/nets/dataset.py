@@ -1,9 +1,9 @@
 """Exact training examples for the CVPN: PBSs of a game with the root values and root average policy
 of converged subgame solves.
 
-Public states are drawn uniformly among non-terminal ones; ranges either come from the reach of a random
-policy (the beliefs play produces) or are Dirichlet noise over the valid infostates. Subgames rooted at
-the same depth are padded to common shapes and solved together under ``vmap``.
+Public states are drawn uniformly among non-terminal ones; ranges either come from the reach of a
+random policy (the beliefs play produces) or are Dirichlet noise over the valid infostates. Subgames
+rooted at the same depth are padded to common shapes and solved together under ``vmap``.
 """
 
 from __future__ import annotations
@@ -28,16 +28,18 @@ from sog.search import solver as solver_lib
 FIELDS = ("nodes", "ranges", "values", "policy", "has_policy")
 
 
-def sample_ranges(game: registry.Game, nodes: np.ndarray, rng: np.random.Generator,
-                  policies: int = 16) -> np.ndarray:
+def sample_ranges(
+  game: registry.Game, nodes: np.ndarray, rng: np.random.Generator, policies: int = 16
+) -> np.ndarray:
   """Ranges [B, 2, S] at ``nodes``: half from the reach of one of ``policies`` random policies
   (Dirichlet rows of varied concentration), half Dirichlet noise over the valid infostates."""
   tree = game.tree
   reaches = []
   for _ in range(policies):
     policy = policy_lib.random_policy(tree, rng, concentration=rng.choice([0.3, 1.0, 3.0]))
-    per_level = propagation.reach_down(tree.levels, propagation.split_levels(tree, policy),
-                                       tree.root_ranges, np)
+    per_level = propagation.reach_down(
+      tree.levels, propagation.split_levels(tree, policy), tree.root_ranges, np
+    )
     reaches.append(np.concatenate(per_level))
   out = np.zeros((len(nodes), 2, tree.max_infostates))
   for i, node in enumerate(nodes):
@@ -52,8 +54,9 @@ def sample_ranges(game: registry.Game, nodes: np.ndarray, rng: np.random.Generat
   return out
 
 
-def random_pbs(game: registry.Game, count: int, rng: np.random.Generator,
-               policies: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def random_pbs(
+  game: registry.Game, count: int, rng: np.random.Generator, policies: int = 16
+) -> tuple[np.ndarray, np.ndarray]:
   """``count`` public belief states: non-terminal public states drawn uniformly (sorted) and their
   ranges from :func:`sample_ranges`."""
   candidates = np.flatnonzero(game.tree.kind != rules_lib.TERMINAL)
@@ -61,8 +64,9 @@ def random_pbs(game: registry.Game, count: int, rng: np.random.Generator,
   return nodes, sample_ranges(game, nodes, rng, policies)
 
 
-def _solve_group(game: registry.Game, nodes: np.ndarray, ranges: np.ndarray, iterations: int,
-                 reference: list) -> tuple[np.ndarray, np.ndarray]:
+def _solve_group(
+  game: registry.Game, nodes: np.ndarray, ranges: np.ndarray, iterations: int, reference: list
+) -> tuple[np.ndarray, np.ndarray]:
   """Root values [B, 2, S] and root average policies [B, S, A] of subgames rooted at ``nodes``,
   padded to the shapes of the ``reference`` subtrees (one compilation per reference)."""
   subtrees = [game.tree.subtree(int(n)) for n in nodes]
@@ -75,16 +79,24 @@ def _solve_group(game: registry.Game, nodes: np.ndarray, ranges: np.ndarray, ite
 def _solve_stacked(levels: cfr.Levels, ranges: jax.Array, iterations: int):
 
   def solve_one(levels_one, ranges_one):
-    state, _ = cfr.run(levels_one, cfr.init_state(levels_one), ranges_one, iterations, "alternating")
+    state, _ = cfr.run(
+      levels_one, cfr.init_state(levels_one), ranges_one, iterations, "alternating"
+    )
     root_policy = cfr.average_policy(levels_one, state)[0]
     return cfr.average_root_values(levels_one, state, ranges_one), root_policy
 
   return jax.vmap(solve_one)(levels, ranges)
 
 
-def generate(game: registry.Game, count: int, iterations: int, rng: np.random.Generator,
-             group_size: int = 256, max_group_nodes: int = 300_000,
-             progress=None) -> dict[str, np.ndarray]:
+def generate(
+  game: registry.Game,
+  count: int,
+  iterations: int,
+  rng: np.random.Generator,
+  group_size: int = 256,
+  max_group_nodes: int = 300_000,
+  progress=None,
+) -> dict[str, np.ndarray]:
   """``count`` exact examples; ``progress(done, total)`` is called after each solved group.
 
   Examples are solved by the depth of their public state, in groups of at most ``group_size`` and
@@ -105,22 +117,28 @@ def generate(game: registry.Game, count: int, iterations: int, rng: np.random.Ge
     members = np.flatnonzero(tree.depth[nodes] == depth)
     per_group = max(1, min(group_size, max_group_nodes // size, len(members)))
     for start in range(0, len(members), per_group):
-      index = members[start:start + per_group]
+      index = members[start : start + per_group]
       padded = np.concatenate([index, np.repeat(index[-1:], per_group - len(index))])
-      solved_values, solved_policy = _solve_group(game, nodes[padded], ranges[padded], iterations,
-                                                  reference)
-      values[index], policy[index] = solved_values[:len(index)], solved_policy[:len(index)]
+      solved_values, solved_policy = _solve_group(
+        game, nodes[padded], ranges[padded], iterations, reference
+      )
+      values[index], policy[index] = solved_values[: len(index)], solved_policy[: len(index)]
       done += len(index)
       if progress:
         progress(done, count)
-  valid, policy_mask = cvpn_lib.node_masks(tree)
+  _, policy_mask = cvpn_lib.node_masks(tree)
   has_policy = policy_mask[nodes].any(-1)
   actor = np.clip(tree.kind[nodes], 0, 1)
   full_policy = np.zeros((count, 2, tree.max_infostates, tree.num_actions))
   full_policy[np.arange(count), actor] = policy
   full_policy *= has_policy[..., None]
-  return {"nodes": nodes, "ranges": ranges, "values": values, "policy": full_policy,
-          "has_policy": has_policy}
+  return {
+    "nodes": nodes,
+    "ranges": ranges,
+    "values": values,
+    "policy": full_policy,
+    "has_policy": has_policy,
+  }
 
 
 def save(path: str | pathlib.Path, data: dict[str, np.ndarray], **meta) -> None:
@@ -141,11 +159,15 @@ def load(path: str | pathlib.Path, **meta) -> dict[str, np.ndarray] | None:
 
 
 def batch(game: registry.Game, data: dict[str, np.ndarray], index: np.ndarray) -> train.Batch:
-  """A training ``Batch`` of the examples at ``index``; an optional ``has_value`` field [N, 2, S] marks
-  the entries that carry a value target (self-play examples; exact ones carry every valid entry)."""
+  """A training ``Batch`` of the examples at ``index``; an optional ``has_value`` field [N, 2, S]
+  marks the entries that carry a value target (self-play examples; exact ones carry every valid
+  entry)."""
   pbs = cvpn_lib.pbs_at(game.tree, data["nodes"][index], data["ranges"][index])
   has_value = jnp.asarray(data["has_value"][index]) if "has_value" in data else None
-  targets = losses.Targets(values=jnp.asarray(data["values"][index], jnp.float32),
-                           policy=jnp.asarray(data["policy"][index], jnp.float32),
-                           has_policy=jnp.asarray(data["has_policy"][index]), has_value=has_value)
+  targets = losses.Targets(
+    values=jnp.asarray(data["values"][index], jnp.float32),
+    policy=jnp.asarray(data["policy"][index], jnp.float32),
+    has_policy=jnp.asarray(data["has_policy"][index]),
+    has_value=has_value,
+  )
   return train.Batch(pbs=pbs, targets=targets)

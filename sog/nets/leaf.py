@@ -1,6 +1,7 @@
-"""The CVPN as a leaf model (:class:`~sog.search.leaf_models.LeafModel`): it values GT-CFR's frontier
-and gives PUCT its prior, and values the leaves of depth-limited solves (:class:`sog.search.Solver`);
-and as a pool search's leaf model (:class:`~sog.search.pool.PoolLeafModel`) on a perfect-information
+"""The CVPN as a leaf model (:class:`~sog.search.leaf_models.LeafModel`): it values GT-CFR's
+frontier and gives PUCT its prior, and values the leaves of depth-limited solves
+(:class:`sog.search.Solver`); and as a pool search's leaf model
+(:class:`~sog.search.pool.PoolLeafModel`) on a perfect-information
 :class:`~sog.games.jax_game.JaxGame`."""
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from sog.search import pool
 def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.LeafModel:
   """The CVPN as a GT-CFR leaf model: values and policy logits at any nodes of the search tables.
 
-  ``game`` is the canonical name of the game the network is for (``Game.name``); searchers on another
-  game refuse the model (:func:`sog.search.leaf_models.check_model_game`).
+  ``game`` is the canonical name of the game the network is for (``Game.name``); searchers on
+  another game refuse the model (:func:`sog.search.leaf_models.check_model_game`).
   """
 
   def apply(net_params, tables, nodes, ranges, mask):
@@ -28,8 +29,9 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.Le
     acts = tables.kind[nodes][:, None] == jnp.arange(2)[None, :]
     valid = tables.valid[nodes]
     policy_mask = (acts[:, :, None] & valid)[..., None] & tables.legal[nodes][:, None]
-    pbs = cvpn_lib.PBS(encoding=tables.encoding[nodes], ranges=ranges, valid=valid,
-                       policy_mask=policy_mask)
+    pbs = cvpn_lib.PBS(
+      encoding=tables.encoding[nodes], ranges=ranges, valid=valid, policy_mask=policy_mask
+    )
     prediction = network.apply({"params": net_params}, pbs)
     return leaf_models.LeafOutput(prediction.values, prediction.logits)
 
@@ -41,19 +43,24 @@ def pool_pbs(encoding: chex.Array, mover: chex.Array, legal: chex.Array) -> cvpn
   encodings [B, E], movers [B] (TERMINAL where none) and legal actions [B, A]."""
   batch = encoding.shape[0]
   acts = mover[:, None] == jnp.arange(2)[None, :]
-  return cvpn_lib.PBS(encoding=encoding, ranges=jnp.ones((batch, 2, 1)),
-                      valid=jnp.ones((batch, 2, 1), bool),
-                      policy_mask=acts[:, :, None, None] & legal[:, None, None, :])
+  return cvpn_lib.PBS(
+    encoding=encoding,
+    ranges=jnp.ones((batch, 2, 1)),
+    valid=jnp.ones((batch, 2, 1), bool),
+    policy_mask=acts[:, :, None, None] & legal[:, None, None, :],
+  )
 
 
 def states_pbs(game: jax_game.JaxGame, states) -> cvpn_lib.PBS:
   """:func:`pool_pbs` of a batch of a game's states."""
-  return pool_pbs(jax.vmap(game.encode)(states), jax.vmap(game.kind)(states),
-                  jax.vmap(game.legal)(states))
+  return pool_pbs(
+    jax.vmap(game.encode)(states), jax.vmap(game.kind)(states), jax.vmap(game.legal)(states)
+  )
 
 
-def make_pool_network(game: jax_game.JaxGame,
-                      config: config_lib.NetworkConfig = config_lib.NetworkConfig()) -> cvpn_lib.CVPN:
+def make_pool_network(
+  game: jax_game.JaxGame, config: config_lib.NetworkConfig = config_lib.NetworkConfig()
+) -> cvpn_lib.CVPN:
   """The CVPN of a perfect-information :class:`~sog.games.jax_game.JaxGame` (S = 1)."""
   return cvpn_lib.CVPN(num_infostates=1, num_actions=game.num_actions, config=config)
 
@@ -71,7 +78,9 @@ def cvpn_pool_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> pool.Pool
     pbs = states_pbs(jax_game_, states)
     prediction = network.apply({"params": net_params}, pbs)
     mover = jax.vmap(jax_game_.kind)(states)
-    logits = jnp.where((mover == 1)[:, None], prediction.logits[:, 1, 0], prediction.logits[:, 0, 0])
+    logits = jnp.where(
+      (mover == 1)[:, None], prediction.logits[:, 1, 0], prediction.logits[:, 0, 0]
+    )
     return pool.PoolLeafOutput(prediction.values[..., 0], logits)
 
   return pool.PoolLeafModel(apply, params, game=game)

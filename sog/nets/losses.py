@@ -1,5 +1,6 @@
-"""The CVPN loss: w_v * Huber(values) + w_p * KL(policy target || policy), masked (SoG, Materials and
-Methods). Values are compared per unit of opponent range mass, the scale the network predicts in."""
+"""The CVPN loss: w_v * Huber(values) + w_p * KL(policy target || policy), masked (SoG, Materials
+and Methods). Values are compared per unit of opponent range mass, the scale the network predicts
+in."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from sog.nets import cvpn as cvpn_lib
 class Targets:
   """values [B, 2, S] (library cfv units); policy [B, 2, S, A]; has_policy [B, 2, S] marks rows that
   carry a policy target (the acting player's valid infostates); has_value [B, 2, S] the entries that
-  carry a value target (None: every valid infostate; a self-play policy or TD(1) example has fewer)."""
+  carry a value target (None: every valid infostate; a self-play policy or TD(1) example has
+  fewer)."""
 
   values: chex.Array
   policy: chex.Array
@@ -23,8 +25,9 @@ class Targets:
   has_value: chex.Array | None = None
 
 
-def loss_terms(prediction: cvpn_lib.Prediction, pbs: cvpn_lib.PBS, targets: Targets,
-               huber_delta: float = 1.0) -> tuple[chex.Array, chex.Array]:
+def loss_terms(
+  prediction: cvpn_lib.Prediction, pbs: cvpn_lib.PBS, targets: Targets, huber_delta: float = 1.0
+) -> tuple[chex.Array, chex.Array]:
   """(value loss, policy loss), each a mean over the entries that carry a target."""
   ranges = jnp.where(pbs.valid, pbs.ranges, 0.0)
   mass = cvpn_lib.opponent_mass(ranges)

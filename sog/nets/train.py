@@ -1,7 +1,7 @@
 """Training the CVPN: optimiser from config, a jitted train step that is data-parallel over devices.
 
-The batch is split over a one-axis device mesh ("data") and the train state replicated; under ``jit``
-XLA inserts the gradient all-reduce. With one device this is an ordinary jitted step.
+The batch is split over a one-axis device mesh ("data") and the train state replicated; under
+``jit`` XLA inserts the gradient all-reduce. With one device this is an ordinary jitted step.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Callable
 import chex
 import jax
 import jax.numpy as jnp
-import numpy as np
-import optax
 from jax.sharding import Mesh
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
+import numpy as np
+import optax
 
 from sog.nets import config as config_lib
 from sog.nets import cvpn as cvpn_lib
@@ -37,8 +37,9 @@ class Batch:
 
 def learning_rate(config: config_lib.OptimizerConfig) -> optax.Schedule:
   """alpha_t = alpha_0 * d ** (t / T_decay), smooth (SoG table S2)."""
-  return optax.exponential_decay(config.learning_rate, transition_steps=config.decay_steps,
-                                 decay_rate=config.decay_rate)
+  return optax.exponential_decay(
+    config.learning_rate, transition_steps=config.decay_steps, decay_rate=config.decay_rate
+  )
 
 
 def make_optimizer(config: config_lib.OptimizerConfig) -> optax.GradientTransformation:
@@ -51,8 +52,7 @@ def make_optimizer(config: config_lib.OptimizerConfig) -> optax.GradientTransfor
 
 
 def init_state(params: chex.ArrayTree, optimizer: optax.GradientTransformation) -> TrainState:
-  return TrainState(params=params, opt_state=optimizer.init(params),
-                    step=jnp.zeros((), jnp.int32))
+  return TrainState(params=params, opt_state=optimizer.init(params), step=jnp.zeros((), jnp.int32))
 
 
 def make_loss_fn(network: cvpn_lib.CVPN, config: config_lib.OptimizerConfig) -> Callable:
@@ -71,12 +71,14 @@ class Trainer:
   """Holds the network, optimiser and device mesh; ``step`` runs one data-parallel train step.
 
   Args:
-    devices: the devices to split each batch over (default: all local devices). The batch size must be
+    devices: the devices to split each batch over (default: all local devices). The batch size must
+    be
       a multiple of their number.
   """
 
-  def __init__(self, network: cvpn_lib.CVPN, config: config_lib.OptimizerConfig,
-               devices: list | None = None):
+  def __init__(
+    self, network: cvpn_lib.CVPN, config: config_lib.OptimizerConfig, devices: list | None = None
+  ):
     self.network = network
     self.config = config
     self.optimizer = make_optimizer(config)

@@ -19,14 +19,20 @@ class SoGBot(pyspiel.Bot):
     agent: the SoG agent (its game must have an OpenSpiel counterpart).
     player_id: the seat the bot plays.
     seed: the seed of the bot's searches and action draws.
+    sample: whether the bot draws its action from the re-solved policy (SoG's sound play) or plays
+      its most probable action. Default: it draws in imperfect-information games and plays the most
+      probable action in perfect-information ones (as AlphaZero-style players are evaluated).
   """
 
-  def __init__(self, agent: agent_lib.SoGAgent, player_id: int, seed: int = 0):
+  def __init__(
+    self, agent: agent_lib.SoGAgent, player_id: int, seed: int = 0, sample: bool | None = None
+  ):
     pyspiel.Bot.__init__(self)
     openspiel_bridge.openspiel_name(agent.game)  # a clear ValueError for games OpenSpiel lacks
     if player_id not in (0, 1):
       raise ValueError(f"player_id must be 0 or 1, got {player_id}")
     self.agent, self._player_id = agent, player_id
+    self.sample = not agent.perfect_information if sample is None else sample
     self._rng = jax.random.PRNGKey(seed)
 
   def player_id(self) -> int:
@@ -44,14 +50,16 @@ class SoGBot(pyspiel.Bot):
 
   def step_with_policy(self, state: pyspiel.State) -> tuple[list[tuple[int, float]], int]:
     if state.current_player() != self._player_id:
-      raise ValueError(f"the bot plays seat {self._player_id}, but player "
-                       f"{state.current_player()} is to act")
+      raise ValueError(
+        f"the bot plays seat {self._player_id}, but player {state.current_player()} is to act"
+      )
     world = openspiel_bridge.locate(self.agent.game, state)
     self._rng, rng = jax.random.split(self._rng)
-    action, policy = self.agent.act(world.node, world.infostates[self._player_id], rng)
+    action, policy = self.agent.act(
+      world.node, world.infostates[self._player_id], rng, sample=self.sample
+    )
     legal = state.legal_actions()
     return [(a, float(policy[a])) for a in legal], action
 
   def step(self, state: pyspiel.State) -> int:
     return self.step_with_policy(state)[1]
-

@@ -1,8 +1,10 @@
 """The bridge to OpenSpiel: the matching OpenSpiel game, world-state correspondence, and policies.
 
-An OpenSpiel history is replayed through sog's rules to find its public state (node) and both private
+An OpenSpiel history is replayed through sog's rules to find its public state (node) and both
+private
 states: the first two chance outcomes of a poker or dice game are the private deal (card or die
-indices, as OpenSpiel numbers them), later chance outcomes and every move map to public observations.
+indices, as OpenSpiel numbers them), later chance outcomes and every move map to public
+observations.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ import dataclasses
 import functools
 
 import numpy as np
-import pyspiel
 from open_spiel.python import policy as openspiel_policy
+import pyspiel
 
 from sog.eval import policy as policy_lib
 from sog.games import registry
@@ -33,7 +35,7 @@ def openspiel_name(game: registry.Game) -> str:
   raise ValueError(f"{game.name} has no OpenSpiel counterpart")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_openspiel_game(name: str) -> pyspiel.Game:
   return pyspiel.load_game(name)
 
@@ -57,9 +59,10 @@ def _initial_world(game: registry.Game) -> WorldState:
   return WorldState(0, (int(s0), int(s1)), game.rules.initial_state())
 
 
-def step(game: registry.Game, world: WorldState, os_state: pyspiel.State, action: int,
-         dealt: int) -> tuple[WorldState, int]:
-  """The world after ``os_state`` plays ``action``; ``dealt`` counts private-deal outcomes so far."""
+def step(
+  game: registry.Game, world: WorldState, os_state: pyspiel.State, action: int, dealt: int
+) -> tuple[WorldState, int]:
+  """The world after ``os_state`` plays ``action``; ``dealt`` counts private deals so far."""
   rules, tree = game.rules, game.tree
   if os_state.is_chance_node() and dealt < 2:
     infostates = list(world.infostates)
@@ -68,7 +71,7 @@ def step(game: registry.Game, world: WorldState, os_state: pyspiel.State, action
   path = tree.paths[world.node]
   if os_state.is_chance_node():
     outcome = next(o for o in rules.chance_outcomes(world.rules_state) if o.observation == action)
-    node = tree.node_of_path(path + (outcome.observation,))
+    node = tree.node_of_path((*path, outcome.observation))
     return WorldState(node, world.infostates, outcome.next_state), dealt
   actor = os_state.current_player()
   opponent_infostate = world.infostates[1 - actor]
@@ -77,7 +80,7 @@ def step(game: registry.Game, world: WorldState, os_state: pyspiel.State, action
       break
   infostates = list(world.infostates)
   infostates[actor] = outcome.next_infostate
-  node = tree.node_of_path(path + (outcome.observation,))
+  node = tree.node_of_path((*path, outcome.observation))
   return WorldState(node, tuple(infostates), outcome.next_state), dealt
 
 
@@ -102,11 +105,11 @@ class Infostate:
   legal_actions: tuple[int, ...]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _infostates(name: str) -> tuple[tuple[Infostate, ...], int]:
   game = registry.load(name)
-  # Scotland Yard's OpenSpiel infostates remember Mr X's path; sog's keep his station, so one sog row
-  # may serve several OpenSpiel infostates (never the reverse).
+  # Scotland Yard's OpenSpiel infostates remember Mr X's path; sog's keep his station, so one sog
+  # row may serve several OpenSpiel infostates (never the reverse).
   is_scotland_yard = registry.parse_name(name)[0] == "scotland_yard"
   found: dict[tuple[str, int], Infostate] = {}
   histories = 0
@@ -119,13 +122,17 @@ def _infostates(name: str) -> tuple[tuple[Infostate, ...], int]:
     if not os_state.is_chance_node():
       player = os_state.current_player()
       key = os_state.information_state_string(player)
-      row = Infostate(key, player, world.node, world.infostates[player],
-                      tuple(os_state.legal_actions()))
+      row = Infostate(
+        key, player, world.node, world.infostates[player], tuple(os_state.legal_actions())
+      )
       previous = found.setdefault((key, player), row)
       if (previous.node, previous.infostate) != (row.node, row.infostate) and not is_scotland_yard:
         raise ValueError(f"{name}: OpenSpiel infostate {key!r} maps to several sog rows")
-    actions = ([a for a, _ in os_state.chance_outcomes()] if os_state.is_chance_node()
-               else os_state.legal_actions())
+    actions = (
+      [a for a, _ in os_state.chance_outcomes()]
+      if os_state.is_chance_node()
+      else os_state.legal_actions()
+    )
     for action in actions:
       child_world, child_dealt = step(game, world, os_state, action, dealt)
       stack.append((os_state.child(action), child_world, child_dealt))
@@ -156,8 +163,8 @@ def to_openspiel_policy(game: registry.Game, policy: np.ndarray) -> openspiel_po
 def from_openspiel_policy(game: registry.Game, os_policy: openspiel_policy.Policy) -> np.ndarray:
   """The sog policy [N, S, A] of an OpenSpiel policy (uniform at rows OpenSpiel never reaches).
 
-  For Scotland Yard, whose OpenSpiel infostates remember Mr X's path, a policy that depends on the path
-  has no sog form; the row of the last path visited is kept.
+  For Scotland Yard, whose OpenSpiel infostates remember Mr X's path, a policy that depends on the
+  path has no sog form; the row of the last path visited is kept.
   """
   result = policy_lib.uniform_policy(game.tree)
   for info in openspiel_infostates(game):
@@ -172,8 +179,10 @@ def _action_probabilities(os_policy: openspiel_policy.Policy, info: Infostate) -
   if isinstance(os_policy, openspiel_policy.TabularPolicy):
     row = os_policy.policy_for_key(info.key)
     return {a: float(row[a]) for a in info.legal_actions}
-  raise ValueError("from_openspiel_policy takes an OpenSpiel TabularPolicy; convert others with "
-                   "open_spiel.python.policy.tabular_policy_from_callable first")
+  raise ValueError(
+    "from_openspiel_policy takes an OpenSpiel TabularPolicy; convert others with "
+    "open_spiel.python.policy.tabular_policy_from_callable first"
+  )
 
 
 def exploitability_in_openspiel(game: registry.Game, policy: np.ndarray) -> float:
@@ -181,10 +190,17 @@ def exploitability_in_openspiel(game: registry.Game, policy: np.ndarray) -> floa
   os_game = openspiel_game(game)
   if registry.parse_name(game.name)[0] == "scotland_yard":
     from open_spiel.python.algorithms import exploitability as os_exploitability
+
     return float(os_exploitability.exploitability(os_game, to_openspiel_policy(game, policy)))
   policy = policy_lib.check_policy(game.tree, policy)
-  as_dict = {info.key: list(zip(info.legal_actions,
-                                policy[info.node, info.infostate, list(info.legal_actions)].tolist()))
-             for info in openspiel_infostates(game)}
+  as_dict = {
+    info.key: list(
+      zip(
+        info.legal_actions,
+        policy[info.node, info.infostate, list(info.legal_actions)].tolist(),
+        strict=True,
+      )
+    )
+    for info in openspiel_infostates(game)
+  }
   return float(pyspiel.exploitability(os_game, as_dict))
-

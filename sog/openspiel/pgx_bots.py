@@ -1,7 +1,7 @@
 """OpenSpiel bots for pgx games whose actions OpenSpiel numbers the same way (tic-tac-toe's cells,
-Connect Four's columns): SoG's pool search, mctx's AlphaZero search and, where the game can be solved
-here, a perfect (minimax) player, so that ``scripts/play.py`` matches them against each other and
-against OpenSpiel's MCTS with ``evaluate_bots``."""
+Connect Four's columns): SoG's pool search, mctx's AlphaZero search and, where the game can be
+solved here, a perfect (minimax) player, so that ``scripts/play.py`` matches them against each other
+and against OpenSpiel's MCTS with ``evaluate_bots``."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ SOLVABLE = ("pgx/tic_tac_toe",)  # games small enough for the minimax player
 def openspiel_game(game: pgx_games.PgxGame) -> pyspiel.Game:
   """OpenSpiel's game with the same actions as ``game``; ``ValueError`` for the other pgx games."""
   if game.name not in OPENSPIEL_NAMES:
-    raise ValueError(f"{game.name} has no OpenSpiel counterpart with the same actions; pgx games "
-                     f"playable against OpenSpiel's bots: {', '.join(OPENSPIEL_NAMES)}")
+    raise ValueError(
+      f"{game.name} has no OpenSpiel counterpart with the same actions; pgx games "
+      f"playable against OpenSpiel's bots: {', '.join(OPENSPIEL_NAMES)}"
+    )
   return pyspiel.load_game(OPENSPIEL_NAMES[game.name])
 
 
@@ -65,22 +67,21 @@ def _jitted_step(game: pgx_games.PgxGame):
 
 
 class SoGPoolBot(_PgxBot):
-  """SoG on a pgx game: a pool GT-CFR search from every state it moves at, the action drawn from the
-  search's average policy at the root (SoG's play), or with ``greedy`` its most probable action (as
-  AlphaZero plays its most visited one)."""
+  """SoG on a pgx game: a pool GT-CFR search from every state it moves at, playing the most probable
+  action of the search's average policy at the root (as AlphaZero plays its most visited one in
+  evaluation), or with ``sample`` an action drawn from that policy (SoG's play in self-play)."""
 
-  def __init__(self, searcher: pool.PoolGTCFR, player_id: int, seed: int = 0,
-               greedy: bool = False):
+  def __init__(self, searcher: pool.PoolGTCFR, player_id: int, seed: int = 0, sample: bool = False):
     super().__init__(searcher.game, player_id, seed)
-    self.searcher, self.greedy = searcher, greedy
+    self.searcher, self.sample = searcher, sample
 
   def step(self, state: pyspiel.State) -> int:
     result = self.searcher.search(self.next_key(), self.pgx_state(state))
     policy = np.asarray(result.root_policy, np.float64)
-    if self.greedy:
+    if not self.sample:
       return int(np.argmax(policy))
-    return int(np.random.default_rng(np.asarray(self.next_key())).choice(policy.size,
-                                                                         p=policy / policy.sum()))
+    rng = np.random.default_rng(np.asarray(self.next_key()))
+    return int(rng.choice(policy.size, p=policy / policy.sum()))
 
 
 class AlphaZeroBot(_PgxBot):
@@ -93,7 +94,9 @@ class AlphaZeroBot(_PgxBot):
 
   def step(self, state: pyspiel.State) -> int:
     roots = jax.tree.map(lambda x: x[None], self.pgx_state(state))
-    return int(np.argmax(np.asarray(self.searcher.search(self.next_key(), roots).action_weights[0])))
+    return int(
+      np.argmax(np.asarray(self.searcher.search(self.next_key(), roots).action_weights[0]))
+    )
 
 
 class MinimaxBot(pyspiel.Bot):
@@ -126,5 +129,5 @@ class MinimaxBot(pyspiel.Bot):
     sign = 1.0 if state.current_player() == 0 else -1.0
     actions = state.legal_actions()
     scores = np.array([sign * self.value(state.child(a)) for a in actions])
-    best = [a for a, score in zip(actions, scores) if score == scores.max()]
+    best = [a for a, score in zip(actions, scores, strict=True) if score == scores.max()]
     return int(self._rng.choice(best))

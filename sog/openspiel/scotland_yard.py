@@ -1,11 +1,12 @@
-"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME_OR_PATH)``), with sog's rules.
+"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME_OR_PATH)``), with sog's
+rules.
 
 Registering it lets OpenSpiel's own algorithms (best response, exploitability, IS-MCTS) run on the
-same game as :mod:`sog.games.scotland_yard`. Infostates here have perfect recall: Mr X's infostate is the
-public observation history plus his whole path, the detectives' the public history alone. (sog's
-factored model keeps only Mr X's current station; the tests show both give the same exploitability.)
-A map with a private start opens with a chance node whose outcomes are Mr X's possible starts (0-based
-stations, uniform); only he observes it.
+same game as :mod:`sog.games.scotland_yard`. Infostates here have perfect recall: Mr X's infostate
+is the public observation history plus his whole path, the detectives' the public history alone.
+(sog's factored model keeps only Mr X's current station; the tests show both give the same
+exploitability.) A map with a private start opens with a chance node whose outcomes are Mr X's
+possible starts (0-based stations, uniform); only he observes it.
 """
 
 from __future__ import annotations
@@ -19,20 +20,21 @@ SHORT_NAME = "sog_scotland_yard"
 _DEFAULT_MAP = "glasses"
 
 _GAME_TYPE = pyspiel.GameType(
-    short_name=SHORT_NAME,
-    long_name="Scotland Yard (sog rules)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=False,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification={"map": _DEFAULT_MAP})
+  short_name=SHORT_NAME,
+  long_name="Scotland Yard (sog rules)",
+  dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+  chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+  information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+  utility=pyspiel.GameType.Utility.ZERO_SUM,
+  reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+  max_num_players=2,
+  min_num_players=2,
+  provides_information_state_string=True,
+  provides_information_state_tensor=False,
+  provides_observation_string=True,
+  provides_observation_tensor=True,
+  parameter_specification={"map": _DEFAULT_MAP},
+)
 
 
 class ScotlandYardGame(pyspiel.Game):
@@ -43,9 +45,14 @@ class ScotlandYardGame(pyspiel.Game):
     self.rules = scotland_yard.ScotlandYard(map=params.get("map", _DEFAULT_MAP))
     m = self.rules.map
     info = pyspiel.GameInfo(
-        num_distinct_actions=self.rules.num_actions, max_chance_outcomes=m.num_stations, num_players=2,
-        min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
-        max_game_length=m.rounds * (1 + m.num_detectives))
+      num_distinct_actions=self.rules.num_actions,
+      max_chance_outcomes=m.num_stations,
+      num_players=2,
+      min_utility=-1.0,
+      max_utility=1.0,
+      utility_sum=0.0,
+      max_game_length=m.rounds * (1 + m.num_detectives),
+    )
     super().__init__(_GAME_TYPE, info, params)
 
   def new_initial_state(self):
@@ -109,8 +116,11 @@ class ScotlandYardState(pyspiel.State):
     for observation in self.observations:
       successors = []
       for candidate in candidates:
-        actions = (candidate.legal_actions() if candidate.public.mover == 0
-                   else [self._detective_action(observation)])
+        actions = (
+          candidate.legal_actions()
+          if candidate.public.mover == 0
+          else [self._detective_action(observation)]
+        )
         for action in actions:
           child = candidate.child(action)
           if child.observations[-1] == observation:
@@ -151,7 +161,7 @@ class ScotlandYardObserver:
   def set_from(self, state: ScotlandYardState, player: int):
     self.tensor.fill(0.0)
     code = self.rules.encode(state.public)
-    self.tensor[:code.size] = code
+    self.tensor[: code.size] = code
     if player == 0 and state.mr_x_path:
       self.tensor[code.size + state.mr_x_path[-1]] = 1.0
 

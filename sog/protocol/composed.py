@@ -1,11 +1,11 @@
 """The exploitability of a search agent (SoG's protocol, "Evaluation" in the paper's Results).
 
-A search agent's policy is not a fixed table: each search depends on the searches before it in the same
-game. SoG measures it this way: for one seed, run the agent at every public state where a player acts,
-in breadth-first order, each search conditioned on the searches at its predecessors (the searching
-player's last decision above it: continual re-solving from that search's summary); compose the policies
-the searches give at their public states into one policy over the whole public tree; compute its exact
-exploitability. Over N seeds, report min / mean / max (the paper used 50).
+A search agent's policy is not a fixed table: each search depends on the searches before it in the
+same game. SoG measures it this way: for one seed, run the agent at every public state where a
+player acts, in breadth-first order, each search conditioned on the searches at its predecessors
+(the searching player's last decision above it: continual re-solving from that search's summary);
+compose the policies the searches give at their public states into one policy over the whole public
+tree; compute its exact exploitability. Over N seeds, report min / mean / max (the paper used 50).
 
 Searches at one breadth-first depth are independent given the depths above, so they run as vmapped
 batches of a fixed size. Each runs on the compact tables of the subgame below its re-solving root
@@ -14,9 +14,10 @@ s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame c
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Sequence
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -75,7 +76,7 @@ class SearchGrowth:
     walks = np.asarray(results.walks)[:rows]
     idle = walks - np.asarray(results.growing_walks)[:rows]
     complete = np.asarray(results.complete)[:rows]
-    for key, value in zip(self.KEYS, (expanded, walks, idle, complete)):
+    for key, value in zip(self.KEYS, (expanded, walks, idle, complete), strict=True):
       self.totals[key] += int(value.sum())
     self.searches += rows
 
@@ -92,8 +93,10 @@ def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> n
   decision) or where either player acts (``"nearest"``)."""
   if predecessor not in PREDECESSORS:
     raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
-  last = np.full((tree.num_nodes, 2), -1, np.int64)  # per node: each player's last decision at/above
-  nearest = np.full(tree.num_nodes, -1, np.int64)     # per node: the last decision at/above
+  last = np.full(
+    (tree.num_nodes, 2), -1, np.int64
+  )  # per node: each player's last decision at/above
+  nearest = np.full(tree.num_nodes, -1, np.int64)  # per node: the last decision at/above
   previous = np.full(tree.num_nodes, -1, np.int64)
   for n in range(tree.num_nodes):  # parents come first (breadth-first)
     above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
@@ -108,17 +111,21 @@ def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> n
 def search_keys(seeds: Sequence[int], nodes: Sequence[int]) -> jax.Array:
   """[J] PRNG keys, job j's ``fold_in(PRNGKey(seeds[j]), nodes[j])``: a search's randomness depends
   only on its seed and public state, not on which other searches run beside it. Vectorised: a stack
-  of J separate keys compiles in time quadratic in J (10 minutes for the 20k searches of one depth of
-  glasses_hidden6 over 10 seeds)."""
+  of J separate keys compiles in time quadratic in J (10 minutes for the 20k searches of one depth
+  of glasses_hidden6 over 10 seeds)."""
   seeds, nodes = np.asarray(seeds, np.int64), np.asarray(nodes, np.int64)
   if seeds.shape != nodes.shape or seeds.ndim != 1:
-    raise ValueError(f"seeds and nodes must be equal-length lists, got {seeds.shape}, {nodes.shape}")
-  return jax.vmap(jax.random.fold_in)(jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds)),
-                                      jnp.asarray(nodes, jnp.uint32))
+    raise ValueError(
+      f"seeds and nodes must be equal-length lists, got {seeds.shape}, {nodes.shape}"
+    )
+  return jax.vmap(jax.random.fold_in)(
+    jax.vmap(jax.random.PRNGKey)(jnp.asarray(seeds)), jnp.asarray(nodes, jnp.uint32)
+  )
 
 
-def uniform_policies(tree: tree_lib.PublicTree, seeds: Sequence[int],
-                     batch_size: int) -> tuple[tuple[int, ...], np.ndarray]:
+def uniform_policies(
+  tree: tree_lib.PublicTree, seeds: Sequence[int], batch_size: int
+) -> tuple[tuple[int, ...], np.ndarray]:
   """The seeds as ints and one uniform policy [len(seeds), N, S, A] per seed, for a composition to
   fill in (``ValueError`` for no seeds or a batch size below 1)."""
   if batch_size < 1:
@@ -126,14 +133,21 @@ def uniform_policies(tree: tree_lib.PublicTree, seeds: Sequence[int],
   seeds = tuple(int(s) for s in seeds)
   if not seeds:
     raise ValueError("give at least one seed")
-  return seeds, np.broadcast_to(policy_lib.uniform_policy(tree),
-                                (len(seeds), *tree.legal.shape)).copy()
+  return seeds, np.broadcast_to(
+    policy_lib.uniform_policy(tree), (len(seeds), *tree.legal.shape)
+  ).copy()
 
 
-def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
-            resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-            batch_size: int = 32, progress: Callable[[int, int], None] | None = None,
-            params=None, predecessor: str = "own") -> Composition:
+def compose(
+  searcher: gtcfr.GTCFR,
+  seeds: Sequence[int],
+  resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
+  batch_size: int = 32,
+  progress: Callable[[int, int], None] | None = None,
+  params=None,
+  predecessor: str = "own",
+  on_resolved: Callable[[list[tuple[int, int, bool]], resolver_lib.Resolved], None] | None = None,
+) -> Composition:
   """Runs the protocol with ``searcher`` (a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree)
   for each seed and evaluates each composed policy exactly (float64).
 
@@ -144,7 +158,9 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   ``predecessor`` picks the search each re-solve continues (:func:`previous_decisions`): the
   searching player's last one (``"own"``, the default) or the nearest one above, whoever acted
   there (``"nearest"``; the paper's "conditioned on previous searches at predecessor states" allows
-  either reading).
+  either reading). ``on_resolved(searches, resolved)`` is called with every chunk of searches:
+  ``searches[row]`` is (seed, game node searched, whether it continued a predecessor's search) of
+  the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
   tree = searcher.tree
   if tree.game_node[0] != 0 or tree.parent[0] != -1:
@@ -161,8 +177,9 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
   total, done = len(decisions) * len(seeds), 0
   growth = SearchGrowth()
   for depth in range(tree.num_levels):
-    jobs = [(k, int(n)) for n in decisions[tree.depth[decisions] == depth]
-            for k in range(len(seeds))]  # (seed index, node)
+    jobs = [
+      (k, int(n)) for n in decisions[tree.depth[decisions] == depth] for k in range(len(seeds))
+    ]  # (seed index, node)
     if not jobs:
       continue
     requests = [(kept[(k, int(previous[n]))] if previous[n] >= 0 else initial, n) for k, n in jobs]
@@ -170,18 +187,26 @@ def compose(searcher: gtcfr.GTCFR, seeds: Sequence[int],
     for resolved in resolver.resolve(requests, rngs, batch_size, params):
       focus_policy = np.asarray(resolved.results.focus_policy, np.float64)
       growth.add(resolved.results, len(resolved.jobs))
-      summaries = (resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs)
-                   else None)
+      summaries = resolved.summaries() if any(needed[jobs[j][1]] for j in resolved.jobs) else None
       for row, j in enumerate(resolved.jobs):
         k, n = jobs[j]
         policies[k, n] = policy_lib.normalised(focus_policy[row], tree.legal[n])
         if needed[n]:
           kept[(k, n)] = summaries[row]
+      if on_resolved is not None:
+        on_resolved(
+          [(seeds[jobs[j][0]], jobs[j][1], bool(previous[jobs[j][1]] >= 0)) for j in resolved.jobs],
+          resolved,
+        )
       done += len(resolved.jobs)
       if progress is not None:
         progress(done, total)
   exploitability = np.array([best_response.evaluate(tree, p).exploitability for p in policies])
-  return Composition(seeds=seeds, exploitability=exploitability, policies=policies,
-                     searches=total, seconds=time.perf_counter() - started,
-                     growth=growth.means())
-
+  return Composition(
+    seeds=seeds,
+    exploitability=exploitability,
+    policies=policies,
+    searches=total,
+    seconds=time.perf_counter() - started,
+    growth=growth.means(),
+  )

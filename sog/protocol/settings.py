@@ -1,13 +1,25 @@
-"""The search settings a checkpoint's reported numbers were measured with (``search.json`` beside it).
+"""The search settings a checkpoint's reported numbers were measured with (``search.json`` beside
+it).
 
-A network's exploitability depends on the search that uses it (T_prior, the update schedule, ...), and
-the library's defaults move as the search improves. A checkpoint that ships with numbers therefore
-carries the settings they were measured with, each written out (not only those that differ from
-today's defaults), so the numbers stay reproducible when the defaults change. The settings kept are
-those the scripts have flags for; GT-CFR's ``expansion_k`` (derived from the game: 1 with perfect
-information), ``virtual_loss``, ``leaf_capacity`` and ``query_samples`` (a batch size and a sample
-size for self-play) are not. ``scripts/evaluate.py`` and ``scripts/play.py`` use them for every flag
-not given on the command line and say so.
+A network's results depend on the search that uses it (T_prior, the update schedule, ...), and the
+library's defaults move as the search improves. Every checkpoint therefore carries the settings its
+numbers were measured with, each written out (not only those that differ from today's defaults), so
+the numbers stay reproducible when the defaults change. Self-play writes its own search's settings
+with every checkpoint; a shipped checkpoint's file holds the settings of its results page.
+
+A file holds the sections that apply to its network:
+
+* ``search``: GT-CFR's settings that the scripts have flags for (s aside: every SoG(s, c) names it);
+  ``expansion_k`` (derived from the game: 1 with perfect information), ``virtual_loss``,
+  ``leaf_capacity`` and ``query_samples`` (a batch size and a sample size for self-play) are not
+  kept;
+* ``resolving`` and ``protocol``: continual re-solving and the protocol's choice of predecessor
+  (SoG's networks of enumerated games);
+* ``rebel``: ReBeL's subgame depth, iterations, updates and play (``sog.baselines.rebel``'s
+  networks; its values are checked by ``ReBeLConfig`` where the agent is built).
+
+A pool network of a pgx game has only ``search``. ``scripts/evaluate.py`` and ``scripts/play.py``
+use the sections of the agent they run for every flag not given on the command line and say so.
 """
 
 from __future__ import annotations
@@ -23,39 +35,56 @@ from sog.search import gtcfr
 from sog.search import resolving
 
 FILE = "search.json"
-#: The fields kept per section: GT-CFR's that the scripts' flags set (s aside: every setting SoG(s, c)
-#: names it), re-solving's, and the protocol's choice of predecessor.
+#: The fields kept per section.
 FIELDS = {
-    "search": ("simulations_per_phase", "updates", "prior_temperature", "puct_constant", "redraws",
-               "tie_break", "open_chance", "averaging"),
-    "resolving": tuple(f.name for f in dataclasses.fields(resolving.ResolvingConfig)),
-    "protocol": ("predecessor",),
+  "search": (
+    "simulations_per_phase",
+    "updates",
+    "prior_temperature",
+    "puct_constant",
+    "redraws",
+    "tie_break",
+    "open_chance",
+    "averaging",
+  ),
+  "resolving": tuple(f.name for f in dataclasses.fields(resolving.ResolvingConfig)),
+  "protocol": ("predecessor",),
+  "rebel": ("depth", "iterations", "updates", "play"),
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class SearchSettings:
-  """Search, re-solving and protocol settings, each section a dict of the fields in :data:`FIELDS`."""
+  """The settings of one checkpoint: each section a dict of some of its fields in :data:`FIELDS`
+  (empty where the section does not apply)."""
 
-  search: dict[str, Any]
-  resolving: dict[str, Any]
-  protocol: dict[str, Any]
+  search: dict[str, Any] = dataclasses.field(default_factory=dict)
+  resolving: dict[str, Any] = dataclasses.field(default_factory=dict)
+  protocol: dict[str, Any] = dataclasses.field(default_factory=dict)
+  rebel: dict[str, Any] = dataclasses.field(default_factory=dict)
 
   def __post_init__(self):
     for section, allowed in FIELDS.items():
+      if not isinstance(getattr(self, section), dict):
+        raise ValueError(
+          f"search settings: section {section} must be an object, got "
+          f"{type(getattr(self, section)).__name__}"
+        )
       unknown = sorted(set(getattr(self, section)) - set(allowed))
       if unknown:
-        raise ValueError(f"search settings: unknown {section} keys {unknown}; valid keys: "
-                         f"{list(allowed)}")
+        raise ValueError(
+          f"search settings: unknown {section} keys {unknown}; valid keys: {list(allowed)}"
+        )
     predecessor = self.protocol.get("predecessor", "own")
     if predecessor not in composed.PREDECESSORS:
-      raise ValueError(f"search settings: predecessor must be one of {composed.PREDECESSORS}, got "
-                       f"{predecessor!r}")
+      raise ValueError(
+        f"search settings: predecessor must be one of {composed.PREDECESSORS}, got {predecessor!r}"
+      )
     self.search_config(1)  # ValueError naming a bad value, as the configs do
     self.resolving_config()
 
   def search_config(self, simulations: int) -> gtcfr.GTCFRConfig:
-    """GT-CFR's config with these settings and s = ``simulations`` (the library's defaults elsewhere)."""
+    """GT-CFR's config: these settings, s = ``simulations``, the library's defaults elsewhere."""
     return gtcfr.GTCFRConfig(simulations=simulations, **self.search)
 
   def resolving_config(self) -> resolving.ResolvingConfig:
@@ -65,26 +94,53 @@ class SearchSettings:
   def predecessor(self) -> str:
     return self.protocol.get("predecessor", "own")
 
-  def items(self) -> list[tuple[str, Any]]:
-    """(field, value) pairs of every section, in :data:`FIELDS` order."""
-    return [(key, getattr(self, section)[key]) for section, keys in FIELDS.items() for key in keys
-            if key in getattr(self, section)]
+  @property
+  def sections(self) -> tuple[str, ...]:
+    """The sections that hold settings, in :data:`FIELDS` order."""
+    return tuple(section for section in FIELDS if getattr(self, section))
+
+  def items(self, sections: tuple[str, ...] | None = None) -> list[tuple[str, Any]]:
+    """(field, value) pairs of ``sections`` (default: all), in :data:`FIELDS` order."""
+    return [
+      (key, getattr(self, section)[key])
+      for section, keys in FIELDS.items()
+      if sections is None or section in sections
+      for key in keys
+      if key in getattr(self, section)
+    ]
 
 
-def of(search: gtcfr.GTCFRConfig,
-       resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-       predecessor: str = "own") -> SearchSettings:
-  """Every field of :data:`FIELDS` as ``search``, ``resolving_config`` and ``predecessor`` set it."""
-  return SearchSettings(search={key: getattr(search, key) for key in FIELDS["search"]},
-                        resolving={key: getattr(resolving_config, key) for key in FIELDS["resolving"]},
-                        protocol={"predecessor": predecessor})
+def of(
+  search: gtcfr.GTCFRConfig | None = None,
+  resolving_config: resolving.ResolvingConfig | None = None,
+  predecessor: str | None = None,
+  rebel: Any = None,
+) -> SearchSettings:
+  """The settings of the given configs, every field of their sections (``rebel``: a
+  ``ReBeLConfig``, or anything with its fields as attributes)."""
+
+  def section(name: str, config: Any) -> dict[str, Any]:
+    return {} if config is None else {key: getattr(config, key) for key in FIELDS[name]}
+
+  return SearchSettings(
+    search=section("search", search),
+    resolving=section("resolving", resolving_config),
+    protocol={} if predecessor is None else {"predecessor": predecessor},
+    rebel=section("rebel", rebel),
+  )
 
 
 def write(directory: str | pathlib.Path, settings: SearchSettings) -> None:
-  """Writes ``settings`` to ``directory/search.json`` (infinities as the string "inf")."""
-  encode = lambda value: "inf" if isinstance(value, float) and math.isinf(value) else value  # noqa: E731
-  data = {section: {key: encode(value) for key, value in getattr(settings, section).items()}
-          for section in FIELDS}
+  """Writes the sections of ``settings`` that hold settings to ``directory/search.json``
+  (infinities as the string "inf")."""
+
+  def encode(value: Any) -> Any:
+    return "inf" if isinstance(value, float) and math.isinf(value) else value
+
+  data = {
+    section: {key: encode(value) for key, value in getattr(settings, section).items()}
+    for section in settings.sections
+  }
   (pathlib.Path(directory) / FILE).write_text(json.dumps(data, indent=2) + "\n")
 
 
@@ -99,12 +155,22 @@ def read(directory: str | pathlib.Path) -> SearchSettings | None:
   except json.JSONDecodeError as error:
     raise ValueError(f"{path} is not valid JSON: {error}") from None
   if not isinstance(data, dict) or set(data) - set(FIELDS):
-    raise ValueError(f"{path}: expected an object with sections {list(FIELDS)}, got "
-                     f"{sorted(data) if isinstance(data, dict) else type(data).__name__}")
-  decode = lambda value: float("inf") if value == "inf" else value  # noqa: E731
+    raise ValueError(
+      f"{path}: expected an object with sections among {list(FIELDS)}, got "
+      f"{sorted(data) if isinstance(data, dict) else type(data).__name__}"
+    )
+
+  def decode(value: Any) -> Any:
+    return float("inf") if value == "inf" else value
+
   try:
-    return SearchSettings(**{section: {key: decode(value) for key, value in
-                                       dict(data.get(section) or {}).items()}
-                             for section in FIELDS})
+    return SearchSettings(
+      **{
+        section: {key: decode(value) for key, value in values.items()}
+        if isinstance(values, dict)
+        else values
+        for section, values in data.items()
+      }
+    )
   except (ValueError, TypeError) as error:  # a bad value, or a value or section of the wrong type
     raise ValueError(f"{path}: {error}") from None

@@ -16,8 +16,8 @@ from sog.search.resolver import Resolved
 from sog.search.resolver import Resolver
 from sog.search.resolving import ResolvingConfig
 from sog.search.resolving import Summary
-from sog.search.solver import SolveResult
 from sog.search.solver import Solver
+from sog.search.solver import SolveResult
 from sog.search.solver import solve
 from sog.search.solver import solve_subgame
 from sog.search.solver import stack_levels
@@ -28,8 +28,31 @@ from sog.search.subgames import Subgames
 from sog.search.tables import SearchTables
 from sog.search.tables import make_tables
 
-__all__ = ["CFRState", "GTCFR", "GTCFRConfig", "LeafModel", "LeafOutput", "PlacedSummary",
-           "Resolved", "Resolver", "ResolvingConfig", "SearchResult", "SearchTables", "SoGAgent",
-           "SolveResult", "Solver", "Start", "Subgame", "Subgames", "Summary",
-           "exact_leaf_model", "make_tables", "regret_matching", "solve",
-           "solve_subgame", "stack_levels", "subgame_tree", "zero_leaf_model"]
+__all__ = [
+  "GTCFR",
+  "CFRState",
+  "GTCFRConfig",
+  "LeafModel",
+  "LeafOutput",
+  "PlacedSummary",
+  "Resolved",
+  "Resolver",
+  "ResolvingConfig",
+  "SearchResult",
+  "SearchTables",
+  "SoGAgent",
+  "SolveResult",
+  "Solver",
+  "Start",
+  "Subgame",
+  "Subgames",
+  "Summary",
+  "exact_leaf_model",
+  "make_tables",
+  "regret_matching",
+  "solve",
+  "solve_subgame",
+  "stack_levels",
+  "subgame_tree",
+  "zero_leaf_model",
+]

@@ -1,8 +1,8 @@
-"""AlphaZero's search as SoG's perfect-information peer: mctx's PUCT MCTS (``mctx.muzero_policy``) or
-Gumbel MuZero (``mctx.gumbel_muzero_policy``) on a :class:`~sog.games.jax_game.JaxGame`, with the
+"""AlphaZero's search as SoG's perfect-information peer: mctx's PUCT MCTS (``mctx.muzero_policy``)
+or Gumbel MuZero (``mctx.gumbel_muzero_policy``) on a :class:`~sog.games.jax_game.JaxGame`, with the
 environment as the model and a pool leaf model (:class:`~sog.search.pool.PoolLeafModel`) as the
-network, so SoG's GT-CFR (k = 1) and MCTS run with the same network at the same number of simulations
-(the paper's chess and Go comparison at our scale).
+network, so SoG's GT-CFR (k = 1) and MCTS run with the same network at the same number of
+simulations (the paper's chess and Go comparison at our scale).
 
 Two-player zero-sum in mctx's convention: a node's value is the mover's, the reward of a move is the
 mover's utility when it ends the game, and the discount is -1 (the next node's value is the
@@ -31,8 +31,10 @@ def _evaluate(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel, params, s
   out = leaf_model.apply(params, game, states, kind != jax_game.TERMINAL)
   mover_value = jnp.where(kind == 1, out.values[:, 1], out.values[:, 0])
   legal = jax.vmap(game.legal)(states)
-  return (jnp.where(kind == jax_game.TERMINAL, 0.0, mover_value),
-          jnp.where(legal, out.logits, _MASKED))
+  return (
+    jnp.where(kind == jax_game.TERMINAL, 0.0, mover_value),
+    jnp.where(legal, out.logits, _MASKED),
+  )
 
 
 def _recurrent_fn(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel):
@@ -45,17 +47,25 @@ def _recurrent_fn(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel):
     reward = jnp.where(ends, jnp.where(kind == 1, -utility, utility), 0.0)
     value, logits = _evaluate(game, leaf_model, params, children)
     over = jax.vmap(game.kind)(children) == jax_game.TERMINAL
-    return mctx.RecurrentFnOutput(reward=reward, discount=jnp.where(over, 0.0, -1.0),
-                                  prior_logits=logits, value=value), children
+    return mctx.RecurrentFnOutput(
+      reward=reward, discount=jnp.where(over, 0.0, -1.0), prior_logits=logits, value=value
+    ), children
+
   return recurrent_fn
 
 
-def search(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel, params, rng: chex.PRNGKey,
-           roots: chex.ArrayTree, simulations: int,
-           algorithm: str = "muzero") -> mctx.PolicyOutput:
+def search(
+  game: jax_game.JaxGame,
+  leaf_model: types.PoolLeafModel,
+  params,
+  rng: chex.PRNGKey,
+  roots: chex.ArrayTree,
+  simulations: int,
+  algorithm: str = "muzero",
+) -> mctx.PolicyOutput:
   """mctx's search from a batch of states ``roots`` [B, ...]: ``action_weights`` [B, A] (the visit
-  distribution, or Gumbel MuZero's improved policy) and ``action`` [B]. No Dirichlet noise (play, not
-  training); mctx's default constants otherwise."""
+  distribution, or Gumbel MuZero's improved policy) and ``action`` [B]. No Dirichlet noise (play,
+  not training); mctx's default constants otherwise."""
   if algorithm not in ALGORITHMS:
     raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
   value, logits = _evaluate(game, leaf_model, params, roots)
@@ -63,27 +73,36 @@ def search(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel, params, rng:
   invalid = ~jax.vmap(game.legal)(roots)
   recurrent_fn = _recurrent_fn(game, leaf_model)
   if algorithm == "muzero":
-    return mctx.muzero_policy(params, rng, root, recurrent_fn, simulations,
-                              invalid_actions=invalid, dirichlet_fraction=0.0)
-  return mctx.gumbel_muzero_policy(params, rng, root, recurrent_fn, simulations,
-                                   invalid_actions=invalid)
+    return mctx.muzero_policy(
+      params, rng, root, recurrent_fn, simulations, invalid_actions=invalid, dirichlet_fraction=0.0
+    )
+  return mctx.gumbel_muzero_policy(
+    params, rng, root, recurrent_fn, simulations, invalid_actions=invalid
+  )
 
 
 class AlphaZero:
-  """mctx's search on one game with one leaf model, compiled once: ``search(rng, roots)`` on a batch."""
+  """mctx's search of one game and leaf model, compiled once: ``search(rng, roots)``, batched."""
 
-  def __init__(self, game: jax_game.JaxGame, leaf_model: types.PoolLeafModel, simulations: int,
-               algorithm: str = "muzero"):
+  def __init__(
+    self,
+    game: jax_game.JaxGame,
+    leaf_model: types.PoolLeafModel,
+    simulations: int,
+    algorithm: str = "muzero",
+  ):
     if algorithm not in ALGORITHMS:
       raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     if not isinstance(simulations, int) or simulations < 1:
       raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
     if leaf_model.game is not None and leaf_model.game != game.name:
-      raise ValueError(f"AlphaZero: the leaf model values {leaf_model.game}, but the game searched "
-                       f"is {game.name}")
+      raise ValueError(
+        f"AlphaZero: the leaf model values {leaf_model.game}, but the game searched is {game.name}"
+      )
     self.game, self.leaf_model, self.simulations = game, leaf_model, simulations
-    self._search = jax.jit(functools.partial(search, game, leaf_model, simulations=simulations,
-                                             algorithm=algorithm))
+    self._search = jax.jit(
+      functools.partial(search, game, leaf_model, simulations=simulations, algorithm=algorithm)
+    )
 
   def search(self, rng: chex.PRNGKey, roots: chex.ArrayTree, params=None) -> mctx.PolicyOutput:
     params = self.leaf_model.params if params is None else params

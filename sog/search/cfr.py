@@ -3,21 +3,24 @@
 One iteration walks the public tree level by level (see :mod:`sog.games.propagation`): both players'
 ranges go down, counterfactual values come up, and the updating player's regrets and average policy
 change at its nodes. With ``alternating`` updates player 0 is updated first and player 1 then sees
-player 0's new policy, as in OpenSpiel's CFR+; with ``simultaneous`` updates both are updated from the
-same pass, as in GT-CFR. Many iterations run in one ``lax.fori_loop`` / ``lax.scan``.
+player 0's new policy, as in OpenSpiel's CFR+; with ``simultaneous`` updates both are updated from
+the same pass, as in GT-CFR. Many iterations run in one ``lax.fori_loop`` / ``lax.scan``.
 
 Regrets here are per unit of own range (the library's value convention), a positive rescaling of
 OpenSpiel's per infostate, so the policies are the same iteration by iteration.
 
-Depth-limited solving (CFR-D): a tree cut by :meth:`~sog.games.tree.PublicTree.subtree` has leaves; a
-leaf function maps the ranges [L, 2, S] of all L leaves (breadth-first order) to their counterfactual
-values [L, 2, S], called once per pass on the whole batch.
+Depth-limited solving (CFR-D): a tree cut by :meth:`~sog.games.tree.PublicTree.subtree` has leaves;
+a leaf function maps the ranges [L, 2, S] of all L leaves (breadth-first order) to their
+counterfactual values [L, 2, S], called once per pass on the whole batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from collections.abc import Callable
+from collections.abc import Sequence
+import itertools
+from typing import Any
+from typing import Literal
 
 import chex
 import jax
@@ -65,19 +68,23 @@ def init_state(levels: Levels) -> CFRState:
 def split(levels: Levels, flat: chex.Array) -> list[chex.Array]:
   """Cuts an array over the inner nodes (level by level) into per-level pieces (static slices)."""
   offsets = np.cumsum([0] + [level.inner for level in levels])
-  return [flat[lo:hi] for lo, hi in zip(offsets[:-1], offsets[1:])]
+  return [flat[lo:hi] for lo, hi in itertools.pairwise(offsets)]
 
 
 def flat_legal(levels: Levels) -> chex.Array:
   """[M, S, A]: the legal actions at the inner nodes, level by level."""
-  return jnp.concatenate([level.legal[:level.inner] for level in levels])
+  return jnp.concatenate([level.legal[: level.inner] for level in levels])
 
 
 def _acting(levels: Levels, player: int) -> chex.Array:
   """[M, S, A]: where ``player`` acts at a valid infostate with a legal action (inner nodes)."""
-  return jnp.concatenate([((level.kind == player)[:, None] & level.valid[:, player])[:level.inner,
-                                                                                     :, None]
-                          & level.legal[:level.inner] for level in levels])
+  return jnp.concatenate(
+    [
+      ((level.kind == player)[:, None] & level.valid[:, player])[: level.inner, :, None]
+      & level.legal[: level.inner]
+      for level in levels
+    ]
+  )
 
 
 def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
@@ -91,7 +98,9 @@ def regret_matching(regrets: chex.Array, legal: chex.Array) -> chex.Array:
 def per_level_policy(levels: Levels, flat_policy: chex.Array) -> list[chex.Array | None]:
   """A policy [M, S, A] over the inner nodes as :mod:`propagation` takes it: one piece per level
   (None for a level where no player acts)."""
-  return [p if level.actors else None for p, level in zip(split(levels, flat_policy), levels)]
+  return [
+    p if level.actors else None for p, level in zip(split(levels, flat_policy), levels, strict=True)
+  ]
 
 
 def current_policy(levels: Levels, state: CFRState) -> chex.Array:
@@ -106,17 +115,18 @@ def average_policy(levels: Levels, state: CFRState) -> chex.Array:
 
 
 LeafValuesFn = Callable[[list[chex.Array]], tuple[list[chex.Array | None], Any]]
-"""Per-level ranges -> (per-level values of the leaves, None where a level has none; anything else)."""
+"""Per-level ranges -> (per-level leaf values, None where a level has no leaves; anything else)."""
 Entry = Sequence[tuple[chex.Array, chex.Array] | None] | None  # see propagation.reach_down
 
 
 class LeafLayout:
-  """Where a fixed tree's depth-limit leaves sit: static per-level indices, and the batch order (BFS)."""
+  """Where a fixed tree's depth-limit leaves sit: per-level indices and the batch order (BFS)."""
 
   def __init__(self, tree: tree_lib.PublicTree):
     starts = tree.level_starts
-    self.per_level = [np.flatnonzero(tree.is_leaf[starts[d]:starts[d + 1]])
-                      for d in range(tree.num_levels)]
+    self.per_level = [
+      np.flatnonzero(tree.is_leaf[starts[d] : starts[d + 1]]) for d in range(tree.num_levels)
+    ]
     self.nodes = np.flatnonzero(tree.is_leaf)  # tree node indices, in batch order
 
   @property
@@ -124,13 +134,13 @@ class LeafLayout:
     return int(self.nodes.size)
 
   def gather(self, per_level: Sequence[chex.Array]) -> chex.Array:
-    return jnp.concatenate([x[i] for x, i in zip(per_level, self.per_level) if i.size])
+    return jnp.concatenate([x[i] for x, i in zip(per_level, self.per_level, strict=True) if i.size])
 
   def scatter(self, batch: chex.Array, like: Sequence[chex.Array]) -> list[chex.Array | None]:
     out, offset = [], 0
-    for x, i in zip(like, self.per_level):
+    for x, i in zip(like, self.per_level, strict=True):
       if i.size:
-        out.append(jnp.zeros_like(x).at[i].set(batch[offset:offset + i.size]))
+        out.append(jnp.zeros_like(x).at[i].set(batch[offset : offset + i.size]))
         offset += i.size
       else:
         out.append(None)
@@ -145,9 +155,14 @@ class LeafLayout:
     return lambda ranges: (self.scatter(leaf_fn(self.gather(ranges)), ranges), None)
 
 
-def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
-                  leaf_values: LeafValuesFn | None = None, entry: Entry = None,
-                  best_response_values: bool = False):
+def evaluate_pass(
+  levels: Levels,
+  policy: chex.Array,
+  root_ranges: chex.Array,
+  leaf_values: LeafValuesFn | None = None,
+  entry: Entry = None,
+  best_response_values: bool = False,
+):
   """Ranges down and values up for a policy [M, S, A], leaves valued by ``leaf_values``.
 
   Returns per-level ranges, values and action values, and what ``leaf_values`` returned besides its
@@ -161,33 +176,49 @@ def evaluate_pass(levels: Levels, policy: chex.Array, root_ranges: chex.Array,
   values, q_values = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves)
   if not best_response_values:
     return ranges, values, q_values, extra
-  best, _ = propagation.values_up(levels, per_level, ranges, jnp, values_at_leaves,
-                                  best_response=(True, True))
+  best, _ = propagation.values_up(
+    levels, per_level, ranges, jnp, values_at_leaves, best_response=(True, True)
+  )
   return ranges, values, q_values, extra, best
 
 
 def instant_regrets(levels: Levels, values, q_values, player: int) -> chex.Array:
-  """[M, S, A]: Q_i(s, a) - V_i(s) at ``player``'s nodes (zero elsewhere), from one pass's values."""
-  return jnp.concatenate([
-      q[:, player] - v[:level.inner, player][..., None]
+  """[M, S, A]: Q_i(s, a) - V_i(s) at ``player``'s nodes (zero elsewhere) from one pass's values."""
+  return jnp.concatenate(
+    [
+      q[:, player] - v[: level.inner, player][..., None]
       if q is not None and player in level.actors
       else jnp.zeros((level.inner, *level.legal.shape[1:]), v.dtype)
-      for q, v, level in zip(q_values, values, levels)])
+      for q, v, level in zip(q_values, values, levels, strict=True)
+    ]
+  )
 
 
 def own_ranges(levels: Levels, ranges, player: int) -> chex.Array:
   """[M, S, 1]: ``player``'s ranges at the inner nodes (the average policy's weights)."""
-  return jnp.concatenate([r[:level.inner, player] for r, level in zip(ranges, levels)])[..., None]
+  return jnp.concatenate(
+    [r[: level.inner, player] for r, level in zip(ranges, levels, strict=True)]
+  )[..., None]
 
 
-def update_player(levels: Levels, state: CFRState, acting: chex.Array, policy: chex.Array, ranges,
-                  values, q_values, player: int, weight: chex.Array) -> CFRState:
+def update_player(
+  levels: Levels,
+  state: CFRState,
+  acting: chex.Array,
+  policy: chex.Array,
+  ranges,
+  values,
+  q_values,
+  player: int,
+  weight: chex.Array,
+) -> CFRState:
   """Regret-matching+ and linear averaging for ``player`` where ``acting`` [M, S, A] allows."""
   instant = instant_regrets(levels, values, q_values, player)
   own = own_ranges(levels, ranges, player)
   return state.replace(
-      regrets=jnp.where(acting, jnp.maximum(state.regrets + instant, 0.0), state.regrets),
-      policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums))
+    regrets=jnp.where(acting, jnp.maximum(state.regrets + instant, 0.0), state.regrets),
+    policy_sums=jnp.where(acting, state.policy_sums + weight * own * policy, state.policy_sums),
+  )
 
 
 PlayerUpdate = Callable[..., CFRState]
@@ -200,10 +231,16 @@ def acting_masks(levels: Levels) -> chex.Array:
   return jnp.stack([_acting(levels, p) for p in (0, 1)])
 
 
-def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates: Updates,
-              leaf_values: LeafValuesFn | None = None, acting: chex.Array | None = None,
-              entry: Entry = None,
-              update: PlayerUpdate = update_player) -> tuple[CFRState, chex.Array]:
+def iteration(
+  levels: Levels,
+  state: CFRState,
+  root_ranges: chex.Array,
+  updates: Updates,
+  leaf_values: LeafValuesFn | None = None,
+  acting: chex.Array | None = None,
+  entry: Entry = None,
+  update: PlayerUpdate = update_player,
+) -> tuple[CFRState, chex.Array]:
   """One CFR+ iteration (another member of the CFR family with another ``update``); returns the new
   state and the root values [2, S] of the current policies."""
   if acting is None:
@@ -217,26 +254,38 @@ def iteration(levels: Levels, state: CFRState, root_ranges: chex.Array, updates:
     if root_values is None:
       root_values = values[0][0]
     for player in group:
-      state = update(levels, state, acting[player], policy, ranges, values, q_values, player,
-                     weight)
+      state = update(
+        levels, state, acting[player], policy, ranges, values, q_values, player, weight
+      )
   return state.replace(iteration=state.iteration + 1), root_values
 
 
-def run(levels: Levels, state: CFRState, root_ranges: chex.Array, iterations: int, updates: Updates,
-        leaf_values: LeafValuesFn | None = None, record_root_values: bool = False,
-        entry: Entry = None, update: PlayerUpdate = update_player):
+def run(
+  levels: Levels,
+  state: CFRState,
+  root_ranges: chex.Array,
+  iterations: int,
+  updates: Updates,
+  leaf_values: LeafValuesFn | None = None,
+  record_root_values: bool = False,
+  entry: Entry = None,
+  update: PlayerUpdate = update_player,
+):
   """``iterations`` CFR+ iterations (or ``update``'s member of the family) fused in one loop;
   optionally the root values of each."""
   acting = acting_masks(levels)  # loop invariant
-  step = lambda s: iteration(levels, s, root_ranges, updates, leaf_values, acting, entry,  # noqa: E731
-                             update)
+
+  def step(s):
+    return iteration(levels, s, root_ranges, updates, leaf_values, acting, entry, update)
+
   if record_root_values:
     return jax.lax.scan(lambda s, _: step(s), state, None, length=iterations)
   return jax.lax.fori_loop(0, iterations, lambda _, s: step(s)[0], state), None
 
 
-def average_root_values(levels: Levels, state: CFRState, root_ranges: chex.Array,
-                        leaf_values: LeafValuesFn | None = None) -> chex.Array:
+def average_root_values(
+  levels: Levels, state: CFRState, root_ranges: chex.Array, leaf_values: LeafValuesFn | None = None
+) -> chex.Array:
   """Root counterfactual values [2, S] of the average policy (leaves valued by ``leaf_values``)."""
   _, values, _, _ = evaluate_pass(levels, average_policy(levels, state), root_ranges, leaf_values)
   return values[0][0]

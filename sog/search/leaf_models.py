@@ -1,16 +1,18 @@
 """What values a search's frontier: the leaf models GT-CFR queries, in one batch per CFR pass.
 
-A leaf model maps a batch of L public belief states of the search tables (node indices and ranges, with
-a mask for the batch's padding) to counterfactual values [L, 2, S] and policy logits [L, 2, S, A] (the
-prior PUCT uses). Four are provided here: zeros, the exact oracle (a full subgame solve at each leaf's
-current ranges), its warm-started form (each call continues the previous call's solve), and, in
-:mod:`sog.nets.leaf`, the CVPN; ``with_value_error`` adds a fixed error of known size to any of them.
+A leaf model maps a batch of L public belief states of the search tables (node indices and ranges,
+with a mask for the batch's padding) to counterfactual values [L, 2, S] and policy logits [L, 2, S,
+A] (the prior PUCT uses). Four are provided here: zeros, the exact oracle (a full subgame solve at
+each leaf's current ranges), its warm-started form (each call continues the previous call's solve),
+and, in :mod:`sog.nets.leaf`, the CVPN; ``with_value_error`` adds a fixed error of known size to any
+of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import chex
 import jax
@@ -35,34 +37,39 @@ class LeafOutput(NamedTuple):
 class LeafModel(NamedTuple):
   """``apply(params, tables, nodes [L], ranges [L, 2, S], mask [L]) -> LeafOutput``.
 
-  ``params`` (network weights, or None) is an argument of the compiled search, never a constant in it.
-  Rows where ``mask`` is False are padding: their outputs are ignored.
+  ``params`` (network weights, or None) is an argument of the compiled search, never a constant in
+  it. Rows where ``mask`` is False are padding: their outputs are ignored.
 
-  A stateful model gives ``init_state(tables) -> state`` and takes the state as a sixth argument,
-  ``apply(params, tables, nodes, ranges, mask, state)``, returning the next one in
-  :attr:`LeafOutput.state`; a search starts from ``init_state`` and carries the state from one call to
-  the next (the warm-started oracle keeps its CFR+ run there).
+  A stateful model gives ``init_state(tables, start) -> state`` and takes the state as a sixth
+  argument, ``apply(params, tables, nodes, ranges, mask, state)``, returning the next one in
+  :attr:`LeafOutput.state`; a search starts from ``init_state`` (with its
+  :class:`~sog.search.types.Start`; None outside a GT-CFR search, in a depth-limited solve) and
+  carries the state from one call to the next (the warm-started oracle keeps its CFR+ run there,
+  :func:`routed_leaf_model` the search's start).
 
   ``game`` is the canonical name of the one game a model values (a network's; searchers refuse it on
-  another game with :func:`check_model_game`); None for a model that values any game's tables (zeros, the
-  exact oracle).
+  another game with :func:`check_model_game`); None for a model that values any game's tables
+  (zeros, the exact oracle).
   """
 
   apply: Callable[..., LeafOutput]
   params: Any = None
-  init_state: Callable[[tables_lib.SearchTables], Any] | None = None
+  init_state: Callable[[tables_lib.SearchTables, Any], Any] | None = None
   game: str | None = None
 
 
 def check_model_game(model: LeafModel, game_name: str, searcher: str) -> None:
   """``ValueError`` naming both games where ``model`` is for another game than ``game_name``."""
   if not isinstance(model, LeafModel):
-    raise ValueError(f"{searcher}: the leaf model must be a sog.search.LeafModel, got "
-                     f"{type(model).__name__}")
+    raise ValueError(
+      f"{searcher}: the leaf model must be a sog.search.LeafModel, got {type(model).__name__}"
+    )
   if model.game is not None and model.game != game_name:
-    raise ValueError(f"{searcher}: the leaf model values {model.game}, but the game searched is "
-                     f"{game_name}; give it a leaf model of {game_name} (a network trained on it, or "
-                     "the game-independent exact_leaf_model / zero_leaf_model)")
+    raise ValueError(
+      f"{searcher}: the leaf model values {model.game}, but the game searched is "
+      f"{game_name}; give it a leaf model of {game_name} (a network trained on it, or "
+      "the game-independent exact_leaf_model / zero_leaf_model)"
+    )
 
 
 def stateful_apply(model: LeafModel) -> Callable[..., LeafOutput]:
@@ -76,15 +83,17 @@ def stateful_apply(model: LeafModel) -> Callable[..., LeafOutput]:
   return apply
 
 
-def initial_state(model: LeafModel, tables: tables_lib.SearchTables) -> Any:
-  """The state a search starts ``model`` from in ``tables`` (``()`` for a stateless model)."""
-  return () if model.init_state is None else model.init_state(tables)
+def initial_state(model: LeafModel, tables: tables_lib.SearchTables, start: Any = None) -> Any:
+  """The state a search from ``start`` (a :class:`~sog.search.types.Start`, or None) starts
+  ``model`` from in ``tables`` (``()`` for a stateless model)."""
+  return () if model.init_state is None else model.init_state(tables, start)
 
 
 def _uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.Array:
   legal = tables.legal[nodes]
-  return jnp.broadcast_to(jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2,
-                                                                        *legal.shape[1:]))
+  return jnp.broadcast_to(
+    jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])
+  )
 
 
 def zero_leaf_model() -> LeafModel:
@@ -122,71 +131,95 @@ def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel
     error = jnp.where(valid, error - residual, 0.0)
     return out._replace(values=out.values + error * own_mass[..., ::-1, :])
 
-  return LeafModel(apply, model.params, lambda tables: initial_state(model, tables), model.game)
+  return LeafModel(
+    apply, model.params, lambda tables, start: initial_state(model, tables, start), model.game
+  )
 
 
 def trembled(ranges: chex.Array, valid: chex.Array, tremble: float) -> chex.Array:
   """ranges + tremble * uniform over each player's valid infostates (ranges are at most 1).
 
-  Solving a subgame at trembled ranges makes every player's strategy there a best response to a reach
-  that includes every opponent infostate. Where the opponent's true range is 0 (or nearly), an
-  untrembled solve returns an arbitrary strategy (or one exploiting a sliver of a range), against which
-  a trunk's regrets for entering the subgame are wrong; see :func:`exact_leaf_model`.
+  Solving a subgame at trembled ranges makes every player's strategy there a best response to a
+  reach that includes every opponent infostate. Where the opponent's true range is 0 (or nearly), an
+  untrembled solve returns an arbitrary strategy (or one exploiting a sliver of a range), against
+  which a trunk's regrets for entering the subgame are wrong; see :func:`exact_leaf_model`.
   """
   valid = valid.astype(ranges.dtype)
   return ranges + tremble * valid / jnp.maximum(valid.sum(-1, keepdims=True), 1.0)
 
 
-def solve_at_nodes(tables: tables_lib.SearchTables, nodes: chex.Array, ranges: chex.Array,
-                   mask: chex.Array, iterations: int, tremble: float):
+def solve_at_nodes(
+  tables: tables_lib.SearchTables,
+  nodes: chex.Array,
+  ranges: chex.Array,
+  mask: chex.Array,
+  iterations: int,
+  tremble: float,
+):
   """Solves the disjoint subgames below ``nodes`` at ``ranges`` together, by one CFR+ run over the
   whole tables (alternating updates) in which each node's ranges enter the tree at that node.
 
-  No node may lie below another. Returns the average policy [M, S, A] at the tables' inner nodes, and
-  its per-level ranges and values at the true (untrembled) ranges.
+  No node may lie below another. Returns the average policy [M, S, A] at the tables' inner nodes,
+  and its per-level ranges and values at the true (untrembled) ranges.
   """
-  policy, ranges, values, _ = continue_solve(tables, nodes, ranges, mask, iterations, tremble,
-                                             cfr.init_state(tables.levels))
+  policy, ranges, values, _ = continue_solve(
+    tables, nodes, ranges, mask, iterations, tremble, cfr.init_state(tables.levels)
+  )
   return policy, ranges, values
 
 
-def continue_solve(tables: tables_lib.SearchTables, nodes: chex.Array, ranges: chex.Array,
-                   mask: chex.Array, iterations: int, tremble: float, state: cfr.CFRState):
+def continue_solve(
+  tables: tables_lib.SearchTables,
+  nodes: chex.Array,
+  ranges: chex.Array,
+  mask: chex.Array,
+  iterations: int,
+  tremble: float,
+  state: cfr.CFRState,
+):
   """:func:`solve_at_nodes` continuing the CFR+ run ``state`` (regrets, average and iteration count
   over the tables' inner nodes) for ``iterations`` more iterations; returns its state too."""
   n = tables.num_nodes
   inside = jnp.zeros(n, bool).at[nodes].max(mask)
   entry_ranges = jnp.where(mask[:, None, None], ranges, 0.0)
   placed = jnp.zeros((n, *ranges.shape[1:]), ranges.dtype).at[nodes].add(entry_ranges)
-  shaken = jnp.zeros_like(placed).at[nodes].add(
-      jnp.where(mask[:, None, None], trembled(ranges, tables.valid[nodes], tremble), 0.0))
+  shaken = (
+    jnp.zeros_like(placed)
+    .at[nodes]
+    .add(jnp.where(mask[:, None, None], trembled(ranges, tables.valid[nodes], tremble), 0.0))
+  )
   levels = tables.levels
   zero_root = jnp.zeros(ranges.shape[1:], ranges.dtype)
-  entry = list(zip(tables.split(inside), tables.split(shaken)))
+  entry = list(zip(tables.split(inside), tables.split(shaken), strict=True))
   state, _ = cfr.run(levels, state, zero_root, iterations, "alternating", entry=entry)
   policy = cfr.average_policy(levels, state)
-  ranges, values, _, _ = cfr.evaluate_pass(levels, policy, zero_root,
-                                           entry=list(zip(tables.split(inside),
-                                                          tables.split(placed))))
+  ranges, values, _, _ = cfr.evaluate_pass(
+    levels,
+    policy,
+    zero_root,
+    entry=list(zip(tables.split(inside), tables.split(placed), strict=True)),
+  )
   return policy, ranges, values, state
 
 
-def realisation_weights(tables: tables_lib.SearchTables, policy: chex.Array,
-                        ranges: list[chex.Array]) -> chex.Array:
-  """[M, S, A]: the actor's range at each inner node times its policy (zero where no player acts)."""
-  own = jnp.concatenate([r[:level.inner] for r, level in zip(ranges, tables.levels)])
+def realisation_weights(
+  tables: tables_lib.SearchTables, policy: chex.Array, ranges: list[chex.Array]
+) -> chex.Array:
+  """[M, S, A]: the actor's range at each inner node times its policy (zero where none acts)."""
+  own = jnp.concatenate([r[: level.inner] for r, level in zip(ranges, tables.levels, strict=True)])
   kind = tables.to_inner(tables.kind)
   actor_range = jnp.where((kind == 1)[:, None], own[:, 1], own[:, 0])
   return jnp.where((kind < 2)[:, None, None], actor_range[..., None] * policy, 0.0)
 
 
-def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3, warm_start: bool = False,
-                     policy_prior: bool = False) -> LeafModel:
-  """The exact oracle: each leaf's full subgame solved by ``iterations`` of CFR+ at its current ranges
-  (trembled by ``tremble``, valued at the true ranges); a uniform prior, or with ``policy_prior`` the
-  solve's average policy at each leaf (what a perfect CVPN's policy head would give: with k = 1 the
-  prior decides which child an expansion adds, so a uniform prior leaves that choice to the action
-  order).
+def exact_leaf_model(
+  iterations: int = 200, tremble: float = 1e-3, warm_start: bool = False, policy_prior: bool = False
+) -> LeafModel:
+  """The exact oracle: each leaf's full subgame solved by ``iterations`` of CFR+ at its current
+  ranges (trembled by ``tremble``, valued at the true ranges); a uniform prior, or with
+  ``policy_prior`` the solve's average policy at each leaf (what a perfect CVPN's policy head would
+  give: with k = 1 the prior decides which child an expansion adds, so a uniform prior leaves that
+  choice to the action order).
 
   All leaves are solved in one CFR+ run over the search tables (their subgames are disjoint), so one
   oracle call costs ``iterations`` double passes over the root's subgame, however many leaves there
@@ -194,12 +227,12 @@ def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3, warm_start: b
   leaf strategies, so a search can average them into a strategy for the whole subgame (CFR-D's
   sound composition, see :meth:`sog.search.gtcfr.GTCFR.completed_policy`).
 
-  Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid infostates,
-  then valued at its true ranges. Without the tremble, a leaf one player never reaches leaves the other
-  indifferent, its solve returns an arbitrary (uniform) strategy there, and the trunk's regrets for
-  entering the leaf are computed against it: CFR-D then settles on a wrong value (on a Leduc subgame,
-  0.313 against the full solve's 0.303). The tremble makes every leaf strategy a best response to some
-  reach, and the values stay exactly zero-sum at the true ranges.
+  Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid
+  infostates, then valued at its true ranges. Without the tremble, a leaf one player never reaches
+  leaves the other indifferent, its solve returns an arbitrary (uniform) strategy there, and the
+  trunk's regrets for entering the leaf are computed against it: CFR-D then settles on a wrong value
+  (on a Leduc subgame, 0.313 against the full solve's 0.303). The tremble makes every leaf strategy
+  a best response to some reach, and the values stay exactly zero-sum at the true ranges.
 
   ``warm_start``: a stateful model whose calls within one search continue one CFR+ run over the
   tables instead of starting afresh, so after t calls the solve below the frontier has had
@@ -216,10 +249,15 @@ def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3, warm_start: b
 
   def solve(tables, nodes, ranges, mask, state):
     def run(state):
-      policy, node_ranges, values, state = continue_solve(tables, nodes, ranges, mask, iterations,
-                                                          tremble, state)
-      return (jnp.concatenate(values)[nodes], realisation_weights(tables, policy, node_ranges),
-              policy, state)
+      policy, node_ranges, values, state = continue_solve(
+        tables, nodes, ranges, mask, iterations, tremble, state
+      )
+      return (
+        jnp.concatenate(values)[nodes],
+        realisation_weights(tables, policy, node_ranges),
+        policy,
+        state,
+      )
 
     def nothing(state):
       policy = jnp.zeros(tables.to_inner(tables.legal).shape, ranges.dtype)
@@ -232,11 +270,96 @@ def exact_leaf_model(iterations: int = 200, tremble: float = 1e-3, warm_start: b
       logits = jnp.where(logits > -jnp.inf, at_leaves[:, None], logits)
     return LeafOutput(values, logits, policy_sums, state)
 
-  def init_state(tables):
+  def init_state(tables, start=None):
+    del start
     return cfr.init_state(tables.levels)
 
   if warm_start:
-    return LeafModel(lambda params, tables, nodes, ranges, mask, state: solve(
-        tables, nodes, ranges, mask, state), init_state=init_state)
-  return LeafModel(lambda params, tables, nodes, ranges, mask: solve(
-      tables, nodes, ranges, mask, init_state(tables))._replace(state=()))
+    return LeafModel(
+      lambda params, tables, nodes, ranges, mask, state: solve(tables, nodes, ranges, mask, state),
+      init_state=init_state,
+    )
+  return LeafModel(
+    lambda params, tables, nodes, ranges, mask: solve(
+      tables, nodes, ranges, mask, init_state(tables)
+    )._replace(state=())
+  )
+
+
+#: The classes of leaf queries :func:`routed_leaf_model` can hand to the oracle.
+QUERY_CLASSES = (
+  "off_branch",
+  "below_focus",
+  "first_search",
+  "player_0",
+  "player_1",
+  "low_reach",
+  "high_reach",
+)
+
+
+def routed_leaf_model(
+  model: LeafModel, oracle: LeafModel, route: str, reach_threshold: float = 0.1
+) -> LeafModel:
+  """``model`` with ``oracle`` answering one class of its queries: what a network's error in that
+  class costs (the oracle stands in for a network that is exact there and only there).
+
+  ``route`` is one of :data:`QUERY_CLASSES`:
+
+  * ``off_branch`` / ``below_focus``: leaves off the re-solving branch s_prev -> s_pub (the children
+    of the branch a re-solve keeps as frontier leaves throughout), or below s_pub (the frontier the
+    search grows);
+  * ``first_search``: every leaf of a search that starts at the game's root (the searches without
+    a predecessor, from the game's root beliefs);
+  * ``player_0`` / ``player_1``: that player's values at every leaf (the other player's from
+    ``model``; the leaf's values are then no longer zero-sum);
+  * ``low_reach`` / ``high_reach``: player i's values where the opponent's range mass at the leaf is
+    below / at least ``reach_threshold`` (counterfactual values scale with it).
+
+  The policy logits (PUCT's prior) are always ``model``'s. ``oracle`` must be stateless (the cold
+  exact oracle, :func:`exact_leaf_model`); it is called only in passes where some row is routed to
+  it, on those rows. The routing needs the search's start: a search outside GT-CFR (a depth-limited
+  solve) is refused.
+  """
+  if route not in QUERY_CLASSES:
+    raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
+  if oracle.init_state is not None:
+    raise ValueError("routed_leaf_model: the oracle must be stateless (a cold exact_leaf_model)")
+  inner = stateful_apply(model)
+
+  def init_state(tables, start):
+    if start is None:
+      raise ValueError(
+        "routed_leaf_model routes by the search's start (s_prev, s_pub): it values GT-CFR "
+        "searches only, not depth-limited solves"
+      )
+    focus = jnp.asarray(start.focus, jnp.int32)
+    level = jnp.argmax(tables.ancestors[focus] == focus).astype(jnp.int32)
+    first = tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
+    return (focus, level, first, initial_state(model, tables, start))
+
+  def rows(tables, nodes, ranges, state):
+    """[L, 2] bool: the (leaf, player) values the oracle gives."""
+    focus, level, first, _ = state
+    below = tables.ancestors[nodes, level] == focus
+    opponent_mass = jnp.where(tables.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
+    by_leaf = {
+      "off_branch": ~below,
+      "below_focus": below,
+      "first_search": jnp.broadcast_to(first, below.shape),
+    }
+    if route in by_leaf:
+      return jnp.broadcast_to(by_leaf[route][:, None], (nodes.shape[0], 2))
+    if route.startswith("player_"):
+      return jnp.broadcast_to(jnp.arange(2) == int(route[-1]), (nodes.shape[0], 2))
+    low = opponent_mass < reach_threshold
+    return low if route == "low_reach" else ~low
+
+  def apply(params, tables, nodes, ranges, mask, state):
+    out = inner(params, tables, nodes, ranges, mask, state[-1])
+    routed = rows(tables, nodes, ranges, state) & mask[:, None]
+    exact = oracle.apply(None, tables, nodes, ranges, routed.any(-1)).values
+    values = jnp.where(routed[..., None], exact, out.values)
+    return LeafOutput(values, out.logits, state=(*state[:-1], out.state))
+
+  return LeafModel(apply, model.params, init_state, model.game)

@@ -1,20 +1,21 @@
-"""Continual re-solving (SoG, "Modified continual re-solving"): where a search starts from a summary.
+"""Continual re-solving (SoG, "Modified continual re-solving"): where a search starts from a
+summary.
 
 After a search, a player keeps a :class:`Summary`: the tree's public states, and there both players'
-ranges and counterfactual values under the search's average policy. At the player's next decision, at
-public state s_pub, :func:`plan` makes the next search's :class:`~sog.search.types.Start`:
+ranges and counterfactual values under the search's average policy. At the player's next decision,
+at public state s_pub, :func:`plan` makes the next search's :class:`~sog.search.types.Start`:
 
-  * s_prev is the public state of the summary's tree closest to s_pub (its deepest ancestor there, s_pub
-    itself if the tree holds it);
+  * s_prev is the public state of the summary's tree closest to s_pub (its deepest ancestor there,
+    s_pub itself if the tree holds it);
   * the initial tree is the single branch from s_prev down to s_pub, with every other child of the
     branch's nodes a frontier leaf; simulations start at s_pub, so the tree grows only below it, and
     the player acts with the re-solved average policy at s_pub;
-  * the root ranges are the summary's at s_prev. Safe re-solving keeps the player's own range and puts
-    the gadget (:mod:`sog.search.gadget`) on the opponent's: at each opponent infostate, Terminate
-    pays the summary's counterfactual value there, Follow enters the subgame, and the opponent's range
-    is alpha * (Follow probability) * p_o + (1 - alpha) * (its range in the summary), p_o the chance
-    weight of the infostate at s_prev (so both terms are ranges in the same units). Unsafe re-solving keeps
-    both ranges of the summary and no gadget.
+  * the root ranges are the summary's at s_prev. Safe re-solving keeps the player's own range and
+    puts the gadget (:mod:`sog.search.gadget`) on the opponent's: at each opponent infostate,
+    Terminate pays the summary's counterfactual value there, Follow enters the subgame, and the
+    opponent's range is alpha * (Follow probability) * p_o + (1 - alpha) * (its range in the
+    summary), p_o the chance weight of the infostate at s_prev (so both terms are ranges in the same
+    units). Unsafe re-solving keeps both ranges of the summary and no gadget.
 
 The first decision of a game starts from :func:`initial_summary` (the game's root and its prior
 beliefs, no gadget): a search from the root down the branch to the current state.
@@ -33,7 +34,6 @@ from sog.search import gadget as gadget_lib
 from sog.search import tables as tables_lib
 from sog.search import types
 
-
 TERMINATE_VALUES = ("average", "best_response")
 
 
@@ -42,7 +42,8 @@ class ResolvingConfig:
   """How a re-solving search starts.
 
   Attributes:
-    safe: put the gadget on the opponent's range (SoG); False: unsafe re-solving, the opponent's range
+    safe: put the gadget on the opponent's range (SoG); False: unsafe re-solving, the opponent's
+    range
       of the earlier search taken as given.
     alpha: the gadget's weight in the opponent's range, alpha * f * p_o + (1 - alpha) * r_prev (SoG
       and DeepStack use 0.5; 1 is the plain gadget with its safety guarantee).
@@ -66,8 +67,10 @@ class ResolvingConfig:
     if not 0.0 <= self.alpha <= 1.0:
       raise ValueError(f"re-solving: alpha must be in [0, 1], got {self.alpha}")
     if self.terminate_values not in TERMINATE_VALUES:
-      raise ValueError(f"re-solving: terminate_values must be one of {TERMINATE_VALUES}, got "
-                       f"{self.terminate_values!r}")
+      raise ValueError(
+        f"re-solving: terminate_values must be one of {TERMINATE_VALUES}, got "
+        f"{self.terminate_values!r}"
+      )
 
 
 @chex.dataclass(frozen=True)
@@ -88,23 +91,34 @@ class Summary:
 
 
 def initial_summary(tables: tables_lib.SearchTables, root_ranges: chex.Array) -> Summary:
-  """The summary before any search: the tables' root with ``root_ranges`` [2, S] (the game's priors)."""
+  """The summary before any search: the tables' root, ``root_ranges`` [2, S] (the game's priors)."""
   n, S = tables.num_nodes, tables.valid.shape[-1]
   dtype = tables.levels[0].payoff.dtype
   ranges = jnp.zeros((n, 2, S), dtype).at[0].set(jnp.asarray(root_ranges, dtype) * tables.valid[0])
-  return Summary(in_tree=jnp.arange(n) == 0, ranges=ranges, values=jnp.zeros((n, 2, S), dtype),
-                 resolvable=jnp.bool_(False))
+  return Summary(
+    in_tree=jnp.arange(n) == 0,
+    ranges=ranges,
+    values=jnp.zeros((n, 2, S), dtype),
+    resolvable=jnp.bool_(False),
+  )
 
 
 def summarise(result: types.SearchResult, config: ResolvingConfig = ResolvingConfig()) -> Summary:
   """The summary a player keeps from a search (its values by ``config.terminate_values``)."""
-  values = result.best_response_values if config.terminate_values == "best_response" else result.values
-  return Summary(in_tree=result.in_tree, ranges=result.ranges, values=values,
-                 resolvable=jnp.ones_like(result.in_tree[0]))
+  values = (
+    result.best_response_values if config.terminate_values == "best_response" else result.values
+  )
+  return Summary(
+    in_tree=result.in_tree,
+    ranges=result.ranges,
+    values=values,
+    resolvable=jnp.ones_like(result.in_tree[0]),
+  )
 
 
-def closest_known(tables: tables_lib.SearchTables, in_tree: chex.Array,
-                  node: chex.Array) -> chex.Array:
+def closest_known(
+  tables: tables_lib.SearchTables, in_tree: chex.Array, node: chex.Array
+) -> chex.Array:
   """s_prev: the deepest ancestor of ``node`` (itself included) in ``in_tree`` (-1 if none)."""
   path = tables.ancestors[node]
   known = (path >= 0) & in_tree[jnp.maximum(path, 0)]
@@ -112,8 +126,12 @@ def closest_known(tables: tables_lib.SearchTables, in_tree: chex.Array,
   return jnp.where(deepest >= 0, path[jnp.maximum(deepest, 0)], -1)
 
 
-def plan(tables: tables_lib.SearchTables, summary: Summary, node: chex.Array,
-         config: ResolvingConfig = ResolvingConfig()) -> types.Start:
+def plan(
+  tables: tables_lib.SearchTables,
+  summary: Summary,
+  node: chex.Array,
+  config: ResolvingConfig = ResolvingConfig(),
+) -> types.Start:
   """The start of the re-solving search for the player acting at ``node`` (s_pub).
 
   ``node`` must be a decision node whose ancestors include a public state of the summary's tree (the
@@ -130,8 +148,11 @@ def plan(tables: tables_lib.SearchTables, summary: Summary, node: chex.Array,
   opponent = 1 - player
   ranges = summary.ranges[root]
   gadget = gadget_lib.Gadget(
-      enabled=summary.resolvable & config.safe, player=opponent,
-      terminate_values=summary.values[root, opponent], previous_range=ranges[opponent],
-      prior=tables.prior_weight[root, opponent].astype(ranges.dtype),
-      alpha=jnp.asarray(config.alpha, ranges.dtype))
+    enabled=summary.resolvable & config.safe,
+    player=opponent,
+    terminate_values=summary.values[root, opponent],
+    previous_range=ranges[opponent],
+    prior=tables.prior_weight[root, opponent].astype(ranges.dtype),
+    alpha=jnp.asarray(config.alpha, ranges.dtype),
+  )
   return types.Start(root=root, focus=node, branch=branch, ranges=ranges, gadget=gadget)

@@ -1,15 +1,16 @@
 """Compact search tables: a search rooted at a public state runs on that state's subgame alone.
 
-A GT-CFR pass costs a pass over its tables, whatever the size of the tree grown in them, so a re-solve
-deep in a game should not run on the whole game's tables. :class:`Subgames` gives, for any public state
-n of a game, the tables of n's subgame padded to a shape shared by every subgame rooted at n's depth
-(per depth below the root: the most inner nodes and the most terminals any of them has, filled with
-dummy nodes, :meth:`sog.games.tree.PublicTree.padded`). One compiled search then serves every root at
-one depth, and searches rooted at one depth run as one vmapped batch with a leading axis on the tables.
+A GT-CFR pass costs a pass over its tables, whatever the size of the tree grown in them, so a
+re-solve deep in a game should not run on the whole game's tables. :class:`Subgames` gives, for any
+public state n of a game, the tables of n's subgame padded to a shape shared by every subgame rooted
+at n's depth (per depth below the root: the most inner nodes and the most terminals any of them has,
+filled with dummy nodes, :meth:`sog.games.tree.PublicTree.padded`). One compiled search then serves
+every root at one depth, and searches rooted at one depth run as one vmapped batch with a leading
+axis on the tables.
 
-The padded levels share their static fields too (the actors present, whether infostates change), set to
-what holds for all subgames of the depth, and the utility scale PUCT divides by is the whole game's, so
-a search in a subgame makes the choices the same search makes in the game's tables.
+The padded levels share their static fields too (the actors present, whether infostates change), set
+to what holds for all subgames of the depth, and the utility scale PUCT divides by is the whole
+game's, so a search in a subgame makes the choices the same search makes in the game's tables.
 """
 
 from __future__ import annotations
@@ -63,9 +64,9 @@ class Subgame:
 
 @dataclasses.dataclass(frozen=True)
 class PlacedSummary:
-  """A re-solving summary (:class:`sog.search.resolving.Summary`) over the nodes of the tables it was
-  made in, with the game node of each of those nodes (-1 at padding): what a player keeps between
-  searches that run in different subgames' tables."""
+  """A re-solving summary (:class:`sog.search.resolving.Summary`) over the nodes of the tables it
+  was made in, with the game node of each of those nodes (-1 at padding): what a player keeps
+  between searches that run in different subgames' tables."""
 
   summary: resolving.Summary
   game_nodes: np.ndarray
@@ -81,9 +82,12 @@ class PlacedSummary:
 
   def on(self, subgame: Subgame) -> resolving.Summary:
     """The summary moved onto ``subgame``'s nodes (nothing known outside the summary's tables)."""
-    return self.summary.replace(**{name: subgame.to_local(np.asarray(getattr(self.summary, name)),
-                                                          self.game_nodes)
-                                   for name in ("in_tree", "ranges", "values")})
+    return self.summary.replace(
+      **{
+        name: subgame.to_local(np.asarray(getattr(self.summary, name)), self.game_nodes)
+        for name in ("in_tree", "ranges", "values")
+      }
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +106,8 @@ class Subgames:
 
   Args:
     tree: a game's whole public tree.
-    frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a search
+    frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a
+    search
       there); a subgame's capacity is this bound or its number of non-terminal nodes, if smaller.
   """
 
@@ -116,10 +121,13 @@ class Subgames:
   def initial_summary(self, root_ranges) -> PlacedSummary:
     """The summary before a game's first search (its root and ``root_ranges`` [2, S])."""
     whole = self(0)
-    return PlacedSummary(jax.device_get(resolving.initial_summary(whole.tables, root_ranges)),
-                         whole.game_nodes)
+    return PlacedSummary(
+      jax.device_get(resolving.initial_summary(whole.tables, root_ranges)), whole.game_nodes
+    )
 
-  def resolving_subgame(self, placed: PlacedSummary, node: int) -> tuple[Subgame, resolving.Summary]:
+  def resolving_subgame(
+    self, placed: PlacedSummary, node: int
+  ) -> tuple[Subgame, resolving.Summary]:
     """Where the re-solve at game node ``node`` from ``placed`` runs: the subgame of its s_prev, and
     the summary moved there (:func:`sog.search.resolving.plan` takes both, with ``local[node]``)."""
     s_prev = placed.closest_known(self.tree, node)
@@ -132,7 +140,9 @@ class Subgames:
     """The subgame below game node ``node``."""
     node = int(node)
     if not 0 <= node < self.tree.num_nodes or self.tree.kind[node] == rules_lib.TERMINAL:
-      raise ValueError(f"a subgame's root must be a non-terminal node of {self.tree.name}, got {node}")
+      raise ValueError(
+        f"a subgame's root must be a non-terminal node of {self.tree.name}, got {node}"
+      )
     if node not in self._built:
       self._built[node] = self._build(node)
     return self._built[node]
@@ -142,11 +152,15 @@ class Subgames:
     template = self._templates[depth]
     sub = self.tree.subtree(node).padded(template.inner, template.terminal, template.dummy_kinds)
     tables = tables_lib.make_tables(sub)
-    levels = tuple(level.replace(actors=actors, same_infostates=same, inner_terminals=False)
-                   for level, actors, same in zip(tables.levels, template.actors,
-                                                  template.same_infostates))
-    tables = tables.replace(levels=levels, utility_scale=jnp.asarray(
-        self._utility_scale, tables.utility_scale.dtype))
+    levels = tuple(
+      level.replace(actors=actors, same_infostates=same, inner_terminals=False)
+      for level, actors, same in zip(
+        tables.levels, template.actors, template.same_infostates, strict=True
+      )
+    )
+    tables = tables.replace(
+      levels=levels, utility_scale=jnp.asarray(self._utility_scale, tables.utility_scale.dtype)
+    )
     local = np.full(self.tree.num_nodes, -1, np.int32)
     real = sub.game_node >= 0
     local[sub.game_node[real]] = np.flatnonzero(real)
@@ -160,9 +174,13 @@ def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:
   ancestors = tables_lib.ancestors(tree)
   terminal = tree.kind == rules_lib.TERMINAL
   S = tree.max_infostates
-  same = ((tree.up_infostate == np.arange(S)) | (tree.up_weight == 0)).reshape(
-      tree.num_nodes, -1).all(-1)
-  # Per (subgame root, depth below it): inner and terminal nodes, kinds present, any changing infostate.
+  same = (
+    ((tree.up_infostate == np.arange(S)) | (tree.up_weight == 0))
+    .reshape(tree.num_nodes, -1)
+    .all(-1)
+  )
+  # Per (subgame root, depth below it): inner and terminal nodes, kinds present, any changing
+  # infostate.
   counts = np.zeros((tree.num_nodes, depths, 2), np.int64)
   kinds = np.zeros((tree.num_nodes, depths, 4), bool)
   changes = np.zeros((tree.num_nodes, depths), bool)
@@ -177,15 +195,17 @@ def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:
     at_depth = np.flatnonzero((tree.depth == d) & ~terminal)
     if not at_depth.size:
       continue
-    size = counts[at_depth].max(0)                    # [depths, 2]
+    size = counts[at_depth].max(0)  # [depths, 2]
     levels = int(np.flatnonzero(size.sum(-1))[-1]) + 1
-    present = kinds[at_depth].any(0)[:levels]          # [levels, 4]
-    dummy = [next((k for k in (0, 1, rules_lib.CHANCE) if row[k]), rules_lib.CHANCE)
-             for row in present]
+    present = kinds[at_depth].any(0)[:levels]  # [levels, 4]
+    dummy = [
+      next((k for k in (0, 1, rules_lib.CHANCE) if row[k]), rules_lib.CHANCE) for row in present
+    ]
     templates[d] = _Template(
-        inner=tuple(int(x) for x in size[:levels, 0]),
-        terminal=tuple(int(x) for x in size[:levels, 1]),
-        dummy_kinds=tuple(dummy),
-        actors=tuple(tuple(p for p in (0, 1) if row[p]) for row in present),
-        same_infostates=tuple(bool(x) for x in ~changes[at_depth].any(0)[:levels]))
+      inner=tuple(int(x) for x in size[:levels, 0]),
+      terminal=tuple(int(x) for x in size[:levels, 1]),
+      dummy_kinds=tuple(dummy),
+      actors=tuple(tuple(p for p in (0, 1) if row[p]) for row in present),
+      same_infostates=tuple(bool(x) for x in ~changes[at_depth].any(0)[:levels]),
+    )
   return templates

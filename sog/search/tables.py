@@ -1,8 +1,8 @@
 """The fixed-shape tables a search runs on: the public subgame below its root, on the device.
 
-A GT-CFR search grows its tree inside these tables: the tables hold every public state the search could
-ever add (the root's whole subgame, enumerated once), and the search keeps masks of which of them are
-in its tree. Two views of the same nodes are kept:
+A GT-CFR search grows its tree inside these tables: the tables hold every public state the search
+could ever add (the root's whole subgame, enumerated once), and the search keeps masks of which of
+them are in its tree. Two views of the same nodes are kept:
 
   * ``levels``: the per-depth :class:`~sog.games.tree.Level` tables that CFR passes walk;
   * node-global arrays (index = node of the subgame tree, breadth-first), which a simulation walking
@@ -13,6 +13,8 @@ the CFR state's order; ``inner_position`` maps a node to its row there.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import flax.struct
 import jax
@@ -29,24 +31,24 @@ class SearchTables:
   """A public subgame as device arrays (a pytree; ``level_starts`` and the sizes are static)."""
 
   levels: cfr.Levels
-  kind: jnp.ndarray            # [N] int8
-  parent: jnp.ndarray          # [N] int32 (-1 at the root)
-  ancestors: jnp.ndarray       # [N, D] int32: the node's ancestor at each level (itself at its own
-                               # level, -1 below it)
-  valid: jnp.ndarray           # [N, 2, S] bool
-  prior_weight: jnp.ndarray    # [N, 2, S]: p_i(s), the chance part of a range (tree.prior_weights)
-  legal: jnp.ndarray           # [N, S, A] bool
-  can_act: jnp.ndarray         # [N, A] bool: legal at some valid infostate of the node's actor
-                               # (player 1's rows at chance nodes and terminals)
-  up_child: jnp.ndarray        # [N, A, K] int32 node index (-1: empty slot)
-  up_infostate: jnp.ndarray    # [N, A, K, 2, S] int32
-  up_weight: jnp.ndarray       # [N, A, K, 2, S]
-  pair_weight: jnp.ndarray     # [N, S, S]: W(s0, s1), zero for impossible world states
-  encoding: jnp.ndarray        # [N, E] float32: the public state's network input
-  game_node: jnp.ndarray       # [N] int32: the node in the game's full tree
-  inner_nodes: jnp.ndarray     # [M] int32: the node of each inner row
+  kind: jnp.ndarray  # [N] int8
+  parent: jnp.ndarray  # [N] int32 (-1 at the root)
+  ancestors: jnp.ndarray  # [N, D] int32: the node's ancestor at each level (itself at its own
+  # level, -1 below it)
+  valid: jnp.ndarray  # [N, 2, S] bool
+  prior_weight: jnp.ndarray  # [N, 2, S]: p_i(s), the chance part of a range (tree.prior_weights)
+  legal: jnp.ndarray  # [N, S, A] bool
+  can_act: jnp.ndarray  # [N, A] bool: legal at some valid infostate of the node's actor
+  # (player 1's rows at chance nodes and terminals)
+  up_child: jnp.ndarray  # [N, A, K] int32 node index (-1: empty slot)
+  up_infostate: jnp.ndarray  # [N, A, K, 2, S] int32
+  up_weight: jnp.ndarray  # [N, A, K, 2, S]
+  pair_weight: jnp.ndarray  # [N, S, S]: W(s0, s1), zero for impossible world states
+  encoding: jnp.ndarray  # [N, E] float32: the public state's network input
+  game_node: jnp.ndarray  # [N] int32: the node in the game's full tree
+  inner_nodes: jnp.ndarray  # [M] int32: the node of each inner row
   inner_position: jnp.ndarray  # [N] int32: the inner row of each node (-1 for terminals)
-  utility_scale: jnp.ndarray   # scalar: max |u| over terminal world states (PUCT's value unit)
+  utility_scale: jnp.ndarray  # scalar: max |u| over terminal world states (PUCT's value unit)
   level_starts: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
 
   @property
@@ -59,7 +61,7 @@ class SearchTables:
 
   def split(self, per_node: jnp.ndarray) -> list[jnp.ndarray]:
     """Cuts an array over the nodes into per-level pieces (static slices)."""
-    return [per_node[lo:hi] for lo, hi in zip(self.level_starts[:-1], self.level_starts[1:])]
+    return [per_node[lo:hi] for lo, hi in itertools.pairwise(self.level_starts)]
 
   def to_inner(self, per_node: jnp.ndarray) -> jnp.ndarray:
     """The rows of a per-node array at the inner nodes, in the CFR state's order."""
@@ -69,24 +71,38 @@ class SearchTables:
 def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
   """The tables of ``tree`` (a game's tree or a subgame's, without depth-limit leaves)."""
   if tree.is_leaf.any():
-    raise ValueError("a search runs on a complete subgame: the tree must not have depth-limit leaves")
-  inner_nodes = np.concatenate([start + np.arange(level.inner)
-                                for start, level in zip(tree.level_starts, tree.levels)])
+    raise ValueError(
+      "a search runs on a complete subgame: the tree must not have depth-limit leaves"
+    )
+  inner_nodes = np.concatenate(
+    [
+      start + np.arange(level.inner)
+      for start, level in zip(tree.level_starts[:-1], tree.levels, strict=True)
+    ]
+  )
   inner_position = np.full(tree.num_nodes, -1, np.int32)
   inner_position[inner_nodes] = np.arange(inner_nodes.size, dtype=np.int32)
   actor_valid = tree.valid[np.arange(tree.num_nodes), np.clip(tree.kind, 0, 1)]  # [N, S]
   return SearchTables(
-      levels=cfr.device_levels(tree, dtype), kind=jnp.asarray(tree.kind),
-      parent=jnp.asarray(tree.parent, jnp.int32), ancestors=jnp.asarray(ancestors(tree)),
-      valid=jnp.asarray(tree.valid), prior_weight=jnp.asarray(tree.prior_weight, dtype),
-      legal=jnp.asarray(tree.legal),
-      can_act=jnp.asarray((tree.legal & actor_valid[..., None]).any(1)),
-      up_child=jnp.asarray(tree.up_child), up_infostate=jnp.asarray(tree.up_infostate),
-      up_weight=jnp.asarray(tree.up_weight, dtype), pair_weight=jnp.asarray(tree.pair_weight, dtype),
-      encoding=jnp.asarray(tree.encoding), game_node=jnp.asarray(tree.game_node),
-      inner_nodes=jnp.asarray(inner_nodes, jnp.int32), inner_position=jnp.asarray(inner_position),
-      utility_scale=jnp.asarray(utility_scale(tree), dtype),
-      level_starts=tuple(int(x) for x in tree.level_starts))
+    levels=cfr.device_levels(tree, dtype),
+    kind=jnp.asarray(tree.kind),
+    parent=jnp.asarray(tree.parent, jnp.int32),
+    ancestors=jnp.asarray(ancestors(tree)),
+    valid=jnp.asarray(tree.valid),
+    prior_weight=jnp.asarray(tree.prior_weight, dtype),
+    legal=jnp.asarray(tree.legal),
+    can_act=jnp.asarray((tree.legal & actor_valid[..., None]).any(1)),
+    up_child=jnp.asarray(tree.up_child),
+    up_infostate=jnp.asarray(tree.up_infostate),
+    up_weight=jnp.asarray(tree.up_weight, dtype),
+    pair_weight=jnp.asarray(tree.pair_weight, dtype),
+    encoding=jnp.asarray(tree.encoding),
+    game_node=jnp.asarray(tree.game_node),
+    inner_nodes=jnp.asarray(inner_nodes, jnp.int32),
+    inner_position=jnp.asarray(inner_position),
+    utility_scale=jnp.asarray(utility_scale(tree), dtype),
+    level_starts=tuple(int(x) for x in tree.level_starts),
+  )
 
 
 def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
@@ -105,8 +121,9 @@ def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
 def utility_scale(tree: tree_lib.PublicTree) -> float:
   """max |u_0| over the terminal world states of ``tree`` (payoff = W * u_0); 1 if all are 0."""
   terminal = (tree.kind == rules_lib.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
-  utilities = np.abs(np.divide(tree.payoff, tree.pair_weight, out=np.zeros_like(tree.payoff),
-                               where=terminal))
+  utilities = np.abs(
+    np.divide(tree.payoff, tree.pair_weight, out=np.zeros_like(tree.payoff), where=terminal)
+  )
   return float(utilities.max()) or 1.0
 
 
@@ -115,25 +132,35 @@ def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
   return bool((tree.valid.sum(-1) <= 1).all())
 
 
-def frontier_capacity(tree: tree_lib.PublicTree, simulations: int,
-                      actions_per_expansion: int | None, branches: bool = False,
-                      chance_with_parent: bool = False) -> int:
-  """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree grown
-  by ``simulations`` expansions, each adding the children of at most ``actions_per_expansion`` actions
-  (None: all; chance nodes always add all their outcomes), from the root and its children or, with
-  ``branches``, from any branch of the tree with the children of its nodes (a re-solving start).
-  With ``chance_with_parent`` an expansion also adds the outcomes of the chance nodes it adds."""
+def frontier_capacity(
+  tree: tree_lib.PublicTree,
+  simulations: int,
+  actions_per_expansion: int | None,
+  branches: bool = False,
+  chance_with_parent: bool = False,
+) -> int:
+  """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree
+  grown by ``simulations`` expansions, each adding the children of at most ``actions_per_expansion``
+  actions (None: all; chance nodes always add all their outcomes), from the root and its children
+  or, with ``branches``, from any branch of the tree with the children of its nodes (a re-solving
+  start). With ``chance_with_parent`` an expansion also adds the outcomes of the chance nodes it
+  adds."""
   non_terminal = tree.kind != rules_lib.TERMINAL
   slots = tree.up_child.reshape(tree.num_nodes, -1)
   grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
-  distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows)])
+  distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows, strict=True)])
   if chance_with_parent:  # a chance child is opened at once: its outcomes count instead of it
-    chance_children = [np.unique(row[g & (tree.kind[np.maximum(row, 0)] == rules_lib.CHANCE)])
-                       for row, g in zip(slots, grows)]
+    chance_children = [
+      np.unique(row[g & (tree.kind[np.maximum(row, 0)] == rules_lib.CHANCE)])
+      for row, g in zip(slots, grows, strict=True)
+    ]
     distinct = distinct + np.array([distinct[c].sum() for c in chance_children], np.int64)
   added = distinct
-  if (actions_per_expansion is not None and actions_per_expansion < tree.num_actions
-      and not chance_with_parent):  # (the top-k bound does not count opened chance outcomes)
+  if (
+    actions_per_expansion is not None
+    and actions_per_expansion < tree.num_actions
+    and not chance_with_parent
+  ):  # (the top-k bound does not count opened chance outcomes)
     per_action = grows.reshape(tree.up_child.shape).sum(-1)
     top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
     added = np.where(tree.kind == rules_lib.CHANCE, distinct, np.minimum(distinct, top))
@@ -152,7 +179,7 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   Traceable: a search's simulations walk the tree with it, and self-play games advance with it.
   """
   kind = tables.kind[node]
-  children = tables.up_child[node]                               # [A, K]
+  children = tables.up_child[node]  # [A, K]
   safe = jnp.maximum(children, 0)
   weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
   # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1).
@@ -161,7 +188,7 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   # A player: the slot of its action that its infostate and the opponent's world state lead to.
   actor = jnp.clip(kind, 0, 1)
   own = jnp.where(actor == 0, s0, s1)
-  own_next = tables.up_infostate[node, action, :, actor, own]     # [K]
+  own_next = tables.up_infostate[node, action, :, actor, own]  # [K]
   t0 = jnp.where(actor == 0, own_next, s0)
   t1 = jnp.where(actor == 1, own_next, s1)
   fits = (tables.up_weight[node, action, :, actor, own] > 0) & (weight_next(t0, t1)[action] > 0)

@@ -18,7 +18,6 @@ from sog.search import cfr
 from sog.search import gadget as gadget_lib
 from sog.search import tables as tables_lib
 
-
 TIE_BREAKS = ("action", "prior")
 OPEN_CHANCE = ("own_simulation", "with_parent")
 AVERAGING = ("global", "per_node")
@@ -44,8 +43,8 @@ class GTCFRConfig:
       (self-play's actors and query solver hand them on; other searches ignore them).
     updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
       OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
-      per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by SoG's
-      protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
+      per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by
+      SoG's protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
       simultaneous (docs/results/leduc_protocol.md).
     redraws: how often a simulation whose walk added no public state (it ended at a terminal, or
       found nothing missing) is walked again from a new world state, while the focus's subgame is
@@ -53,7 +52,8 @@ class GTCFRConfig:
       section counts them ("k child states are added to the tree at each iteration"); 0: every walk
       counts as a simulation, whatever it adds (the library before this option). Every walk's
       visits count either way. Leduc, cold exact oracle, SoG(100,1) by the protocol, seeds 0-4:
-      149 -> 96 mbb/h with the paper's simultaneous updates (docs/results/leduc_selfplay.md, "How the search grows").
+      149 -> 96 mbb/h with the paper's simultaneous updates (docs/results/leduc_selfplay.md, "How
+      the search grows").
     tie_break: how PUCT breaks a tie of Q + U between actions: "prior" (the highest prior, at random
       among equal priors) or "action" (the lowest action index, argmax's order: fold first in poker;
       the library before this option). At an infostate with no visits U is 0, so PUCT is argmax Q,
@@ -82,24 +82,32 @@ class GTCFRConfig:
 
   def __post_init__(self):
     checks = [
-        (isinstance(self.simulations, int) and self.simulations >= 1,
-         "simulations (s) must be an int >= 1"),
-        (self.simulations_per_phase > 0, "simulations_per_phase (c) must be > 0"),
-        (self.expansion_k is None or (isinstance(self.expansion_k, int) and self.expansion_k >= 1),
-         "expansion_k (k) must be None (the game's default) or an int >= 1"),
-        (self.puct_constant >= 0, "puct_constant must be >= 0"),
-        (self.prior_temperature > 0, "prior_temperature must be > 0"),
-        (self.virtual_loss >= 0, "virtual_loss must be >= 0"),
-        (self.leaf_capacity is None or (isinstance(self.leaf_capacity, int)
-                                        and self.leaf_capacity >= 1),
-         "leaf_capacity must be None or an int >= 1"),
-        (isinstance(self.query_samples, int) and self.query_samples >= 0,
-         "query_samples must be an int >= 0"),
-        (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
-        (isinstance(self.redraws, int) and self.redraws >= 0, "redraws must be an int >= 0"),
-        (self.tie_break in TIE_BREAKS, f"tie_break must be one of {TIE_BREAKS}"),
-        (self.open_chance in OPEN_CHANCE, f"open_chance must be one of {OPEN_CHANCE}"),
-        (self.averaging in AVERAGING, f"averaging must be one of {AVERAGING}"),
+      (
+        isinstance(self.simulations, int) and self.simulations >= 1,
+        "simulations (s) must be an int >= 1",
+      ),
+      (self.simulations_per_phase > 0, "simulations_per_phase (c) must be > 0"),
+      (
+        self.expansion_k is None or (isinstance(self.expansion_k, int) and self.expansion_k >= 1),
+        "expansion_k (k) must be None (the game's default) or an int >= 1",
+      ),
+      (self.puct_constant >= 0, "puct_constant must be >= 0"),
+      (self.prior_temperature > 0, "prior_temperature must be > 0"),
+      (self.virtual_loss >= 0, "virtual_loss must be >= 0"),
+      (
+        self.leaf_capacity is None
+        or (isinstance(self.leaf_capacity, int) and self.leaf_capacity >= 1),
+        "leaf_capacity must be None or an int >= 1",
+      ),
+      (
+        isinstance(self.query_samples, int) and self.query_samples >= 0,
+        "query_samples must be an int >= 0",
+      ),
+      (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
+      (isinstance(self.redraws, int) and self.redraws >= 0, "redraws must be an int >= 0"),
+      (self.tie_break in TIE_BREAKS, f"tie_break must be one of {TIE_BREAKS}"),
+      (self.open_chance in OPEN_CHANCE, f"open_chance must be one of {OPEN_CHANCE}"),
+      (self.averaging in AVERAGING, f"averaging must be one of {AVERAGING}"),
     ]
     for ok, message in checks:
       if not ok:
@@ -129,9 +137,9 @@ class QuerySample:
   """A uniform sample (without replacement) of the leaf queries of a search: the Q queries with the
   smallest random keys; ``keys`` is inf in unused rows."""
 
-  nodes: chex.Array   # [Q] int32, search-table nodes (``tables.game_node``: the game's node)
+  nodes: chex.Array  # [Q] int32, search-table nodes (``tables.game_node``: the game's node)
   ranges: chex.Array  # [Q, 2, S]
-  keys: chex.Array    # [Q]
+  keys: chex.Array  # [Q]
 
   @property
   def valid(self) -> chex.Array:
@@ -143,10 +151,10 @@ class Start:
   """Where a search starts (all arrays, so a batch of starts runs under ``vmap``).
 
   A plain search starts at its root: ``root == focus``, the branch is the root alone. A re-solving
-  search (:mod:`sog.search.resolving`) starts at s_prev, the public state of an earlier search's tree
-  closest to the current one: its initial tree is the branch from s_prev down to the current public
-  state (the focus) with every child of the branch's nodes (off-branch ones as frontier leaves), and
-  its simulations start at the focus, so the tree only grows below it.
+  search (:mod:`sog.search.resolving`) starts at s_prev, the public state of an earlier search's
+  tree closest to the current one: its initial tree is the branch from s_prev down to the current
+  public state (the focus) with every child of the branch's nodes (off-branch ones as frontier
+  leaves), and its simulations start at the focus, so the tree only grows below it.
 
   Attributes:
     root: scalar int32, the node whose ranges are given (s_prev).
@@ -163,15 +171,20 @@ class Start:
   gadget: gadget_lib.Gadget
 
 
-def root_start(tables: tables_lib.SearchTables, root_ranges: chex.Array,
-               node: chex.Array | int = 0) -> Start:
+def root_start(
+  tables: tables_lib.SearchTables, root_ranges: chex.Array, node: chex.Array | int = 0
+) -> Start:
   """A plain search from ``node`` (default the tables' root) at ``root_ranges`` [2, S]: the search
   of a public belief state, as the query solver runs."""
   num_infostates = tables.valid.shape[-1]
   root = jnp.asarray(node, jnp.int32)
-  return Start(root=root, focus=root, branch=jnp.arange(tables.num_nodes) == root,
-               ranges=root_ranges.astype(tables.levels[0].payoff.dtype) * tables.valid[root],
-               gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype))
+  return Start(
+    root=root,
+    focus=root,
+    branch=jnp.arange(tables.num_nodes) == root,
+    ranges=root_ranges.astype(tables.levels[0].payoff.dtype) * tables.valid[root],
+    gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype),
+  )
 
 
 @chex.dataclass(frozen=True)
@@ -182,21 +195,21 @@ class SearchState:
   cfr: cfr.CFRState
   start: Start
   gadget: gadget_lib.GadgetState
-  in_tree: chex.Array         # [N] bool: in the tree (counted by CFR)
-  expanded: chex.Array        # [N] bool: an interior node of the tree
-  added: chex.Array           # [N, A] bool: actions whose children are in the tree
-  visits: chex.Array          # [M, S, A]
-  prior: chex.Array           # [M, S, A]: the actor's prior policy
-  action_values: chex.Array   # [M, S, A]: PUCT's Q, the actor's normalised action values
-  ranges: chex.Array          # [N, 2, S]: of the latest CFR pass
+  in_tree: chex.Array  # [N] bool: in the tree (counted by CFR)
+  expanded: chex.Array  # [N] bool: an interior node of the tree
+  added: chex.Array  # [N, A] bool: actions whose children are in the tree
+  visits: chex.Array  # [M, S, A]
+  prior: chex.Array  # [M, S, A]: the actor's prior policy
+  action_values: chex.Array  # [M, S, A]: PUCT's Q, the actor's normalised action values
+  ranges: chex.Array  # [N, 2, S]: of the latest CFR pass
   leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
-  leaf_state: Any               # a stateful leaf model's state (() for the others)
+  leaf_state: Any  # a stateful leaf model's state (() for the others)
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
-  leaf_calls: chex.Array        # leaf-model calls made (none by an unbatched pass with no leaves)
-  interior_since: chex.Array    # [M] int32: the CFR iteration each inner node became interior at
-  walks: chex.Array             # expansion walks made (redraws included)
-  growing_walks: chex.Array     # walks that added at least one public state
+  leaf_calls: chex.Array  # leaf-model calls made (none by an unbatched pass with no leaves)
+  interior_since: chex.Array  # [M] int32: the CFR iteration each inner node became interior at
+  walks: chex.Array  # expansion walks made (redraws included)
+  growing_walks: chex.Array  # walks that added at least one public state
   rng: chex.Array
 
 
@@ -215,7 +228,8 @@ class SearchResult:
       over the iterations (zero unless the leaf model plays there, as the exact oracle does).
     in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
       are terminals or frontier leaves).
-    ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving keeps).
+    ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving
+    keeps).
     best_response_values: [N, 2, S] each player's best-response counterfactual values against the
       other's average policy in the final tree (frontier leaves valued as in ``values``).
     queries: a uniform sample of the leaf PBSs queried across the search.

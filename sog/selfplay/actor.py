@@ -1,21 +1,22 @@
 """Actors: self-play games of the SoG agent (SoG, Algorithm 2, "actor").
 
-G games are played side by side. At every move each game's acting player re-solves from the summary of
-its own last search (continual re-solving, :mod:`sog.search.resolving`; the game's root beliefs at its
-first decision), exactly as :class:`sog.search.SoGAgent` does, and samples its action from
-(1 - eps) * search policy + eps * uniform; chance then acts by its distribution given the world state.
-Each search runs in the compact tables of its re-solving root's subgame (:mod:`sog.search.subgames`),
-so a move deep in a game costs what that subgame costs: the moves of the G games are grouped by the
-depth of that root and run as vmapped chunks of ``chunk`` searches (one compilation per depth). The
-world's step (chance, given the world state) is a jitted function of the game's tables.
+G games are played side by side. At every move each game's acting player re-solves from the summary
+of its own last search (continual re-solving, :mod:`sog.search.resolving`; the game's root beliefs
+at its first decision), exactly as :class:`sog.search.SoGAgent` does, and samples its action from
+(1 - eps) * search policy + eps * uniform; chance then acts by its distribution given the world
+state. Each search runs in the compact tables of its re-solving root's subgame
+(:mod:`sog.search.subgames`), so a move deep in a game costs what that subgame costs: the moves of
+the G games are grouped by the depth of that root and run as vmapped chunks of ``chunk`` searches
+(one compilation per depth). The world's step (chance, given the world state) is a jitted function
+of the game's tables.
 
 What the actors hand on, per search of the played line:
   * a policy example: the PBS at the searched public state (both ranges under the search's average
     policy) with the search's policy for every infostate of the actor as the policy target; with
     probability p_td1 it also carries a TD(1) value target, the game's outcome at the infostate each
     player held (a sample of that infostate's value, in the network's per-opponent-mass units);
-  * each of its sampled leaf queries (``GTCFRConfig.query_samples`` of them, a uniform sample of every
-    PBS its leaf model was asked for), with probability q_search, to the query buffer.
+  * each of its sampled leaf queries (``GTCFRConfig.query_samples`` of them, a uniform sample of
+    every PBS its leaf model was asked for), with probability q_search, to the query buffer.
 Games in progress are not checkpointed: a resumed run starts new games.
 """
 
@@ -58,8 +59,9 @@ def _through_chance(tables: tables_lib.SearchTables, node, s0, s1, rng):
     rng, now = jax.random.split(rng)
     return (*tables_lib.step_world(tables, node, s0, s1, 0, now), rng)
 
-  node, s0, s1, _ = jax.lax.while_loop(lambda c: tables.kind[c[0]] == rules_lib.CHANCE, step,
-                                       (node, s0, s1, rng))
+  node, s0, s1, _ = jax.lax.while_loop(
+    lambda c: tables.kind[c[0]] == rules_lib.CHANCE, step, (node, s0, s1, rng)
+  )
   return node, s0, s1
 
 
@@ -94,8 +96,13 @@ class Actors:
   ended and the queries handed to the solver.
   """
 
-  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1,
-               resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig()):
+  def __init__(
+    self,
+    searcher: gtcfr.GTCFR,
+    config: config_lib.SelfPlayConfig,
+    chunk: int = 1,
+    resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
+  ):
     self.tree, self.config, self.chunk = searcher.tree, config, chunk
     self.searcher = searcher
     self.tables = self.searcher.tables  # the game's: the world steps in them
@@ -114,30 +121,38 @@ class Actors:
     node, s0, s1 = jax.device_get(self._deal(self.tables, self.root_ranges, key))
     return Game(node=int(node), world=np.array([s0, s1]), summaries=[self._initial] * 2)
 
-  def play(self, params, key: chex.PRNGKey,
-           rng: np.random.Generator) -> tuple[buffers.Examples | None, buffers.Queries, int]:
+  def play(
+    self, params, key: chex.PRNGKey, rng: np.random.Generator
+  ) -> tuple[buffers.Examples | None, buffers.Queries, int]:
     """One move of every game; the examples of the games it ended (None if none did), the queries
     handed on, and the number of games it ended."""
     search_key, step_key, deal_key = jax.random.split(key, 3)
     moves = self._search(params, search_key)
     finished, queries = [], []
-    for g, (game, (ranges, policy, sample, summary)) in enumerate(zip(self.games, moves)):
+    for g, (game, (ranges, policy, sample, summary)) in enumerate(
+      zip(self.games, moves, strict=True)
+    ):
       player = int(self.tree.kind[game.node])
       legal = self.tree.legal[game.node, game.world[player]]
       uniform = legal / legal.sum()
       played = np.where(legal, policy[game.world[player]], 0.0).astype(np.float64)
       played = played / played.sum() if played.sum() > 0 else uniform
-      action = rng.choice(legal.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform)
-      game.line.append({"node": game.node, "world": game.world.copy(), "ranges": ranges,
-                        "policy": policy})
+      action = rng.choice(
+        legal.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform
+      )
+      game.line.append(
+        {"node": game.node, "world": game.world.copy(), "ranges": ranges, "policy": policy}
+      )
       game.summaries[player] = summary
       queries.append(sample)
-      node, s0, s1 = jax.device_get(self._advance(self.tables, game.node, *game.world, action,
-                                                  jax.random.fold_in(step_key, g)))
+      node, s0, s1 = jax.device_get(
+        self._advance(self.tables, game.node, *game.world, action, jax.random.fold_in(step_key, g))
+      )
       game.node, game.world = int(node), np.array([s0, s1])
       if self.tree.kind[game.node] == rules_lib.TERMINAL:
-        finished.append(self._line_examples(game.line, outcome(self.tree, game.node, game.world),
-                                            rng))
+        finished.append(
+          self._line_examples(game.line, outcome(self.tree, game.node, game.world), rng)
+        )
         self.games[g] = self._new_game(jax.random.fold_in(deal_key, g))
     examples = buffers.concatenate(finished) if finished else None
     nodes, ranges, keys = (np.concatenate([q[i] for q in queries]) for i in range(3))
@@ -154,21 +169,27 @@ class Actors:
       summaries = resolved.summaries()
       results = jax.device_get(resolved.results)
       sample = results.queries
-      for row, (g, subgame) in enumerate(zip(resolved.jobs, resolved.subgames)):
+      for row, (g, subgame) in enumerate(zip(resolved.jobs, resolved.subgames, strict=True)):
         game_nodes = subgame.game_nodes
-        out[g] = (results.ranges[row, resolved.focus[row]], results.focus_policy[row],
-                  (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
-                  summaries[row])
+        out[g] = (
+          results.ranges[row, resolved.focus[row]],
+          results.focus_policy[row],
+          (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
+          summaries[row],
+        )
     return out
 
-  def _line_examples(self, line: list[dict], utility: np.ndarray,
-                     rng: np.random.Generator) -> buffers.Examples:
+  def _line_examples(
+    self, line: list[dict], utility: np.ndarray, rng: np.random.Generator
+  ) -> buffers.Examples:
     """The examples of one finished game: a policy example per search of its line, with the TD(1)
     value target with probability p_td1."""
     nodes = np.array([m["node"] for m in line])
     ranges = np.stack([m["ranges"] for m in line])
     world = np.stack([m["world"] for m in line])
-    examples = buffers.search_examples(self.tree, nodes, ranges, np.stack([m["policy"] for m in line]))
+    examples = buffers.search_examples(
+      self.tree, nodes, ranges, np.stack([m["policy"] for m in line])
+    )
     td1 = rng.random(len(line)) < self.config.p_td1
     rows = np.arange(len(line))
     values, has_value = examples.values.copy(), examples.has_value.copy()

@@ -44,11 +44,18 @@ class Examples:
 
 def _empty(cls, capacity: int, num_infostates: int, num_actions: int):
   S, A = num_infostates, num_actions
-  shapes = {"nodes": ((), np.int32), "ranges": ((2, S), np.float32),
-            "values": ((2, S), np.float32), "has_value": ((2, S), bool),
-            "policy": ((2, S, A), np.float32), "has_policy": ((2, S), bool)}
-  fields = {name: np.zeros((capacity, *shapes[name][0]), shapes[name][1])
-            for name in cls.__dataclass_fields__}
+  shapes = {
+    "nodes": ((), np.int32),
+    "ranges": ((2, S), np.float32),
+    "values": ((2, S), np.float32),
+    "has_value": ((2, S), bool),
+    "policy": ((2, S, A), np.float32),
+    "has_policy": ((2, S), bool),
+  }
+  fields = {
+    name: np.zeros((capacity, *shapes[name][0]), shapes[name][1])
+    for name in cls.__dataclass_fields__
+  }
   return cls(**fields)
 
 
@@ -62,7 +69,7 @@ class _Ring:
     return min(self.added, self.capacity)
 
   def _write(self, new) -> np.ndarray:
-    """Writes ``new``'s rows (the last ``capacity`` of them) over the oldest; returns their slots."""
+    """Writes ``new``'s rows (its last ``capacity``) over the oldest; returns their slots."""
     count = new.size
     skip = max(0, count - self.capacity)
     slots = (self.added + skip + np.arange(count - skip)) % self.capacity
@@ -87,8 +94,10 @@ class _Ring:
       key = f"{prefix}{name}"
       want = getattr(self.rows, name)
       if key not in state or state[key].shape != want.shape:
-        raise ValueError(f"saved buffer field {key} is missing or has another shape than "
-                         f"{want.shape} (another game or capacity)")
+        raise ValueError(
+          f"saved buffer field {key} is missing or has another shape than "
+          f"{want.shape} (another game or capacity)"
+        )
       want[...] = state[key]
     self.added = int(state[f"{prefix}added"])
 
@@ -136,7 +145,9 @@ class ReplayBuffer(_Ring):
 
   def __init__(self, capacity: int, num_infostates: int, num_actions: int, max_updates: int):
     if capacity < 1 or max_updates < 1:
-      raise ValueError(f"replay capacity and max_updates must be >= 1, got {capacity}, {max_updates}")
+      raise ValueError(
+        f"replay capacity and max_updates must be >= 1, got {capacity}, {max_updates}"
+      )
     super().__init__(_empty(Examples, capacity, num_infostates, num_actions), capacity)
     self.max_updates = max_updates
     self.uses = np.zeros(capacity, np.int32)
@@ -147,17 +158,18 @@ class ReplayBuffer(_Ring):
 
   def available(self) -> int:
     """Examples that may still be drawn."""
-    return int((self.uses[:len(self)] < self.max_updates).sum())
+    return int((self.uses[: len(self)] < self.max_updates).sum())
 
   def sample(self, batch_size: int, rng: np.random.Generator) -> Examples | None:
     """``batch_size`` examples, or None while fewer than that may still be drawn."""
-    eligible = np.flatnonzero(self.uses[:len(self)] < self.max_updates)
+    eligible = np.flatnonzero(self.uses[: len(self)] < self.max_updates)
     if eligible.size < batch_size:
       return None
     slots = rng.choice(eligible, size=batch_size, replace=False)
     self.uses[slots] += 1
-    return Examples(**{name: getattr(self.rows, name)[slots].copy()
-                       for name in self.rows.__dataclass_fields__})
+    return Examples(
+      **{name: getattr(self.rows, name)[slots].copy() for name in self.rows.__dataclass_fields__}
+    )
 
   def state(self) -> dict[str, np.ndarray]:
     return {**self._state("replay_"), "replay_uses": self.uses}
@@ -169,36 +181,54 @@ class ReplayBuffer(_Ring):
     self.uses[...] = state["replay_uses"]
 
 
-def search_examples(tree, nodes: np.ndarray, ranges: np.ndarray, root_policy: np.ndarray,
-                    root_values: np.ndarray | None = None) -> Examples:
+def search_examples(
+  tree,
+  nodes: np.ndarray,
+  ranges: np.ndarray,
+  root_policy: np.ndarray,
+  root_values: np.ndarray | None = None,
+) -> Examples:
   """Examples from searches at public states ``nodes`` [B] with root ``ranges`` [B, 2, S]: the
   search's policy [B, S, A] as the actor's policy target (none at chance nodes) and, if given, its
   root counterfactual values [B, 2, S] as value targets at every valid infostate."""
   nodes = np.asarray(nodes, np.int32)
   count, (S, A) = nodes.shape[0], root_policy.shape[1:]
   kind = tree.kind[nodes]
-  acts = kind[:, None] == np.arange(2)[None, :]                        # [B, 2]
+  acts = kind[:, None] == np.arange(2)[None, :]  # [B, 2]
   valid = tree.valid[nodes]
   policy = np.zeros((count, 2, S, A), np.float32)
   policy[acts] = root_policy[acts.any(-1)]
   has_value = valid if root_values is not None else np.zeros_like(valid)
   values = np.zeros((count, 2, S), np.float32) if root_values is None else root_values
-  return Examples(nodes=nodes, ranges=np.asarray(ranges, np.float32),
-                  values=np.where(has_value, values, 0.0).astype(np.float32), has_value=has_value,
-                  policy=policy * (acts[:, :, None] & valid)[..., None],
-                  has_policy=acts[:, :, None] & valid)
+  return Examples(
+    nodes=nodes,
+    ranges=np.asarray(ranges, np.float32),
+    values=np.where(has_value, values, 0.0).astype(np.float32),
+    has_value=has_value,
+    policy=policy * (acts[:, :, None] & valid)[..., None],
+    has_policy=acts[:, :, None] & valid,
+  )
 
 
 def concatenate(parts: list[Examples]) -> Examples:
-  return Examples(**{name: np.concatenate([getattr(p, name) for p in parts])
-                     for name in Examples.__dataclass_fields__})
+  return Examples(
+    **{
+      name: np.concatenate([getattr(p, name) for p in parts])
+      for name in Examples.__dataclass_fields__
+    }
+  )
 
 
-def hand_on(nodes: np.ndarray, ranges: np.ndarray, keys: np.ndarray, probability: float,
-            rng: np.random.Generator) -> Queries:
-  """The queries of searches' samples (``gtcfr.QuerySample`` fields, any leading shape) that go to the
-  query buffer: each sampled one (finite key) with ``probability``, if both players reach it (a PBS
-  where a player's range is empty has no values to learn)."""
+def hand_on(
+  nodes: np.ndarray,
+  ranges: np.ndarray,
+  keys: np.ndarray,
+  probability: float,
+  rng: np.random.Generator,
+) -> Queries:
+  """The queries of searches' samples (``gtcfr.QuerySample`` fields, any leading shape) that go to
+  the query buffer: each sampled one (finite key) with ``probability``, if both players reach it (a
+  PBS where a player's range is empty has no values to learn)."""
   reached = (ranges.sum(-1) > 0).all(-1)
   handed = np.isfinite(keys) & reached & (rng.random(keys.shape) < probability)
   return Queries(nodes=nodes[handed].astype(np.int32), ranges=ranges[handed].astype(np.float32))

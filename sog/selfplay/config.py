@@ -1,10 +1,11 @@
-"""Typed, validated configuration of a self-play experiment, built from an ``ml_collections`` config.
+"""Typed, validated configuration of a self-play experiment, built from an ``ml_collections``
+config.
 
-Experiment files (``configs/*.py``) return a ``ConfigDict`` so that absl's ``config_flags`` can override
-any field on the command line (``--config.selfplay.q_search=0.5``); :func:`from_config_dict` turns it
-into the frozen dataclasses the library runs on, checking every value (and naming unknown or missing
-keys) before anything is built. Defaults follow SoG's table S2 where it gives a value; the sizes are
-scaled down for one CPU host (see ``configs/README.md``).
+Experiment files (``configs/*.py``) return a ``ConfigDict`` so that absl's ``config_flags`` can
+override any field on the command line (``--config.selfplay.q_search=0.5``);
+:func:`from_config_dict` turns it into the frozen dataclasses the library runs on, checking every
+value (and naming unknown or missing keys) before anything is built. Defaults follow SoG's table S2
+where it gives a value; the sizes are scaled down for one CPU host (see ``configs/README.md``).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ class SelfPlayConfig:
       (a batch is taken within one depth, whose subgames share a shape; on a CPU 1 is fastest, on an
       accelerator more use its width).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
-    p_td1: probability that a search of the played line also becomes a TD(1) value example (the game's
+    p_td1: probability that a search of the played line also becomes a TD(1) value example (the
+    game's
       outcome at the visited infostates).
-    q_search: probability that each of a search's sampled leaf queries (``GTCFRConfig.query_samples``
+    q_search: probability that each of a search's sampled leaf queries
+    (``GTCFRConfig.query_samples``
       of them, a uniform sample of all its queries) goes to the query buffer.
     q_recursive: the same for the query solver's own searches.
     random_queries: queries added per round at random public belief states (uniform non-terminal
@@ -72,8 +75,16 @@ class SelfPlayConfig:
   publish_every: int = 10
 
   def __post_init__(self):
-    positive = ("games", "solver_batch", "search_chunk", "query_capacity", "replay_capacity",
-                "max_updates", "batch_size", "publish_every")
+    positive = (
+      "games",
+      "solver_batch",
+      "search_chunk",
+      "query_capacity",
+      "replay_capacity",
+      "max_updates",
+      "batch_size",
+      "publish_every",
+    )
     for name in positive:
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
         raise ValueError(f"selfplay.{name} must be an int >= 1, got {getattr(self, name)!r}")
@@ -84,8 +95,9 @@ class SelfPlayConfig:
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
     if self.batch_size > self.replay_capacity:
-      raise ValueError(f"selfplay.batch_size ({self.batch_size}) exceeds replay_capacity "
-                       f"({self.replay_capacity})")
+      raise ValueError(
+        f"selfplay.batch_size ({self.batch_size}) exceeds replay_capacity ({self.replay_capacity})"
+      )
 
 
 BACKENDS = ("local", "ray")
@@ -179,11 +191,14 @@ class Experiment:
 
   Attributes:
     game: registry name of the game.
-    game_modules: modules (dotted names or ``.py`` paths) that register the game where it is not built
-      in (:func:`sog.games.register`); every process of the run imports them before loading the game.
-    actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior, ...).
-    resolving: how the actors' and the evaluation's searches re-solve (safe, alpha, Terminate's values).
-    network, optimizer: the CVPN and its training.
+    game_modules: modules (dotted names or ``.py`` paths) that register the game where it is not
+    built
+      in (:func:`sog.games.register`); every process of the run imports them before loading the
+      game.
+    actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior,
+    ...).
+    resolving: how the actors' and the evaluation's searches re-solve (safe, alpha, Terminate's
+    values). network, optimizer: the CVPN and its training.
     selfplay: the roles and buffers.
     evaluation: the periodic exploitability check.
     backend: where the roles run: "local", interleaved in one process round by round
@@ -191,7 +206,8 @@ class Experiment:
       replay buffer) as Ray actors, the query buffer in the driver
       (:class:`sog.selfplay.distributed.RaySelfPlay`).
     ray: the Ray workers (read only when ``backend`` is "ray").
-    max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes first).
+    max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes
+    first).
     max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over
       resumptions (0: none).
     checkpoint_every_seconds: time between checkpoints.
@@ -223,17 +239,29 @@ class Experiment:
 
   def __post_init__(self):
     registry.import_game_modules(self.game_modules)  # ValueError for a bad or missing module
-    object.__setattr__(self, "game_modules", tuple(  # a .py path as an absolute one, for any process
-        str(pathlib.Path(m).resolve()) if m.endswith(".py") else m for m in self.game_modules))
+    object.__setattr__(
+      self,
+      "game_modules",
+      tuple(  # a .py path as an absolute one, for any process
+        str(pathlib.Path(m).resolve()) if m.endswith(".py") else m for m in self.game_modules
+      ),
+    )
     registry.canonical_name(self.game)  # ValueError naming the registered games
     if self.backend not in BACKENDS:
       raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
-    if (self.max_steps < 1 or self.max_seconds < 0 or self.checkpoint_every_seconds <= 0
-        or self.snapshot_every_steps < 0 or self.diagnostics_every_steps < 0):
-      raise ValueError("max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0, "
-                       "snapshot_every_steps and diagnostics_every_steps >= 0; got "
-                       f"{self.max_steps}, {self.max_seconds}, {self.checkpoint_every_seconds}, "
-                       f"{self.snapshot_every_steps}, {self.diagnostics_every_steps}")
+    if (
+      self.max_steps < 1
+      or self.max_seconds < 0
+      or self.checkpoint_every_seconds <= 0
+      or self.snapshot_every_steps < 0
+      or self.diagnostics_every_steps < 0
+    ):
+      raise ValueError(
+        "max_steps must be >= 1, max_seconds >= 0, checkpoint_every_seconds > 0, "
+        "snapshot_every_steps and diagnostics_every_steps >= 0; got "
+        f"{self.max_steps}, {self.max_seconds}, {self.checkpoint_every_seconds}, "
+        f"{self.snapshot_every_steps}, {self.diagnostics_every_steps}"
+      )
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)
@@ -245,11 +273,16 @@ class Experiment:
     return registry.load(self.game)
 
 
-_SECTIONS = {"actor": gtcfr.GTCFRConfig, "solver": gtcfr.GTCFRConfig,
-             "resolving": resolving_lib.ResolvingConfig,
-             "network": nets_config.NetworkConfig, "optimizer": nets_config.OptimizerConfig,
-             "selfplay": SelfPlayConfig, "evaluation": EvaluationConfig,
-             "ray": RayConfig}
+_SECTIONS = {
+  "actor": gtcfr.GTCFRConfig,
+  "solver": gtcfr.GTCFRConfig,
+  "resolving": resolving_lib.ResolvingConfig,
+  "network": nets_config.NetworkConfig,
+  "optimizer": nets_config.OptimizerConfig,
+  "selfplay": SelfPlayConfig,
+  "evaluation": EvaluationConfig,
+  "ray": RayConfig,
+}
 
 
 def _section(name: str, cls: type, values: dict[str, Any]):
@@ -289,20 +322,27 @@ def _move_resolving_keys(values: dict[str, Any]) -> None:
   resolving = dict(values.get("resolving") or {})
   both = sorted(set(moved) & set(resolving))
   if both:
-    raise ValueError(f"config: {['selfplay.' + key for key in both]} and "
-                     f"{['resolving.' + key for key in both]} both set; re-solving settings belong in "
-                     "config.resolving")
+    raise ValueError(
+      f"config: {['selfplay.' + key for key in both]} and "
+      f"{['resolving.' + key for key in both]} both set; re-solving settings belong in "
+      "config.resolving"
+    )
   values["selfplay"], values["resolving"] = selfplay, {**resolving, **moved}
 
 
-def default_config_dict(game: str, simulations: int = gtcfr.GTCFRConfig.simulations,
-                        simulations_per_phase: float = gtcfr.GTCFRConfig.simulations_per_phase
-                        ) -> ml_collections.ConfigDict:
+def default_config_dict(
+  game: str,
+  simulations: int = gtcfr.GTCFRConfig.simulations,
+  simulations_per_phase: float = gtcfr.GTCFRConfig.simulations_per_phase,
+) -> ml_collections.ConfigDict:
   """Every field of an :class:`Experiment` for ``game`` at its default, the actors' and the solver's
   searches SoG(simulations, simulations_per_phase), as a ``ConfigDict`` that experiment files start
   from and change (so the command line can override any field)."""
-  experiment_defaults = {f.name: f.default for f in dataclasses.fields(Experiment)
-                         if f.default is not dataclasses.MISSING}
+  experiment_defaults = {
+    f.name: f.default
+    for f in dataclasses.fields(Experiment)
+    if f.default is not dataclasses.MISSING
+  }
   sections = {name: dataclasses.asdict(cls()) for name, cls in _SECTIONS.items()}
   sections["evaluation"]["settings"] = tuple(sections["evaluation"]["settings"])
   for role in ("actor", "solver"):

@@ -1,21 +1,21 @@
 """SoG's self-play with its roles on Ray (SoG, Algorithm 2, across processes and hosts): actors,
 query solvers and the trainer as Ray actors, the query buffer in the driver.
 
-Each actor worker plays ``selfplay.games`` games of the SoG agent (:class:`sog.selfplay.actor.Actors`)
-and each solver worker runs a query solver (:class:`sog.selfplay.query_solver.QuerySolver`), each
-with its own compiled searches. The trainer worker holds :class:`sog.selfplay.learner.Learner`, the
-CVPN's train state with the replay buffer; the driver reaches it through :class:`RemoteLearner`,
-which has the Learner's interface, so the run's loop, checkpoints and evaluation are the local run's
-(:class:`sog.selfplay.loop.SelfPlay`). The driver keeps one task in flight per actor and solver
-worker. A round gives every idle worker its next task with the trainer's latest published parameters
-(a solver worker only when a full batch of queries waits), waits until at least one task has
-finished, sends the examples the finished tasks returned to the trainer and books their queries, and
-asks the trainer for ``selfplay.train_steps_per_round`` steps per finished actor task (one move of
-its games, as a local round), so training keeps a local run's pace against acting. Acting and
-solving so go on while the trainer trains, on as many cores and hosts as the cluster has; the
-trainer publishes parameters every ``selfplay.publish_every`` steps (one copy in Ray's object store
-per publication, which a worker's next task carries), and can sit on a GPU node
-(``ray.trainer_gpus``).
+Each actor worker plays ``selfplay.games`` games of the SoG agent
+(:class:`sog.selfplay.actor.Actors`) and each solver worker runs a query solver
+(:class:`sog.selfplay.query_solver.QuerySolver`), each with its own compiled searches. The trainer
+worker holds :class:`sog.selfplay.learner.Learner`, the CVPN's train state with the replay buffer;
+the driver reaches it through :class:`RemoteLearner`, which has the Learner's interface, so the
+run's loop, checkpoints and evaluation are the local run's (:class:`sog.selfplay.loop.SelfPlay`).
+The driver keeps one task in flight per actor and solver worker. A round gives every idle worker its
+next task with the trainer's latest published parameters (a solver worker only when a full batch of
+queries waits), waits until at least one task has finished, sends the examples the finished tasks
+returned to the trainer and books their queries, and asks the trainer for
+``selfplay.train_steps_per_round`` steps per finished actor task (one move of its games, as a local
+round), so training keeps a local run's pace against acting. Acting and solving so go on while the
+trainer trains, on as many cores and hosts as the cluster has; the trainer publishes parameters
+every ``selfplay.publish_every`` steps (one copy in Ray's object store per publication, which a
+worker's next task carries), and can sit on a GPU node (``ray.trainer_gpus``).
 
 Checkpoints hold the network, both buffers and the counters, as a local run's. Tasks in flight and
 games in progress are not saved, so a resumed run starts new games, as a local one does, and the
@@ -51,8 +51,9 @@ class _ActorWorker:
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
     searcher = gtcfr.GTCFR(game, leaf_model, experiment.actor)
-    self.actors = actor_lib.Actors(searcher, experiment.selfplay, experiment.selfplay.search_chunk,
-                                   experiment.resolving)
+    self.actors = actor_lib.Actors(
+      searcher, experiment.selfplay, experiment.selfplay.search_chunk, experiment.resolving
+    )
     self.rng = np.random.default_rng([experiment.seed, 1, index])
 
   def restart(self, key: jax.Array) -> None:
@@ -68,8 +69,9 @@ class _SolverWorker:
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
     searcher = gtcfr.GTCFR(game, leaf_model, experiment.solver)
-    self.solver = query_solver.QuerySolver(searcher, experiment.selfplay,
-                                           experiment.selfplay.search_chunk)
+    self.solver = query_solver.QuerySolver(
+      searcher, experiment.selfplay, experiment.selfplay.search_chunk
+    )
     self.rng = np.random.default_rng([experiment.seed, 2, index])
 
   def solve(self, params, queries: buffers.Queries, key: jax.Array):
@@ -83,8 +85,9 @@ class _LearnerWorker:
 
   def __init__(self, experiment: config_lib.Experiment):
     game, network, params, _ = loop.initial_network(experiment)
-    self.learner = learner_lib.Learner(game.tree, network, experiment.optimizer, params,
-                                       experiment.selfplay)
+    self.learner = learner_lib.Learner(
+      game.tree, network, experiment.optimizer, params, experiment.selfplay
+    )
     self.seed = experiment.seed
     self.rng = np.random.default_rng([self.seed, _TRAINING, 0])
 
@@ -92,8 +95,8 @@ class _LearnerWorker:
     self.learner.add(examples)
 
   def train(self, steps: int, published_step: int):
-    """Up to ``steps`` train steps: (their metrics, the step, the published parameters and their step
-    if they changed since ``published_step``, else None)."""
+    """Up to ``steps`` train steps: (their metrics, the step, the published parameters and their
+    step if they changed since ``published_step``, else None)."""
     metrics = self.learner.train(steps, self.rng)
     published = None
     if self.learner.published_step != published_step:
@@ -141,8 +144,7 @@ class RemoteLearner:
     del rng
     if steps <= 0:  # a round that booked no move: no round trip to the trainer
       return []
-    metrics, self.step, published = ray.get(
-        self._worker.train.remote(steps, self._published_step))
+    metrics, self.step, published = ray.get(self._worker.train.remote(steps, self._published_step))
     ray.get(self._sent)  # raises here if an example batch was refused
     self._sent = []
     if published is not None:
@@ -165,22 +167,30 @@ class RemoteLearner:
 
 
 def connect(config: config_lib.RayConfig) -> None:
-  """Joins ``config.address``'s cluster, or starts a local one on this machine's cores; checks that it
-  has the CPUs and GPUs the workers and the trainer reserve (Ray would otherwise wait for them
+  """Joins ``config.address``'s cluster, or starts a local one on this machine's cores; checks that
+  it has the CPUs and GPUs the workers and the trainer reserve (Ray would otherwise wait for them
   forever)."""
   if not ray.is_initialized():
-    ray.init(address=config.address or None, include_dashboard=False, logging_level="warning",
-             configure_logging=False)
+    ray.init(
+      address=config.address or None,
+      include_dashboard=False,
+      logging_level="warning",
+      configure_logging=False,
+    )
   resources = ray.cluster_resources()
   needed = config.workers * config.cpus_per_worker + config.trainer_cpus
   if needed > resources.get("CPU", 0.0):
-    raise ValueError(f"ray: {config.workers} workers x {config.cpus_per_worker:g} CPUs and the "
-                     f"trainer's {config.trainer_cpus:g} need {needed:g} CPUs, the cluster has "
-                     f"{resources.get('CPU', 0.0):g}; lower ray.cpus_per_worker, ray.trainer_cpus "
-                     "or the worker counts")
+    raise ValueError(
+      f"ray: {config.workers} workers x {config.cpus_per_worker:g} CPUs and the "
+      f"trainer's {config.trainer_cpus:g} need {needed:g} CPUs, the cluster has "
+      f"{resources.get('CPU', 0.0):g}; lower ray.cpus_per_worker, ray.trainer_cpus "
+      "or the worker counts"
+    )
   if config.trainer_gpus > resources.get("GPU", 0.0):
-    raise ValueError(f"ray: the trainer reserves {config.trainer_gpus:g} GPUs, the cluster has "
-                     f"{resources.get('GPU', 0.0):g}; lower ray.trainer_gpus")
+    raise ValueError(
+      f"ray: the trainer reserves {config.trainer_gpus:g} GPUs, the cluster has "
+      f"{resources.get('GPU', 0.0):g}; lower ray.trainer_gpus"
+    )
 
 
 class RaySelfPlay(loop.SelfPlay):
@@ -191,8 +201,9 @@ class RaySelfPlay(loop.SelfPlay):
 
   def __init__(self, experiment: config_lib.Experiment):
     if experiment.backend != "ray":
-      raise ValueError(f"RaySelfPlay runs an experiment whose backend is 'ray', not "
-                       f"{experiment.backend!r}")
+      raise ValueError(
+        f"RaySelfPlay runs an experiment whose backend is 'ray', not {experiment.backend!r}"
+      )
     super().__init__(experiment)
 
   def _start_learner(self, params) -> RemoteLearner:
@@ -207,16 +218,23 @@ class RaySelfPlay(loop.SelfPlay):
     actor_class = ray.remote(**options)(_ActorWorker)
     solver_class = ray.remote(**options)(_SolverWorker)
     self._workers = {
-        **{(_ACT, i): actor_class.remote(self.experiment, i) for i in range(config.actor_workers)},
-        **{(_SOLVE, i): solver_class.remote(self.experiment, i)
-           for i in range(config.solver_workers)}}
+      **{(_ACT, i): actor_class.remote(self.experiment, i) for i in range(config.actor_workers)},
+      **{
+        (_SOLVE, i): solver_class.remote(self.experiment, i) for i in range(config.solver_workers)
+      },
+    }
     self._in_flight: dict[ray.ObjectRef, tuple[tuple[str, int], Any]] = {}
     self._published: tuple[Any, ray.ObjectRef] | None = None
 
   def _deal_games(self) -> None:
     start = self._round_key(loop.DEALING)
-    ray.get([worker.restart.remote(jax.random.fold_in(start, i))
-             for (role, i), worker in self._workers.items() if role == _ACT])
+    ray.get(
+      [
+        worker.restart.remote(jax.random.fold_in(start, i))
+        for (role, i), worker in self._workers.items()
+        if role == _ACT
+      ]
+    )
 
   def _params_ref(self, params) -> ray.ObjectRef:
     """The published parameters in Ray's object store, put once per publication."""

@@ -18,9 +18,12 @@ from sog.selfplay import config as config_lib
 def to_batch(tree: tree_lib.PublicTree, examples: buffers.Examples) -> train.Batch:
   """The network's training batch for replay examples."""
   pbs = cvpn_lib.pbs_at(tree, examples.nodes, examples.ranges)
-  targets = losses.Targets(values=jnp.asarray(examples.values), policy=jnp.asarray(examples.policy),
-                           has_policy=jnp.asarray(examples.has_policy),
-                           has_value=jnp.asarray(examples.has_value))
+  targets = losses.Targets(
+    values=jnp.asarray(examples.values),
+    policy=jnp.asarray(examples.policy),
+    has_policy=jnp.asarray(examples.has_policy),
+    has_value=jnp.asarray(examples.has_value),
+  )
   return train.Batch(pbs=pbs, targets=targets)
 
 
@@ -32,15 +35,22 @@ class Learner:
   were taken at). A self-play run holds one in its
   process, or as a Ray actor (:mod:`sog.selfplay.distributed`)."""
 
-  def __init__(self, tree: tree_lib.PublicTree, network: cvpn_lib.CVPN,
-               optimizer: nets_config.OptimizerConfig, params, selfplay: config_lib.SelfPlayConfig):
+  def __init__(
+    self,
+    tree: tree_lib.PublicTree,
+    network: cvpn_lib.CVPN,
+    optimizer: nets_config.OptimizerConfig,
+    params,
+    selfplay: config_lib.SelfPlayConfig,
+  ):
     self.tree, self.batch_size = tree, selfplay.batch_size
     self.publish_every, self.min_replay = selfplay.publish_every, selfplay.min_replay
     self.trainer = train.Trainer(network, optimizer)
     self.state = self.trainer.init(params)
     self.published, self.published_step = self.state.params, self.step
-    self.replay = buffers.ReplayBuffer(selfplay.replay_capacity, tree.max_infostates,
-                                       tree.num_actions, selfplay.max_updates)
+    self.replay = buffers.ReplayBuffer(
+      selfplay.replay_capacity, tree.max_infostates, tree.num_actions, selfplay.max_updates
+    )
 
   @property
   def step(self) -> int:
@@ -74,8 +84,8 @@ class Learner:
     return self.state, self.replay.state()
 
   def load(self, state, arrays: dict[str, np.ndarray]) -> None:
-    """Continues from a saved train state and replay buffer (``arrays``, :meth:`ReplayBuffer.state`'s
-    keys; others are ignored); the saved parameters are published."""
+    """Continues from a saved train state and replay buffer (``arrays``,
+    :meth:`ReplayBuffer.state`'s keys; others are ignored); the saved parameters are published."""
     self.state = state
     self.published, self.published_step = state.params, self.step
     self.replay.load(arrays)

@@ -1,16 +1,17 @@
 """Sound self-play on one host: the roles of SoG (actors, query solver, trainer) interleaved in one
 process, round by round, with their buffers, and a checkpoint of all of it.
 
-A round is: every actor game makes one move (one vmapped batch of re-solving searches), their finished
-games' examples go to the replay buffer and their handed-on queries to the query buffer; the solver
-answers the ``solver_batch`` oldest queries once that many wait (one vmapped batch of searches),
-adding examples and recursive queries; the trainer takes ``train_steps_per_round`` steps. On 2 CPU
-cores the roles share the cores through XLA's own threads rather than fight over them as Python
-threads.
+A round is: every actor game makes one move (one vmapped batch of re-solving searches), their
+finished games' examples go to the replay buffer and their handed-on queries to the query buffer;
+the solver answers the ``solver_batch`` oldest queries once that many wait (one vmapped batch of
+searches), adding examples and recursive queries; the trainer takes ``train_steps_per_round`` steps.
+On 2 CPU cores the roles share the cores through XLA's own threads rather than fight over them as
+Python threads.
 
 A checkpoint (:meth:`SelfPlay.save`) is a ``sog.nets`` checkpoint directory (parameters, optimiser
-state, step; ``scripts/evaluate.py --leaf=DIR`` reads it) with, beside it, both buffers' contents, the
-counters and the random generators' states. Games in progress and queries being solved are not saved.
+state, step; ``scripts/evaluate.py --leaf=DIR`` reads it) with, beside it, both buffers' contents,
+the counters and the random generators' states. Games in progress and queries being solved are not
+saved.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from sog.protocol import composed
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.nets import leaf as leaf_lib
+from sog.protocol import composed
+from sog.protocol import settings as settings_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.selfplay import actor as actor_lib
@@ -65,16 +67,19 @@ class SelfPlay:
 
   def _start_learner(self, params) -> learner_lib.Learner:
     """The trainer role with the replay buffer, here in this process."""
-    return learner_lib.Learner(self.game.tree, self.network, self.experiment.optimizer, params,
-                               self.experiment.selfplay)
+    return learner_lib.Learner(
+      self.game.tree, self.network, self.experiment.optimizer, params, self.experiment.selfplay
+    )
 
   def _start_roles(self) -> None:
     """The actor and query-solver roles, here in this process, sharing its compiled searches."""
     experiment, selfplay = self.experiment, self.experiment.selfplay
-    self.actors = actor_lib.Actors(self._searcher(experiment.actor), selfplay,
-                                   selfplay.search_chunk, experiment.resolving)
-    self.solver = query_solver.QuerySolver(self._searcher(experiment.solver), selfplay,
-                                           selfplay.search_chunk)
+    self.actors = actor_lib.Actors(
+      self._searcher(experiment.actor), selfplay, selfplay.search_chunk, experiment.resolving
+    )
+    self.solver = query_solver.QuerySolver(
+      self._searcher(experiment.solver), selfplay, selfplay.search_chunk
+    )
 
   def _deal_games(self) -> None:
     """New actor games, at the start and after a restore (games in progress are not saved)."""
@@ -90,8 +95,8 @@ class SelfPlay:
     return self.learner.state.params
 
   def _round_key(self, role: int):
-    """The device randomness of a role in the current round (a function of the seed and the round, so
-    a resumed run does not replay the random streams of its first rounds)."""
+    """The device randomness of a role in the current round (a function of the seed and the round,
+    so a resumed run does not replay the random streams of its first rounds)."""
     key = jax.random.fold_in(jax.random.PRNGKey(self.experiment.seed), self.counters["rounds"])
     return jax.random.fold_in(key, role)
 
@@ -101,8 +106,13 @@ class SelfPlay:
     training keeps the same pace against acting however the moves arrive."""
     started = time.perf_counter()
     moves = self._act_and_solve(self.learner.published)
-    metrics = self.learner.train(min(self.experiment.selfplay.train_steps_per_round * moves,
-                                     self.experiment.max_steps - self.step), self.rng)
+    metrics = self.learner.train(
+      min(
+        self.experiment.selfplay.train_steps_per_round * moves,
+        self.experiment.max_steps - self.step,
+      ),
+      self.rng,
+    )
     self.counters["rounds"] += 1
     self.counters["seconds"] += time.perf_counter() - started
     return metrics
@@ -124,19 +134,24 @@ class SelfPlay:
   def _add_random_queries(self) -> None:
     """``selfplay.random_queries`` queries at random public belief states, if any."""
     if self.experiment.selfplay.random_queries:
-      nodes, ranges = dataset.random_pbs(self.game, self.experiment.selfplay.random_queries, self.rng,
-                                         policies=1)
-      self._add(None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32)))
+      nodes, ranges = dataset.random_pbs(
+        self.game, self.experiment.selfplay.random_queries, self.rng, policies=1
+      )
+      self._add(
+        None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32))
+      )
 
-  def _played(self, examples: buffers.Examples | None, queries: buffers.Queries,
-              finished: int) -> None:
+  def _played(
+    self, examples: buffers.Examples | None, queries: buffers.Queries, finished: int
+  ) -> None:
     """Books one move of ``selfplay.games`` actor games: ``finished`` ended with ``examples``."""
     self.counters["moves"] += self.experiment.selfplay.games
     self.counters["games"] += finished
     self._add(examples, queries)
 
-  def _solved(self, waiting: buffers.Queries, solved: buffers.Examples,
-              recursive: buffers.Queries) -> None:
+  def _solved(
+    self, waiting: buffers.Queries, solved: buffers.Examples, recursive: buffers.Queries
+  ) -> None:
     """Books the solver's answers to the ``waiting`` queries and its recursive queries."""
     self.counters["queries_solved"] += waiting.size
     self.last_solved = solved
@@ -158,47 +173,74 @@ class SelfPlay:
 
   def stats(self) -> dict[str, float]:
     """Counters, buffer fill and the train step."""
-    return {"step": self.step, **{k: self.counters[k] for k in COUNTERS},
-            **self.learner.replay_stats(), "queries_waiting": len(self.queries)}
+    return {
+      "step": self.step,
+      **{k: self.counters[k] for k in COUNTERS},
+      **self.learner.replay_stats(),
+      "queries_waiting": len(self.queries),
+    }
 
   # -- evaluation ------------------------------------------------------------------------------
 
   def evaluate(self, seeds: int | None = None) -> dict[str, dict[str, float]]:
-    """SoG's protocol (``sog.protocol.compose``) with the trainer's current network, for every setting of
-    the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
+    """SoG's protocol (``sog.protocol.compose``) with the trainer's current network, for every
+    setting of the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
     evaluation = self.experiment.evaluation
     seeds = evaluation.seeds if seeds is None else seeds
     out = {}
-    for (sims, c), name in zip(evaluation.settings, evaluation.names):
-      config = dataclasses.replace(self.experiment.actor, simulations=sims,
-                                   simulations_per_phase=c)  # the actors' compiled search if s, c match
-      result = composed.compose(self._searcher(config), range(seeds), self.experiment.resolving,
-                                evaluation.batch_size, params=self.params)
+    for (sims, c), name in zip(evaluation.settings, evaluation.names, strict=True):
+      config = dataclasses.replace(
+        self.experiment.actor, simulations=sims, simulations_per_phase=c
+      )  # the actors' compiled search if s, c match
+      result = composed.compose(
+        self._searcher(config),
+        range(seeds),
+        self.experiment.resolving,
+        evaluation.batch_size,
+        params=self.params,
+      )
       out[name] = {**result.summary(), "seconds": result.seconds}
     return out
 
   # -- checkpoints -----------------------------------------------------------------------------
 
   def checkpoint_config(self) -> checkpoint_lib.CheckpointConfig:
-    return checkpoint_lib.CheckpointConfig(game=self.game.name, network=self.experiment.network,
-                                           optimizer=self.experiment.optimizer)
+    return checkpoint_lib.CheckpointConfig(
+      game=self.game.name, network=self.experiment.network, optimizer=self.experiment.optimizer
+    )
+
+  def search_settings(self) -> settings_lib.SearchSettings:
+    """The actors' search and re-solving, which the protocol evaluation uses too."""
+    return settings_lib.of(self.experiment.actor, self.experiment.resolving, "own")
 
   def save_network(self, directory: str | pathlib.Path) -> None:
-    """Writes the trainer's network alone (a ``sog.nets`` checkpoint, no buffers) to ``directory``."""
+    """Writes the trainer's network alone (a ``sog.nets`` checkpoint with its search settings) to
+    ``directory``."""
     checkpoint_lib.save(directory, self.learner.state, self.checkpoint_config())
+    settings_lib.write(directory, self.search_settings())
 
   def save(self, directory: str | pathlib.Path) -> None:
     """Writes the checkpoint to ``directory`` (:func:`write_checkpoint`)."""
     state, replay = self.learner.snapshot()
-    write_checkpoint(directory, state, self.checkpoint_config(), {**replay, **self.queries.state()},
-                     {"counters": self.counters, "rng": self.rng.bit_generator.state,
-                      "experiment": self.experiment.to_dict()})
+    write_checkpoint(
+      directory,
+      state,
+      self.checkpoint_config(),
+      self.search_settings(),
+      {**replay, **self.queries.state()},
+      {
+        "counters": self.counters,
+        "rng": self.rng.bit_generator.state,
+        "experiment": self.experiment.to_dict(),
+      },
+    )
 
   def restore(self, directory: str | pathlib.Path) -> None:
     """Continues from the checkpoint in ``directory`` (``ValueError`` if it was written for another
     game, network or optimiser, or its buffers for other sizes)."""
-    state, arrays, progress = read_checkpoint(directory, self.learner.state,
-                                              self.checkpoint_config())
+    state, arrays, progress = read_checkpoint(
+      directory, self.learner.state, self.checkpoint_config()
+    )
     self.learner.load(state, arrays)
     self.queries.load(arrays)
     self.counters.update(progress["counters"])
@@ -206,8 +248,9 @@ class SelfPlay:
     self._deal_games()
 
 
-def initial_network(experiment: config_lib.Experiment) -> tuple[registry.Game, cvpn_lib.CVPN, Any,
-                                                                 leaf_models.LeafModel]:
+def initial_network(
+  experiment: config_lib.Experiment,
+) -> tuple[registry.Game, cvpn_lib.CVPN, Any, leaf_models.LeafModel]:
   """The experiment's game, its CVPN, the initial parameters (from ``experiment.seed``) and the CVPN
   leaf model the roles search with (each call with new parameters)."""
   game = experiment.load_game()
@@ -216,16 +259,23 @@ def initial_network(experiment: config_lib.Experiment) -> tuple[registry.Game, c
   return game, network, params, leaf_lib.cvpn_leaf_model(network, params, game.name)
 
 
-def write_checkpoint(directory: str | pathlib.Path, state, config: checkpoint_lib.CheckpointConfig,
-                     arrays: dict[str, np.ndarray], progress: dict) -> None:
-  """Writes a self-play checkpoint: the network's train state (a ``sog.nets`` checkpoint), the
-  buffers' ``arrays`` and the JSON ``progress`` (counters, generator states, experiment), atomically:
-  a new one is written beside the old and then takes its place, so a run killed while saving keeps
-  the previous checkpoint."""
+def write_checkpoint(
+  directory: str | pathlib.Path,
+  state,
+  config: checkpoint_lib.CheckpointConfig,
+  settings: settings_lib.SearchSettings,
+  arrays: dict[str, np.ndarray],
+  progress: dict,
+) -> None:
+  """Writes a self-play checkpoint: the network's train state (a ``sog.nets`` checkpoint) with the
+  search ``settings`` it was trained with (``search.json``), the buffers' ``arrays`` and the JSON
+  ``progress`` (counters, generator states, experiment), atomically: a new one is written beside the
+  old and then takes its place, so a run killed while saving keeps the previous checkpoint."""
   directory = pathlib.Path(directory).absolute()
   partial = directory.with_name(directory.name + ".partial")
   shutil.rmtree(partial, ignore_errors=True)
   checkpoint_lib.save(partial, state, config)
+  settings_lib.write(partial, settings)
   np.savez(partial / _BUFFERS, **arrays)
   (partial / _PROGRESS).write_text(json.dumps(progress, indent=1, default=list))
   previous = directory.with_name(directory.name + ".previous")
@@ -236,8 +286,9 @@ def write_checkpoint(directory: str | pathlib.Path, state, config: checkpoint_li
   shutil.rmtree(previous, ignore_errors=True)
 
 
-def read_checkpoint(directory: str | pathlib.Path, template,
-                    config: checkpoint_lib.CheckpointConfig) -> tuple[Any, dict, dict]:
+def read_checkpoint(
+  directory: str | pathlib.Path, template, config: checkpoint_lib.CheckpointConfig
+) -> tuple[Any, dict, dict]:
   """What :func:`write_checkpoint` wrote: (train state, buffer arrays, progress); ``ValueError`` if
   the network was written for another game, network or optimiser."""
   directory = pathlib.Path(directory)
@@ -248,21 +299,22 @@ def read_checkpoint(directory: str | pathlib.Path, template,
 
 
 def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:
-  """The replay window saved in the self-play checkpoint at ``directory`` (a run's work directory or its
-  ``checkpoint/``): every example the run held when it saved, in slot order. For refitting a network
-  offline on a run's own targets (``scripts/fit_cvpn.py --replay``)."""
+  """The replay window saved in the self-play checkpoint at ``directory`` (a run's work directory or
+  its ``checkpoint/``): every example the run held when it saved, in slot order. For refitting a
+  network offline on a run's own targets (``scripts/fit_cvpn.py --replay``)."""
   directory = checkpoint_lib.locate(directory, _BUFFERS)
   if not (directory / _BUFFERS).is_file():
     raise ValueError(f"no self-play buffers ({_BUFFERS}) in {directory} or its checkpoint/")
   with np.load(directory / _BUFFERS) as saved:
     count = min(int(saved["replay_added"]), saved["replay_nodes"].shape[0])
-    return buffers.Examples(**{name: saved[f"replay_{name}"][:count]
-                               for name in buffers.Examples.__dataclass_fields__})
+    return buffers.Examples(
+      **{name: saved[f"replay_{name}"][:count] for name in buffers.Examples.__dataclass_fields__}
+    )
 
 
 def has_checkpoint(directory: str | pathlib.Path) -> bool:
-  """Whether ``directory`` holds a checkpoint, after putting back the previous one if a run was killed
-  between the two renames of :meth:`SelfPlay.save`."""
+  """Whether ``directory`` holds a checkpoint, after putting back the previous one if a run was
+  killed between the two renames of :meth:`SelfPlay.save`."""
   directory = pathlib.Path(directory).absolute()
   previous = directory.with_name(directory.name + ".previous")
   if not directory.exists() and (previous / _PROGRESS).is_file():

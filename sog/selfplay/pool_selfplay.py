@@ -5,10 +5,11 @@ A round: the ``games`` actor games each make one move (one vmapped batch of pool
 states); each search's root gives an example (its state, the search's root values as the value
 target, its root average policy as the policy target) and hands on its sampled frontier leaves as
 queries; the action is drawn from the root policy (with probability ``eps`` uniformly instead). Once
-``solver_batch`` queries wait, the solver searches from the oldest of them, each answer an example. The
-trainer then takes ``train_steps_per_round`` steps on uniform minibatches of the replay buffer, and the
-searches use its new parameters from the next round. With one infostate per player a public belief
-state is its state, so the CVPN's ranges are all 1 and its values are the players' expected utilities.
+``solver_batch`` queries wait, the solver searches from the oldest of them, each answer an example.
+The trainer then takes ``train_steps_per_round`` steps on uniform minibatches of the replay buffer,
+and the searches use its new parameters from the next round. With one infostate per player a public
+belief state is its state, so the CVPN's ranges are all 1 and its values are the players' expected
+utilities.
 
 A work directory holds the checkpoint (``checkpoint/``: network, optimiser, step; ``scripts/play.py
 --leaf=DIR`` reads it), the replay and query buffers and counters (``selfplay.npz``,
@@ -19,115 +20,41 @@ resumes from it. Games in progress are not saved.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import pathlib
 import time
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 
 from sog import monitoring
 from sog import plotting
 from sog.games import jax_game
-from sog.games import pgx_games
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
-from sog.nets import config as net_config
 from sog.nets import leaf as leaf_lib
 from sog.nets import losses
 from sog.nets import train as train_lib
+from sog.protocol import settings as settings_lib
 from sog.search import pool
-from sog.search import types as search_types
+from sog.selfplay import pool_config
 
 _BUFFERS = "selfplay.npz"
 _COUNTERS = "selfplay.json"
 COUNTERS = ("rounds", "games", "moves", "queries_solved", "examples", "seconds")
-METRICS = ("step", "seconds", "games", "moves", "queries_solved", "replay", "queries_waiting",
-           "loss", "value_loss", "policy_loss")
-
-
-@dataclasses.dataclass(frozen=True)
-class PoolExperiment:
-  """A pool self-play run (every field has a default in :func:`default_config_dict`).
-
-  Attributes:
-    game: a pgx game's name (``"pgx/connect_four"``).
-    search: the actors' and the solver's SoG(s, c) (k = 1 unless ``expansion_k`` says otherwise).
-    games: actor games played at once (one vmapped batch of searches a round).
-    solver_batch: queries the solver answers at once.
-    eps: the probability an actor plays uniformly at random instead of by its search's policy.
-    query_capacity, replay_capacity: the buffers' sizes (the oldest rows are dropped).
-    batch_size, min_replay, train_steps_per_round: the trainer's minibatch, the examples it waits
-      for, and its steps a round.
-    max_steps, max_seconds: the run's budget (whichever ends first; 0 seconds: no time limit).
-    checkpoint_every_seconds: how often the checkpoint and buffers are written (and at the end).
-  """
-
-  game: str
-  seed: int
-  search: search_types.GTCFRConfig
-  network: net_config.NetworkConfig
-  optimizer: net_config.OptimizerConfig
-  games: int
-  solver_batch: int
-  eps: float
-  query_capacity: int
-  replay_capacity: int
-  batch_size: int
-  min_replay: int
-  train_steps_per_round: int
-  max_steps: int
-  max_seconds: float
-  checkpoint_every_seconds: float
-
-  def __post_init__(self):
-    for name in ("games", "solver_batch", "query_capacity", "replay_capacity", "batch_size",
-                 "train_steps_per_round", "max_steps"):
-      if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-        raise ValueError(f"pool self-play: {name} must be an int >= 1, got {getattr(self, name)!r}")
-    if not 0 <= self.eps <= 1:
-      raise ValueError(f"pool self-play: eps must be in [0, 1], got {self.eps}")
-    if self.min_replay < self.batch_size or self.replay_capacity < self.min_replay:
-      raise ValueError(f"pool self-play: need batch_size <= min_replay <= replay_capacity, got "
-                       f"{self.batch_size}, {self.min_replay}, {self.replay_capacity}")
-
-
-def default_config_dict(game: str, simulations: int = 100) -> ml_collections.ConfigDict:
-  """A config dict with every field of :class:`PoolExperiment`, for configs and ``--config.*``."""
-  return ml_collections.ConfigDict({
-      "pool": True, "game": game, "seed": 0,
-      "search": dataclasses.asdict(search_types.GTCFRConfig(simulations=simulations)),
-      "network": dataclasses.asdict(net_config.NetworkConfig()),
-      "optimizer": dataclasses.asdict(net_config.OptimizerConfig()),
-      "games": 32, "solver_batch": 32, "eps": 0.05, "query_capacity": 4096,
-      "replay_capacity": 50_000, "batch_size": 256, "min_replay": 1024,
-      "train_steps_per_round": 2, "max_steps": 100_000, "max_seconds": 0.0,
-      "checkpoint_every_seconds": 300.0})
-
-
-def from_config_dict(config: ml_collections.ConfigDict) -> PoolExperiment:
-  """The experiment of a config dict (``ValueError`` for a bad field or an unknown game)."""
-  fields = {f.name for f in dataclasses.fields(PoolExperiment)}
-  unknown = sorted(set(config) - fields - {"pool"})
-  if unknown:
-    raise ValueError(f"pool self-play config: unknown fields {unknown}; valid: {sorted(fields)}")
-  values = config.to_dict()
-  values.pop("pool", None)
-  if not pgx_games.is_pgx_name(values["game"]):
-    raise ValueError(f"pool self-play runs on a pgx game (pgx/...), got {values['game']!r}")
-  registry.load(values["game"])  # a ValueError naming the valid pgx games for an unknown one
-  sections = {"search": search_types.GTCFRConfig, "network": net_config.NetworkConfig,
-              "optimizer": net_config.OptimizerConfig}
-  for name, section in sections.items():
-    fields = {f.name for f in dataclasses.fields(section)}
-    if set(values[name]) - fields:
-      raise ValueError(f"pool self-play config: unknown {name} fields "
-                       f"{sorted(set(values[name]) - fields)}; valid: {sorted(fields)}")
-    values[name] = section(**values[name])
-  return PoolExperiment(**values)
+METRICS = (
+  "step",
+  "seconds",
+  "games",
+  "moves",
+  "queries_solved",
+  "replay",
+  "queries_waiting",
+  "loss",
+  "value_loss",
+  "policy_loss",
+)
 
 
 class _Ring:
@@ -142,8 +69,10 @@ class _Ring:
     at = (self.next + np.arange(count)) % self.capacity
     for name, column in self.columns.items():
       column[at] = rows[name]
-    self.next, self.size = int((self.next + count) % self.capacity), min(self.size + count,
-                                                                          self.capacity)
+    self.next, self.size = (
+      int((self.next + count) % self.capacity),
+      min(self.size + count, self.capacity),
+    )
 
   def pop_oldest(self, count: int) -> dict[str, np.ndarray]:
     at = (self.next - self.size + np.arange(count)) % self.capacity
@@ -155,8 +84,10 @@ class _Ring:
     return {name: column[at] for name, column in self.columns.items()}
 
   def state(self, prefix: str) -> dict[str, np.ndarray]:
-    return {**{prefix + name: column for name, column in self.columns.items()},
-            prefix + "_position": np.array([self.size, self.next])}
+    return {
+      **{prefix + name: column for name, column in self.columns.items()},
+      prefix + "_position": np.array([self.size, self.next]),
+    }
 
   def load(self, state: dict[str, np.ndarray], prefix: str) -> None:
     for name in self.columns:
@@ -168,24 +99,34 @@ def _examples(features: tuple[np.ndarray, ...], result: pool.PoolResult) -> dict
   """Replay rows of searched states (their encodings, movers and legal actions, ``features``): the
   search's root values and root average policy as targets."""
   encoding, mover, legal = features
-  return {"encoding": encoding, "mover": mover, "legal": legal,
-          "values": np.asarray(result.root_values), "policy": np.asarray(result.root_policy)}
+  return {
+    "encoding": encoding,
+    "mover": mover,
+    "legal": legal,
+    "values": np.asarray(result.root_values),
+    "policy": np.asarray(result.root_policy),
+  }
 
 
 def _batch(rows: dict[str, np.ndarray]) -> train_lib.Batch:
   """A training batch: the root values as value targets, the root policy as the mover's target."""
-  pbs = leaf_lib.pool_pbs(jnp.asarray(rows["encoding"]), jnp.asarray(rows["mover"]),
-                          jnp.asarray(rows["legal"]))
+  pbs = leaf_lib.pool_pbs(
+    jnp.asarray(rows["encoding"]), jnp.asarray(rows["mover"]), jnp.asarray(rows["legal"])
+  )
   acts = pbs.policy_mask.any(-1)
   policy = jnp.where(acts[..., None], jnp.asarray(rows["policy"])[:, None, None, :], 0.0)
-  return train_lib.Batch(pbs=pbs, targets=losses.Targets(
-      values=jnp.asarray(rows["values"])[..., None], policy=policy, has_policy=acts))
+  return train_lib.Batch(
+    pbs=pbs,
+    targets=losses.Targets(
+      values=jnp.asarray(rows["values"])[..., None], policy=policy, has_policy=acts
+    ),
+  )
 
 
 class PoolSelfPlay:
-  """One pool self-play run of ``experiment`` in ``workdir`` (resumed where it holds a checkpoint)."""
+  """One pool self-play run of ``experiment`` in ``workdir`` (resumed from its checkpoint)."""
 
-  def __init__(self, experiment: PoolExperiment, workdir: str | pathlib.Path):
+  def __init__(self, experiment: pool_config.PoolExperiment, workdir: str | pathlib.Path):
     self.experiment, self.workdir = experiment, pathlib.Path(workdir)
     self.game = game = registry.load(experiment.game)
     self.network = leaf_lib.make_pool_network(game, experiment.network)
@@ -194,27 +135,39 @@ class PoolSelfPlay:
     self.state = self.trainer.init(params)
     model = leaf_lib.cvpn_pool_leaf_model(self.network, None, game.name)
     self.searcher = pool.PoolGTCFR(game, model, experiment.search)
-    self.checkpoint_config = checkpoint_lib.CheckpointConfig(game.name, experiment.network,
-                                                             experiment.optimizer)
+    self.checkpoint_config = checkpoint_lib.CheckpointConfig(
+      game.name, experiment.network, experiment.optimizer
+    )
     encoding, actions = game.encoding_size, game.num_actions
-    self.replay = _Ring({"encoding": np.zeros((experiment.replay_capacity, encoding), np.float32),
-                         "mover": np.zeros(experiment.replay_capacity, np.int32),
-                         "legal": np.zeros((experiment.replay_capacity, actions), bool),
-                         "values": np.zeros((experiment.replay_capacity, 2), np.float32),
-                         "policy": np.zeros((experiment.replay_capacity, actions), np.float32)})
+    self.replay = _Ring(
+      {
+        "encoding": np.zeros((experiment.replay_capacity, encoding), np.float32),
+        "mover": np.zeros(experiment.replay_capacity, np.int32),
+        "legal": np.zeros((experiment.replay_capacity, actions), bool),
+        "values": np.zeros((experiment.replay_capacity, 2), np.float32),
+        "policy": np.zeros((experiment.replay_capacity, actions), np.float32),
+      }
+    )
     leaves, self._treedef = jax.tree.flatten(game.root())
-    self.queries = _Ring({str(i): np.zeros((experiment.query_capacity, *np.shape(leaf)),
-                                           np.asarray(leaf).dtype)
-                          for i, leaf in enumerate(leaves)})
+    self.queries = _Ring(
+      {
+        str(i): np.zeros((experiment.query_capacity, *np.shape(leaf)), np.asarray(leaf).dtype)
+        for i, leaf in enumerate(leaves)
+      }
+    )
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.rng = np.random.default_rng(experiment.seed)
     self.key = jax.random.PRNGKey(experiment.seed + 1)
     self.states = self._roots(experiment.games)
     self._step = jax.jit(jax.vmap(game.step))
     self._kind = jax.jit(jax.vmap(game.kind))
-    self._features = jax.jit(lambda states: (jax.vmap(game.encode)(states),
-                                             jax.vmap(game.kind)(states),
-                                             jax.vmap(game.legal)(states)))
+    self._features = jax.jit(
+      lambda states: (
+        jax.vmap(game.encode)(states),
+        jax.vmap(game.kind)(states),
+        jax.vmap(game.legal)(states),
+      )
+    )
     if (self.workdir / "checkpoint" / "config.json").is_file():
       self._resume()
 
@@ -226,8 +179,9 @@ class PoolSelfPlay:
     return jax.random.split(key, count)
 
   def _search(self, states) -> pool.PoolResult:
-    return self.searcher.search_batch(self._keys(jax.tree.leaves(states)[0].shape[0]), states,
-                                      self.state.params)
+    return self.searcher.search_batch(
+      self._keys(jax.tree.leaves(states)[0].shape[0]), states, self.state.params
+    )
 
   def act(self) -> None:
     """One move of every actor game: examples, handed-on queries, actions, finished games."""
@@ -236,8 +190,12 @@ class PoolSelfPlay:
     self.replay.push(_examples(features, result))
     valid = np.asarray(result.query_valid).ravel()
     leaves = jax.tree.leaves(result.query_states)
-    self.queries.push({str(i): np.asarray(leaf).reshape(-1, *leaf.shape[2:])[valid]
-                       for i, leaf in enumerate(leaves)})
+    self.queries.push(
+      {
+        str(i): np.asarray(leaf).reshape(-1, *leaf.shape[2:])[valid]
+        for i, leaf in enumerate(leaves)
+      }
+    )
     policy = np.asarray(result.root_policy, np.float64)
     legal = features[2]
     uniform = legal / legal.sum(-1, keepdims=True)
@@ -248,8 +206,11 @@ class PoolSelfPlay:
     over = np.asarray(self._kind(self.states)) == jax_game.TERMINAL
     if over.any():
       roots = self._roots(over.size)
-      self.states = jax.tree.map(lambda new, old: jnp.where(
-          over.reshape(-1, *[1] * (old.ndim - 1)), new, old), roots, self.states)
+      self.states = jax.tree.map(
+        lambda new, old: jnp.where(over.reshape(-1, *[1] * (old.ndim - 1)), new, old),
+        roots,
+        self.states,
+      )
     self.counters["games"] += int(over.sum())
     self.counters["moves"] += policy.shape[0]
     self.counters["examples"] += policy.shape[0]
@@ -260,10 +221,12 @@ class PoolSelfPlay:
     if self.queries.size < count:
       return
     rows = self.queries.pop_oldest(count)
-    states = jax.tree.unflatten(self._treedef, [jnp.asarray(rows[str(i)])
-                                                for i in range(len(rows))])
-    self.replay.push(_examples(tuple(np.asarray(x) for x in self._features(states)),
-                                self._search(states)))
+    states = jax.tree.unflatten(
+      self._treedef, [jnp.asarray(rows[str(i)]) for i in range(len(rows))]
+    )
+    self.replay.push(
+      _examples(tuple(np.asarray(x) for x in self._features(states)), self._search(states))
+    )
     self.counters["queries_solved"] += count
     self.counters["examples"] += count
 
@@ -287,19 +250,30 @@ class PoolSelfPlay:
     buffers, counters = self.workdir / (_BUFFERS + ".tmp"), self.workdir / (_COUNTERS + ".tmp")
     with open(buffers, "wb") as file:
       np.savez(file, **self.replay.state("replay/"), **self.queries.state("queries/"))
-    counters.write_text(json.dumps({"counters": self.counters, "rng": self.rng.bit_generator.state,
-                                    "key": np.asarray(self.key).tolist()}))
+    counters.write_text(
+      json.dumps(
+        {
+          "counters": self.counters,
+          "rng": self.rng.bit_generator.state,
+          "key": np.asarray(self.key).tolist(),
+        }
+      )
+    )
     buffers.replace(self.workdir / _BUFFERS)
     counters.replace(self.workdir / _COUNTERS)
     checkpoint_lib.save(self.workdir / "checkpoint", self.state, self.checkpoint_config)
+    settings_lib.write(self.workdir / "checkpoint", settings_lib.of(self.experiment.search))
 
   def _resume(self) -> None:
     missing = [name for name in (_BUFFERS, _COUNTERS) if not (self.workdir / name).is_file()]
     if missing:
-      raise ValueError(f"{self.workdir} holds a checkpoint but not {', '.join(missing)}: it is not "
-                       "a pool self-play work directory (or was copied in part)")
-    self.state, _ = checkpoint_lib.restore(self.workdir / "checkpoint", self.state,
-                                           self.checkpoint_config)
+      raise ValueError(
+        f"{self.workdir} holds a checkpoint but not {', '.join(missing)}: it is not "
+        "a pool self-play work directory (or was copied in part)"
+      )
+    self.state, _ = checkpoint_lib.restore(
+      self.workdir / "checkpoint", self.state, self.checkpoint_config
+    )
     buffers = np.load(self.workdir / _BUFFERS)
     self.replay.load(buffers, "replay/")
     self.queries.load(buffers, "queries/")
@@ -309,8 +283,11 @@ class PoolSelfPlay:
     self.key = jnp.asarray(saved["key"], jnp.uint32)
 
 
-def train(experiment: PoolExperiment, workdir: str | pathlib.Path,
-          log_every_seconds: float = 10.0) -> dict:
+def train(
+  experiment: pool_config.PoolExperiment,
+  workdir: str | pathlib.Path,
+  log_every_seconds: float = 10.0,
+) -> dict:
   """Runs self-play until ``max_steps`` or ``max_seconds`` (the whole run's, resumed parts
   included); returns the run's summary."""
   run = PoolSelfPlay(experiment, workdir)
@@ -318,14 +295,18 @@ def train(experiment: PoolExperiment, workdir: str | pathlib.Path,
   started, last_save, last_log = time.perf_counter(), time.perf_counter(), 0.0
   before = run.counters["seconds"]
   total = experiment.max_seconds if experiment.max_seconds else experiment.max_steps
-  progress = monitoring.Progress(f"{experiment.game} self-play", total,
-                                 unit="%" if experiment.max_seconds else "step",
-                                 every_seconds=log_every_seconds,
-                                 initial=before if experiment.max_seconds else run.steps)
+  progress = monitoring.Progress(
+    f"{experiment.game} self-play",
+    total,
+    unit="%" if experiment.max_seconds else "step",
+    every_seconds=log_every_seconds,
+    initial=before if experiment.max_seconds else run.steps,
+  )
   metrics = {}
   with monitoring.MetricsWriter(run.workdir) as writer:
-    while (run.steps < experiment.max_steps
-           and before + time.perf_counter() - started < budget_seconds):
+    while (
+      run.steps < experiment.max_steps and before + time.perf_counter() - started < budget_seconds
+    ):
       run.act()
       run.solve()
       metrics = run.learn() or metrics
@@ -333,14 +314,24 @@ def train(experiment: PoolExperiment, workdir: str | pathlib.Path,
       now = time.perf_counter()
       run.counters["seconds"] = before + now - started
       done = run.counters["seconds"] if experiment.max_seconds else run.steps
-      progress.update(done, f"{run.steps} steps, {run.counters['games']} games, "
-                            f"{run.counters['queries_solved']} queries solved, replay "
-                            f"{run.replay.size}" + (f", loss {metrics['loss']:.3f}" if metrics
-                                                    else ""))
+      progress.update(
+        done,
+        f"{run.steps} steps, {run.counters['games']} games, "
+        f"{run.counters['queries_solved']} queries solved, replay "
+        f"{run.replay.size}" + (f", loss {metrics['loss']:.3f}" if metrics else ""),
+      )
       if now - last_log >= log_every_seconds:
-        writer.write("metrics", METRICS, {
-            "step": run.steps, **run.counters, "replay": run.replay.size,
-            "queries_waiting": run.queries.size, **metrics})
+        writer.write(
+          "metrics",
+          METRICS,
+          {
+            "step": run.steps,
+            **run.counters,
+            "replay": run.replay.size,
+            "queries_waiting": run.queries.size,
+            **metrics,
+          },
+        )
         last_log = now
       if now - last_save >= experiment.checkpoint_every_seconds:
         run.save()
@@ -358,7 +349,13 @@ def plot_losses(workdir: pathlib.Path, game: str) -> None:
   if not rows:
     return
   steps = [int(row["step"]) for row in rows]
-  plotting.line_plot(workdir / "losses.png", {
+  plotting.line_plot(
+    workdir / "losses.png",
+    {
       name.replace("_", " "): (steps, [float(row[name]) for row in rows])
-      for name in ("value_loss", "policy_loss")},
-      title=f"{game}: pool self-play", xlabel="train step", ylabel="loss (latest minibatch)")
+      for name in ("value_loss", "policy_loss")
+    },
+    title=f"{game}: pool self-play",
+    xlabel="train step",
+    ylabel="loss (latest minibatch)",
+  )

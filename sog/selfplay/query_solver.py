@@ -1,11 +1,12 @@
 """The query solver (SoG, Algorithm 2): it turns leaf queries into value and policy targets.
 
-It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a GT-CFR
-search from each with the current network (a plain search rooted at the query, in the compact tables
-of the query's subgame), and makes one example per query: its root counterfactual values for both
-players (value targets at every valid infostate) and its root policy for the actor (policy target).
-Each of the searches' own sampled leaf queries goes back to the query buffer with probability
-q_recursive, so values are bootstrapped through ever deeper searches (SoG's recursive queries).
+It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a
+GT-CFR search from each with the current network (a plain search rooted at the query, in the compact
+tables of the query's subgame), and makes one example per query: its root counterfactual values for
+both players (value targets at every valid infostate) and its root policy for the actor (policy
+target). Each of the searches' own sampled leaf queries goes back to the query buffer with
+probability q_recursive, so values are bootstrapped through ever deeper searches (SoG's recursive
+queries).
 """
 
 from __future__ import annotations
@@ -35,26 +36,30 @@ class QuerySolver:
     self.searcher = searcher
     self._starts = jax.jit(jax.vmap(functools.partial(gtcfr.root_start, node=0)))
 
-  def solve(self, params, queries: buffers.Queries, key: chex.PRNGKey,
-            rng: np.random.Generator) -> tuple[buffers.Examples, buffers.Queries]:
-    """Examples for ``queries`` (1 to ``solver_batch`` of them) and the recursive queries to queue."""
+  def solve(
+    self, params, queries: buffers.Queries, key: chex.PRNGKey, rng: np.random.Generator
+  ) -> tuple[buffers.Examples, buffers.Queries]:
+    """Examples for ``queries`` (1 to ``solver_batch``) and the recursive queries to queue."""
     count = queries.size
     if not 0 < count <= self.config.solver_batch:
-      raise ValueError(f"the solver takes 1 to {self.config.solver_batch} queries at a time, "
-                       f"got {count}")
+      raise ValueError(
+        f"the solver takes 1 to {self.config.solver_batch} queries at a time, got {count}"
+      )
     subgames = [self.searcher.subgames(n) for n in queries.nodes]
     values = np.zeros(queries.ranges.shape, np.float32)
     policy = np.zeros((count, *self.tree.legal.shape[1:]), np.float32)
     sample = []
     starts = lambda tables, jobs: self._starts(tables, jnp.asarray(queries.ranges[jobs]))  # noqa: E731
-    for jobs, results in self.searcher.search_grouped(subgames, starts, jax.random.split(key, count),
-                                                      self.chunk, params):
+    for jobs, results in self.searcher.search_grouped(
+      subgames, starts, jax.random.split(key, count), self.chunk, params
+    ):
       results = jax.device_get(results)
       asked = results.queries
       for row, i in enumerate(jobs):
         values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
-        sample.append((i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row],
-                       asked.keys[row]))
+        sample.append(
+          (i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row], asked.keys[row])
+        )
     sample.sort(key=lambda row: row[0])
     examples = buffers.search_examples(self.tree, queries.nodes, queries.ranges, policy, values)
     nodes, ranges, sample_keys = (np.stack([row[k] for row in sample]) for k in (1, 2, 3))

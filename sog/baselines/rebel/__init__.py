@@ -5,11 +5,26 @@ random-iteration play, and its policy over the whole game evaluated exactly.
   rebel.compose(seeds=range(10)).summary()
 """
 
-from sog.baselines.rebel.composed import ReBeL, beliefs
-from sog.baselines.rebel.config import PLAYS, ReBeLConfig
-from sog.baselines.rebel.search import (SubgameSolution, sample_iteration, slab_levels, slab_rows,
-                                         solve)
+from sog.baselines.rebel.composed import ReBeL
+from sog.baselines.rebel.composed import beliefs
+from sog.baselines.rebel.config import PLAYS
+from sog.baselines.rebel.config import ReBeLConfig
+from sog.baselines.rebel.search import SubgameSolution
+from sog.baselines.rebel.search import sample_iteration
+from sog.baselines.rebel.search import slab_levels
+from sog.baselines.rebel.search import slab_rows
+from sog.baselines.rebel.search import solve
 from sog.eval.policy import mixture as mixture_policy
 
-__all__ = ["PLAYS", "ReBeL", "ReBeLConfig", "SubgameSolution", "beliefs", "mixture_policy",
-           "sample_iteration", "slab_levels", "slab_rows", "solve"]
+__all__ = [
+  "PLAYS",
+  "ReBeL",
+  "ReBeLConfig",
+  "SubgameSolution",
+  "beliefs",
+  "mixture_policy",
+  "sample_iteration",
+  "slab_levels",
+  "slab_rows",
+  "solve",
+]

@@ -35,11 +35,10 @@ class ReBeLConfig:
 
   def __post_init__(self):
     checks = [
-        (isinstance(self.depth, int) and self.depth >= 1, "depth must be an int >= 1"),
-        (isinstance(self.iterations, int) and self.iterations >= 1,
-         "iterations must be an int >= 1"),
-        (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
-        (self.play in PLAYS, f"play must be one of {PLAYS}"),
+      (isinstance(self.depth, int) and self.depth >= 1, "depth must be an int >= 1"),
+      (isinstance(self.iterations, int) and self.iterations >= 1, "iterations must be an int >= 1"),
+      (self.updates in cfr.UPDATES, f"updates must be one of {cfr.UPDATES}"),
+      (self.play in PLAYS, f"play must be one of {PLAYS}"),
     ]
     for ok, message in checks:
       if not ok:

@@ -2,8 +2,9 @@
 
 A subgame is rooted at a public belief state beta_r = (public state, ranges [2, S]) and holds the
 ``depth`` levels of public states below it; the non-terminal states at the cut are its depth-limit
-leaves. CFR-D runs T iterations of CFR+ on it: at every pass the leaves get the leaf model's values at
-the ranges the current policy pi^t reaches them with (the PBS value network's, or the exact oracle's).
+leaves. CFR-D runs T iterations of CFR+ on it: at every pass the leaves get the leaf model's values
+at the ranges the current policy pi^t reaches them with (the PBS value network's, or the exact
+oracle's).
 
 The solve runs on the tables of the root's whole subgame (:class:`sog.search.subgames.Subgames`: one
 shape per root depth, so roots at one depth run as one ``vmap``), cut to the slab's levels: the leaf
@@ -31,7 +32,8 @@ class SubgameSolution:
   ``slab_rows`` inner rows, level by level), ranges and values in the library's units.
 
   Attributes:
-    policy: [M, S, A] the policy played in the slab: pi^t of the sampled iteration t, or the average.
+    policy: [M, S, A] the policy played in the slab: pi^t of the sampled iteration t, or the
+    average.
     average_policy: [M, S, A] the linearly weighted average of the T iterations' policies.
     iteration: the t played (1..T; 0 when the average is played).
     leaf_ranges: [n, 2, S] the ranges of the cut level's nodes under the played policy (the next
@@ -53,10 +55,10 @@ def slab_levels(tables: tables_lib.SearchTables, depth: int) -> cfr.Levels:
   depth-limit leaves (all levels, without leaves, when the subgame ends sooner)."""
   if depth + 1 >= len(tables.levels):
     return tables.levels
-  levels = tables.levels[:depth + 1]
+  levels = tables.levels[: depth + 1]
   cut = levels[-1]
   real = tables.split(tables.game_node >= 0)[depth]
-  return levels[:-1] + (cut.replace(is_leaf=real & (cut.kind != rules_lib.TERMINAL)),)
+  return (*levels[:-1], cut.replace(is_leaf=real & (cut.kind != rules_lib.TERMINAL)))
 
 
 def slab_rows(tables: tables_lib.SearchTables, depth: int) -> int:
@@ -66,13 +68,15 @@ def slab_rows(tables: tables_lib.SearchTables, depth: int) -> int:
 
 def sample_iteration(rng: chex.PRNGKey, iterations: int) -> chex.Array:
   """t in 1..T with P(t) = t / (T (T + 1) / 2): the weight iteration t has in CFR+'s linear average,
-  so that playing pi^t for a drawn t plays, in expectation, the average policy (ReBeL, section 6)."""
+  so that playing pi^t for a drawn t plays, in expectation, the average policy (ReBeL, section
+  6)."""
   t = jnp.arange(1, iterations + 1, dtype=jnp.float32)
   return jax.random.categorical(rng, jnp.log(t)).astype(jnp.int32) + 1
 
 
-def _leaf_values(tables: tables_lib.SearchTables, levels: cfr.Levels, model: leaf_models.LeafModel,
-                 params: Any) -> cfr.LeafValuesFn | None:
+def _leaf_values(
+  tables: tables_lib.SearchTables, levels: cfr.Levels, model: leaf_models.LeafModel, params: Any
+) -> cfr.LeafValuesFn | None:
   """The leaf model's values at the cut level's leaves, one call per pass on all its rows (the
   terminals and padding masked out), from the model's initial state every time."""
   if len(levels) == len(tables.levels):  # the subgame ends within the slab
@@ -82,17 +86,23 @@ def _leaf_values(tables: tables_lib.SearchTables, levels: cfr.Levels, model: lea
   nodes = tables.level_starts[len(levels) - 1] + jnp.arange(cut.size, dtype=jnp.int32)
 
   def leaf_values(ranges):
-    out = apply(params, tables, nodes, ranges[-1], cut.is_leaf,
-                leaf_models.initial_state(model, tables))
+    out = apply(
+      params, tables, nodes, ranges[-1], cut.is_leaf, leaf_models.initial_state(model, tables)
+    )
     values = jnp.where(cut.is_leaf[:, None, None], out.values, 0.0)
     return [None] * (len(levels) - 1) + [values], None
 
   return leaf_values
 
 
-def solve(tables: tables_lib.SearchTables, params: Any, root_ranges: chex.Array,
-          rng: chex.PRNGKey, model: leaf_models.LeafModel,
-          config: config_lib.ReBeLConfig) -> SubgameSolution:
+def solve(
+  tables: tables_lib.SearchTables,
+  params: Any,
+  root_ranges: chex.Array,
+  rng: chex.PRNGKey,
+  model: leaf_models.LeafModel,
+  config: config_lib.ReBeLConfig,
+) -> SubgameSolution:
   """Solves the slab of ``config.depth`` levels below the tables' root at ``root_ranges`` [2, S] by
   T iterations of CFR-D, keeping pi^t of an iteration t drawn by :func:`sample_iteration`."""
   levels = slab_levels(tables, config.depth)
@@ -109,12 +119,19 @@ def solve(tables: tables_lib.SearchTables, params: Any, root_ranges: chex.Array,
 
   initial = cfr.init_state(levels)
   state, played, value_sum = jax.lax.fori_loop(
-      0, config.iterations, body,
-      (initial, jnp.zeros_like(initial.regrets), jnp.zeros_like(root_ranges)))
+    0,
+    config.iterations,
+    body,
+    (initial, jnp.zeros_like(initial.regrets), jnp.zeros_like(root_ranges)),
+  )
   average = cfr.average_policy(levels, state)
   if config.play == "average":
     played, sampled = average, jnp.int32(0)
   ranges = cfr.evaluate_pass(levels, played, root_ranges)[0]
   return SubgameSolution(
-      policy=played, average_policy=average, iteration=sampled, leaf_ranges=ranges[-1],
-      root_values=value_sum / (config.iterations * (config.iterations + 1) / 2))
+    policy=played,
+    average_policy=average,
+    iteration=sampled,
+    leaf_ranges=ranges[-1],
+    root_values=value_sum / (config.iterations * (config.iterations + 1) / 2),
+  )

@@ -15,11 +15,17 @@ from sog.search.gtcfr import frontier as frontier_lib
 
 
 @functools.partial(jax.jit, static_argnums=(2, 3, 4))
-def resolve_below_frontier(tables: tables_lib.SearchTables, result: types.SearchResult,
-                           capacity: int, iterations: int, tremble: float) -> chex.Array:
+def resolve_below_frontier(
+  tables: tables_lib.SearchTables,
+  result: types.SearchResult,
+  capacity: int,
+  iterations: int,
+  tremble: float,
+) -> chex.Array:
   leaves = frontier_lib.frontier_mask(tables.kind, result.in_tree, result.expanded)
   nodes = jnp.nonzero(leaves, size=capacity, fill_value=0)[0]
   mask = jnp.arange(capacity) < leaves.sum()
-  below, _, _ = leaf_models.solve_at_nodes(tables, nodes, result.ranges[nodes], mask, iterations,
-                                           tremble)
+  below, _, _ = leaf_models.solve_at_nodes(
+    tables, nodes, result.ranges[nodes], mask, iterations, tremble
+  )
   return jnp.where(tables.to_inner(result.expanded)[:, None, None], result.average_policy, below)

@@ -16,7 +16,9 @@ from sog.search.gtcfr import frontier as frontier_lib
 TIE_TOLERANCE = 1e-6  # PUCT scores this close are a tie (float32 values of order 1)
 
 
-def puct_action(score: chex.Array, prior: chex.Array, tie_break: str, rng: chex.PRNGKey) -> chex.Array:
+def puct_action(
+  score: chex.Array, prior: chex.Array, tie_break: str, rng: chex.PRNGKey
+) -> chex.Array:
   """argmax_a ``score`` [A] (-inf where illegal), a tie going to the lowest action (``"action"``)
   or to the highest ``prior`` among the tied actions, uniformly at random among equal priors
   (``"prior"``; ``rng`` is used only then)."""
@@ -55,15 +57,18 @@ def open_chance(tables, state: types.SearchState, nodes, mask) -> types.SearchSt
   activate = opens[:, None, None] & (children >= 0)
   positions = tables.inner_position[nodes]
   return state.replace(
-      expanded=state.expanded.at[nodes].max(opens),
-      added=state.added.at[nodes].max(opens[:, None]),
-      in_tree=state.in_tree.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()),
-      interior_since=state.interior_since.at[positions].set(
-          jnp.where(opens, state.cfr.iteration, state.interior_since[positions])))
+    expanded=state.expanded.at[nodes].max(opens),
+    added=state.added.at[nodes].max(opens[:, None]),
+    in_tree=state.in_tree.at[jnp.where(activate, children, 0).ravel()].max(activate.ravel()),
+    interior_since=state.interior_since.at[positions].set(
+      jnp.where(opens, state.cfr.iteration, state.interior_since[positions])
+    ),
+  )
 
 
-def _expand(tables, state: types.SearchState, node, selected, config: types.GTCFRConfig,
-            k: int | None, grow) -> types.SearchState:
+def _expand(
+  tables, state: types.SearchState, node, selected, config: types.GTCFRConfig, k: int | None, grow
+) -> types.SearchState:
   """If ``grow``: adds the children of up to k actions at ``node`` (all outcomes at a chance node),
   and with ``open_chance="with_parent"`` the outcomes of the chance nodes among them.
 
@@ -83,8 +88,9 @@ def _expand(tables, state: types.SearchState, node, selected, config: types.GTCF
     own = state.ranges[node, actor]
     score = jnp.where(own.sum() > 0, own, valid.astype(own.dtype)) @ state.prior[m]
     score = jnp.where(missing, score, -jnp.inf)
-    score = score.at[selected].set(jnp.where(state.expanded[node] & missing[selected], jnp.inf,
-                                             score[selected]))
+    score = score.at[selected].set(
+      jnp.where(state.expanded[node] & missing[selected], jnp.inf, score[selected])
+    )
     top_scores, top = jax.lax.top_k(score, k)
     new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
   added = jnp.where(grow, jnp.where(chance, True, state.added[node] | new), state.added[node])
@@ -94,18 +100,19 @@ def _expand(tables, state: types.SearchState, node, selected, config: types.GTCF
   activate = (children >= 0) & added[:, None] & expanded
   kids = jnp.where(activate, children, 0).ravel()
   state = state.replace(
-      added=state.added.at[node].set(added), expanded=state.expanded.at[node].set(expanded),
-      in_tree=state.in_tree.at[kids].max(activate.ravel()),
-      interior_since=state.interior_since.at[m].set(
-          jnp.where(expanded & ~state.expanded[node], state.cfr.iteration,
-                    state.interior_since[m])))
+    added=state.added.at[node].set(added),
+    expanded=state.expanded.at[node].set(expanded),
+    in_tree=state.in_tree.at[kids].max(activate.ravel()),
+    interior_since=state.interior_since.at[m].set(
+      jnp.where(expanded & ~state.expanded[node], state.cfr.iteration, state.interior_since[m])
+    ),
+  )
   if config.open_chance == "with_parent":
     state = open_chance(tables, state, kids, activate.ravel())
   return state
 
 
-def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,
-          rng):
+def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None, rng):
   """One expansion walk; returns the state, the phase's pending (virtual-loss) counts, and whether
   it added a public state to the tree.
 
@@ -124,21 +131,41 @@ def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, 
     kind = tables.kind[node]
     infostate = jnp.where(kind == 1, s1, s0)
     is_player = kind < rules_lib.CHANCE
-    action = jnp.where(is_player, _select_action(tables, state, pending, node, infostate, config,
-                                                 action_rng), 0)
+    action = jnp.where(
+      is_player, _select_action(tables, state, pending, node, infostate, config, action_rng), 0
+    )
     stop_here = ~state.expanded[node] | (is_player & ~state.added[node, action])
     moves = (kind != rules_lib.TERMINAL) & ~stop_here
     counted = moves & is_player
-    path = tuple(p.at[i].set(jnp.where(counted, x, p[i])) for p, x in
-                 zip(path, (tables.inner_position[node], infostate, action, 1)))
+    path = tuple(
+      p.at[i].set(jnp.where(counted, x, p[i]))
+      for p, x in zip(path, (tables.inner_position[node], infostate, action, 1), strict=True)
+    )
     child, t0, t1 = tables_lib.step_world(tables, node, s0, s1, action, chance_rng)
-    return (i + 1, jnp.where(moves, child, node), jnp.where(moves, t0, s0),
-            jnp.where(moves, t1, s1), ~moves, action, rng, path)
+    return (
+      i + 1,
+      jnp.where(moves, child, node),
+      jnp.where(moves, t0, s0),
+      jnp.where(moves, t1, s1),
+      ~moves,
+      action,
+      rng,
+      path,
+    )
 
-  start = (jnp.int32(0), focus.astype(jnp.int32), s0, s1, jnp.bool_(False), jnp.int32(0), walk_rng,
-           (empty_path,) * 4)
+  start = (
+    jnp.int32(0),
+    focus.astype(jnp.int32),
+    s0,
+    s1,
+    jnp.bool_(False),
+    jnp.int32(0),
+    walk_rng,
+    (empty_path,) * 4,
+  )
   _, node, _, _, _, action, _, (rows, infostates, actions, counted) = jax.lax.while_loop(
-      lambda c: ~c[4], step, start)
+    lambda c: ~c[4], step, start
+  )
   counted = counted.astype(state.visits.dtype)
   size = state.in_tree.sum()
   state = state.replace(visits=state.visits.at[rows, infostates, actions].add(counted))
@@ -153,14 +180,16 @@ def fully_grown(tables, state: types.SearchState) -> chex.Array:
   interior decision node there with an action its actor can take that is not added yet."""
   focus = state.start.focus
   below = tables.ancestors[:, (tables.ancestors[focus] >= 0).sum() - 1] == focus
-  missing = (state.expanded & (tables.kind < rules_lib.CHANCE)
-             & (tables.can_act & ~state.added).any(-1))
+  missing = (
+    state.expanded & (tables.kind < rules_lib.CHANCE) & (tables.can_act & ~state.added).any(-1)
+  )
   leaves = frontier_lib.current_frontier(tables, state)
   return ~((leaves | missing) & below).any()
 
 
-def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None,
-              rng):
+def _simulate(
+  tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None, rng
+):
   """One expansion simulation: a walk, walked again from a new world state while it adds nothing
   and the focus's subgame is not fully grown, at most ``config.redraws`` times."""
   if not config.redraws:
@@ -177,19 +206,22 @@ def _simulate(tables, state: types.SearchState, pending, config: types.GTCFRConf
     rng, walk_rng = jax.random.split(rng)
     return (*_walk(tables, state, pending, config, k, walk_rng), tries + 1, rng)
 
-  state, pending, _, _, _ = jax.lax.while_loop(again, walk,
-                                               (state, pending, jnp.bool_(False), 0, rng))
+  state, pending, _, _, _ = jax.lax.while_loop(
+    again, walk, (state, pending, jnp.bool_(False), 0, rng)
+  )
   return state, pending
 
 
-def grow(tables, state: types.SearchState, config: types.GTCFRConfig,
-         k: int | None) -> types.SearchState:
+def grow(
+  tables, state: types.SearchState, config: types.GTCFRConfig, k: int | None
+) -> types.SearchState:
   rng, sims_rng = jax.random.split(state.rng)
   rngs = jax.random.split(sims_rng, config.simulations_in_phase)
 
   def one(i, carry):
     return _simulate(tables, *carry, config, k, rngs[i])
 
-  state, _ = jax.lax.fori_loop(0, config.simulations_in_phase, one,
-                               (state, jnp.zeros_like(state.visits)))
+  state, _ = jax.lax.fori_loop(
+    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.visits))
+  )
   return state.replace(rng=rng)

@@ -17,7 +17,7 @@ from sog.search import types
 
 
 def frontier_mask(kind: chex.Array, in_tree: chex.Array, expanded: chex.Array) -> chex.Array:
-  """[N] bool: the frontier leaves, in the tree, not terminal, not expanded (NumPy or JAX arrays)."""
+  """[N] bool: the frontier leaves: in the tree, not terminal, not expanded (NumPy or JAX)."""
   return in_tree & ~expanded & (kind != rules_lib.TERMINAL)
 
 
@@ -27,7 +27,9 @@ def current_frontier(tables: tables_lib.SearchTables, state: types.SearchState) 
 
 def with_leaves(tables: tables_lib.SearchTables, frontier: chex.Array) -> cfr.Levels:
   """The tables' levels with the frontier marked as leaves (valued by the leaf model in a pass)."""
-  return tuple(level.replace(is_leaf=f) for level, f in zip(tables.levels, tables.split(frontier)))
+  return tuple(
+    level.replace(is_leaf=f) for level, f in zip(tables.levels, tables.split(frontier), strict=True)
+  )
 
 
 def available(tables: tables_lib.SearchTables, state: types.SearchState) -> chex.Array:
@@ -47,10 +49,12 @@ def leaf_batch_sizes(capacity: int | tuple[int, ...]) -> tuple[int, ...]:
   return tuple(sorted(size for size in sizes if size <= capacity))
 
 
-def evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int, ...],
-                      leaf_state: Any):
+def evaluate_frontier(
+  tables, apply, params, frontier, capacity: int | tuple[int, ...], leaf_state: Any
+):
   """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call
-  (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``).
+  (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from
+  ``leaf_state``).
 
   ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
   which the pass takes the smallest that holds the frontier, and makes no call at all while the
@@ -76,6 +80,7 @@ def evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int
         out = apply(params, tables, nodes[:size], batch[:size], mask[:size], leaf_state)
         pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
         return out._replace(values=pad(out.values), logits=pad(out.logits)), jnp.bool_(True)
+
       return evaluate
 
     def skip(_):  # what a call with every row masked gives, without the call
@@ -86,8 +91,9 @@ def evaluate_frontier(tables, apply, params, frontier, capacity: int | tuple[int
       out, called = at(full)(None)
     else:
       tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
-      out, called = jax.lax.switch(jnp.where(count > 0, tier + 1, 0),
-                                   [skip] + [at(size) for size in sizes], None)
+      out, called = jax.lax.switch(
+        jnp.where(count > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], None
+      )
     placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
     return tables.split(placed), (nodes, batch, mask, out, called)
 
@@ -100,8 +106,21 @@ def root_entry(tables, root: chex.Array, root_ranges: chex.Array) -> cfr.Entry:
   return [(mask, ranges) for mask in tables.split(jnp.arange(tables.num_nodes) == root)]
 
 
-def tree_pass(tables, levels, policy, root_ranges, state: types.SearchState, leaf_values=None,
-              best_response_values: bool = False):
+def tree_pass(
+  tables,
+  levels,
+  policy,
+  root_ranges,
+  state: types.SearchState,
+  leaf_values=None,
+  best_response_values: bool = False,
+):
   """A CFR pass from the start's root at ``root_ranges``."""
-  return cfr.evaluate_pass(levels, policy, jnp.zeros_like(root_ranges), leaf_values,
-                           root_entry(tables, state.start.root, root_ranges), best_response_values)
+  return cfr.evaluate_pass(
+    levels,
+    policy,
+    jnp.zeros_like(root_ranges),
+    leaf_values,
+    root_entry(tables, state.start.root, root_ranges),
+    best_response_values,
+  )

@@ -4,8 +4,10 @@ local devices."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 import functools
-from collections.abc import Callable, Iterator, Sequence
 
 import chex
 import jax
@@ -41,9 +43,13 @@ class GTCFR:
   The searches are independent, so each one's result is the one a single device computes.
   """
 
-  def __init__(self, game_or_tree: registry.Game | tree_lib.PublicTree,
-               leaf_model: leaf_models.LeafModel, config: types.GTCFRConfig = types.GTCFRConfig(),
-               devices: Sequence[jax.Device] | None = None):
+  def __init__(
+    self,
+    game_or_tree: registry.Game | tree_lib.PublicTree,
+    leaf_model: leaf_models.LeafModel,
+    config: types.GTCFRConfig = types.GTCFRConfig(),
+    devices: Sequence[jax.Device] | None = None,
+  ):
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
     if tree.kind[0] == rules_lib.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
@@ -51,13 +57,19 @@ class GTCFR:
     self.tree, self.leaf_model, self.config = tree, leaf_model, config
     default_k = 1 if tables_lib.has_perfect_information(tree) else None
     self.k = default_k if config.expansion_k is None else config.expansion_k
-    needed = tables_lib.frontier_capacity(tree, config.phases * config.simulations_in_phase,
-                                          self.k, branches=True,
-                                          chance_with_parent=config.open_chance == "with_parent")
+    needed = tables_lib.frontier_capacity(
+      tree,
+      config.phases * config.simulations_in_phase,
+      self.k,
+      branches=True,
+      chance_with_parent=config.open_chance == "with_parent",
+    )
     if config.leaf_capacity is not None and config.leaf_capacity < needed:
-      raise ValueError(f"leaf_capacity={config.leaf_capacity} is too small for s="
-                       f"{config.simulations} on {tree.name}: the frontier can reach {needed} "
-                       "leaves; use a larger capacity or None")
+      raise ValueError(
+        f"leaf_capacity={config.leaf_capacity} is too small for s="
+        f"{config.simulations} on {tree.name}: the frontier can reach {needed} "
+        "leaves; use a larger capacity or None"
+      )
     self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
     self.tables = tables_lib.make_tables(tree)
     self._search = jax.jit(self._search_fn(frontier_lib.leaf_batch_sizes(self.capacity)))
@@ -72,18 +84,22 @@ class GTCFR:
     return subgames_lib.Subgames(self.tree, self.capacity)
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
-    ranges = self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree,
-                                                                                          ranges)
+    ranges = (
+      self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree, ranges)
+    )
     return jnp.asarray(ranges, jnp.float32)
 
-  def search(self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None,
-             params=None) -> types.SearchResult:
+  def search(
+    self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
+  ) -> types.SearchResult:
     """One search from the tree's root at ``root_ranges`` (default: the tree's priors)."""
-    return self.search_from(rng, types.root_start(self.tables, self.root_ranges(root_ranges)),
-                            params)
+    return self.search_from(
+      rng, types.root_start(self.tables, self.root_ranges(root_ranges)), params
+    )
 
-  def search_batch(self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None,
-                   params=None) -> types.SearchResult:
+  def search_batch(
+    self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
+  ) -> types.SearchResult:
     """Searches for a batch of rngs [B] (and root ranges [B, 2, S], default the tree's priors)."""
     count = rngs.shape[0]
     if root_ranges is None:
@@ -100,35 +116,46 @@ class GTCFR:
     params = self.leaf_model.params if params is None else params
     return self._search(self.tables, params, rng, start)
 
-  def search_from_batch(self, rngs: chex.PRNGKey, starts: types.Start,
-                        params=None) -> types.SearchResult:
+  def search_from_batch(
+    self, rngs: chex.PRNGKey, starts: types.Start, params=None
+  ) -> types.SearchResult:
     """Searches from a batch of starts (every array with a leading axis [B], as ``rngs``)."""
     params = self.leaf_model.params if params is None else params
     if starts.root.shape != rngs.shape[:1]:
       raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape}")
     return self._over_devices(self._batch, (self.tables, params), (rngs, starts))
 
-  def search_in_subgames(self, tables: tables_lib.SearchTables, capacity: int, rngs: chex.PRNGKey,
-                         starts: types.Start, params=None) -> types.SearchResult:
+  def search_in_subgames(
+    self,
+    tables: tables_lib.SearchTables,
+    capacity: int,
+    rngs: chex.PRNGKey,
+    starts: types.Start,
+    params=None,
+  ) -> types.SearchResult:
     """Searches from a batch of starts, each in its own tables: ``tables`` are subgame tables of one
     shape (:attr:`subgames` of one depth) stacked on a leading axis [B], ``capacity`` their frontier
     bound, ``starts`` in their nodes. One compilation per shape."""
     params = self.leaf_model.params if params is None else params
     if starts.root.shape != rngs.shape[:1] or tables.kind.shape[0] != rngs.shape[0]:
-      raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape} "
-                       f"and tables of batch shape {tables.kind.shape[:1]}")
+      raise ValueError(
+        f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape} "
+        f"and tables of batch shape {tables.kind.shape[:1]}"
+      )
     if rngs.shape[0] == 1:  # unbatched: each pass evaluates the smallest leaf batch that fits
       key = frontier_lib.leaf_batch_sizes(capacity)
       if key not in self._in_subgames:
         self._in_subgames[key] = jax.jit(self._search_fn(key))
       first = lambda x: x[0]  # noqa: E731
-      result = self._in_subgames[key](jax.tree.map(first, tables), params, rngs[0],
-                                      jax.tree.map(first, starts))
+      result = self._in_subgames[key](
+        jax.tree.map(first, tables), params, rngs[0], jax.tree.map(first, starts)
+      )
       return jax.tree.map(lambda x: x[None], result)
     if capacity not in self._in_subgames:
       search = jax.vmap(self._search_fn(capacity), in_axes=(0, None, 0, 0))
       self._in_subgames[capacity] = jax.jit(
-          lambda params, tables, rngs, starts: search(tables, params, rngs, starts))
+        lambda params, tables, rngs, starts: search(tables, params, rngs, starts)
+      )
     return self._over_devices(self._in_subgames[capacity], (params,), (tables, rngs, starts))
 
   def _over_devices(self, batched_search: Callable, shared: tuple, batch: tuple):
@@ -139,8 +166,9 @@ class GTCFR:
     count = jax.tree.leaves(batch)[0].shape[0]
     padding = -count % devices
     if padding:
-      batch = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]),
-                           batch)
+      batch = jax.tree.map(
+        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]), batch
+      )
     sharding = jax.sharding.NamedSharding
     spec = jax.sharding.PartitionSpec
     shared = jax.device_put(shared, sharding(self.mesh, spec()))
@@ -148,47 +176,70 @@ class GTCFR:
     result = batched_search(*shared, *batch)
     return jax.tree.map(lambda x: x[:count], result) if padding else result
 
-  def search_grouped(self, subgames: Sequence[subgames_lib.Subgame],
-                     make_starts: Callable[[tables_lib.SearchTables, list[int]], types.Start],
-                     rngs: chex.PRNGKey, chunk: int,
-                     params=None) -> Iterator[tuple[list[int], types.SearchResult]]:
+  def search_grouped(
+    self,
+    subgames: Sequence[subgames_lib.Subgame],
+    make_starts: Callable[[tables_lib.SearchTables, list[int]], types.Start],
+    rngs: chex.PRNGKey,
+    chunk: int,
+    params=None,
+  ) -> Iterator[tuple[list[int], types.SearchResult]]:
     """Searches for jobs 0..J-1, job j in ``subgames[j]``: grouped by subgame depth (one shape each)
     and run as vmapped chunks of ``chunk`` searches (padded by repeating the chunk's last job).
 
-    ``make_starts(tables, jobs)`` gives the starts of a chunk (the jobs' tables stacked, [chunk, ...]);
-    ``rngs`` [J] are the jobs' keys. Yields each chunk's jobs and its results ([chunk, ...], the
-    padding rows last).
+    ``make_starts(tables, jobs)`` gives the starts of a chunk (the jobs' tables stacked, [chunk,
+    ...]); ``rngs`` [J] are the jobs' keys. Yields each chunk's jobs and its results ([chunk, ...],
+    the padding rows last).
     """
     if chunk < 1:
       raise ValueError(f"chunk must be >= 1, got {chunk}")
     for depth in sorted({subgame.depth for subgame in subgames}):
       group = [j for j, subgame in enumerate(subgames) if subgame.depth == depth]
       for lo in range(0, len(group), chunk):
-        jobs = group[lo:lo + chunk]
+        jobs = group[lo : lo + chunk]
         padded = jobs + [jobs[-1]] * (chunk - len(jobs))
         tables = jax.tree.map(lambda *xs: np.stack(xs), *[subgames[j].tables for j in padded])
         starts = make_starts(tables, padded)
-        yield jobs, self.search_in_subgames(tables, subgames[jobs[0]].capacity,
-                                            rngs[np.asarray(padded)], starts, params)
+        yield (
+          jobs,
+          self.search_in_subgames(
+            tables, subgames[jobs[0]].capacity, rngs[np.asarray(padded)], starts, params
+          ),
+        )
 
   def _search_fn(self, capacity: int | tuple[int, ...]):
     """search(tables, params, rng, start) with this searcher's leaf model, config and k."""
     model = self.leaf_model
-    one = functools.partial(core.search, apply=leaf_models.stateful_apply(model),
-                            config=self.config, capacity=capacity, k=self.k)
+    one = functools.partial(
+      core.search,
+      apply=leaf_models.stateful_apply(model),
+      config=self.config,
+      capacity=capacity,
+      k=self.k,
+    )
     return lambda tables, params, rng, start: one(
-        tables, params=params, rng=rng, start=start,
-        leaf_state=leaf_models.initial_state(model, tables))
+      tables,
+      params=params,
+      rng=rng,
+      start=start,
+      leaf_state=leaf_models.initial_state(model, tables, start),
+    )
 
-  def completed_policy(self, result: types.SearchResult, iterations: int = 1000,
-                       method: str = "resolve", tremble: float = 1e-3) -> np.ndarray:
-    """The search's policy completed over its whole subgame, for exact evaluation ([N, S, A] float64).
+  def completed_policy(
+    self,
+    result: types.SearchResult,
+    iterations: int = 1000,
+    method: str = "resolve",
+    tremble: float = 1e-3,
+  ) -> np.ndarray:
+    """The search's policy completed over its whole subgame, for exact evaluation ([N, S, A]
+    float64).
 
     ``method="resolve"``: the average policy at the tree's interior nodes and, below every frontier
-    leaf, a CFR+ solve (``iterations``, trembled as the exact oracle) of the leaf's subgame at its final
-    ranges. This is not safe (a re-solve at fixed ranges may pick an opponent-exploitable equilibrium
-    of the leaf subgame), so it can be exploitable while the frontier holds leaves the search rarely
-    reaches.
+    leaf, a CFR+ solve (``iterations``, trembled as the exact oracle) of the leaf's subgame at its
+    final ranges. This is not safe (a re-solve at fixed ranges may pick an opponent-exploitable
+    equilibrium of the leaf subgame), so it can be exploitable while the frontier holds leaves the
+    search rarely reaches.
 
     ``method="average"`` (needs a leaf model that plays below the leaves, the exact oracle): the
     average over the search's iterations of the whole-subgame strategy each iteration played, its
@@ -199,11 +250,13 @@ class GTCFR:
       raise ValueError(f"iterations must be >= 1, got {iterations}")
     if method == "resolve":
       inner = np.asarray(
-          completion.resolve_below_frontier(self.tables, result, self.capacity, iterations,
-                                            tremble), np.float64)
+        completion.resolve_below_frontier(self.tables, result, self.capacity, iterations, tremble),
+        np.float64,
+      )
     elif method == "average":
-      sums = np.asarray(result.policy_sums, np.float64) + np.asarray(result.leaf_policy_sums,
-                                                                     np.float64)
+      sums = np.asarray(result.policy_sums, np.float64) + np.asarray(
+        result.leaf_policy_sums, np.float64
+      )
       legal = np.asarray(self.tables.to_inner(self.tables.legal))
       inner = np.where(sums.sum(-1, keepdims=True) > 0, sums, legal)
     else:
@@ -212,9 +265,16 @@ class GTCFR:
     policy[np.asarray(self.tables.inner_nodes)] = inner / inner.sum(-1, keepdims=True)
     return policy
 
-  def exploitability(self, result: types.SearchResult, iterations: int = 1000,
-                     method: str = "resolve", root_ranges: np.ndarray | None = None) -> float:
-    """Exact exploitability (float64) of :meth:`completed_policy` in the subgame from ``root_ranges``
-    (default: the tree's priors, so the game's exploitability when the root is the game's root)."""
-    return best_response.evaluate(self.tree, self.completed_policy(result, iterations, method),
-                                  root_ranges).exploitability
+  def exploitability(
+    self,
+    result: types.SearchResult,
+    iterations: int = 1000,
+    method: str = "resolve",
+    root_ranges: np.ndarray | None = None,
+  ) -> float:
+    """Exact exploitability (float64) of :meth:`completed_policy` in the subgame from
+    ``root_ranges`` (default: the tree's priors, so the game's exploitability when the root is the
+    game's root)."""
+    return best_response.evaluate(
+      self.tree, self.completed_policy(result, iterations, method), root_ranges
+    ).exploitability

@@ -17,8 +17,9 @@ from sog.search.gtcfr import frontier as frontier_lib
 
 def _actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
   """x[n, actor(n)] from x [n, 2, ...] (player 0's row at chance and terminal nodes)."""
-  return jnp.where((kind == 1).reshape(-1, *[1] * (per_player.ndim - 2)), per_player[:, 1],
-                   per_player[:, 0])
+  return jnp.where(
+    (kind == 1).reshape(-1, *[1] * (per_player.ndim - 2)), per_player[:, 1], per_player[:, 0]
+  )
 
 
 def prior_policy(tables, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
@@ -30,7 +31,7 @@ def prior_policy(tables, nodes: chex.Array, logits: chex.Array, temperature: flo
 def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
   """[M, S, A]: the actor's counterfactual action values over the opponent's range mass, scaled."""
   rows = []
-  for level, r, q in zip(levels, ranges, q_values):
+  for level, r, q in zip(levels, ranges, q_values, strict=True):
     k = level.inner
     if not k:
       continue
@@ -39,8 +40,13 @@ def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
       continue
     opponent_mass = _actor_rows(level.kind[:k], r[:k, ::-1].sum(-1))
     scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * tables.utility_scale
-    rows.append(jnp.where((opponent_mass > 0)[:, None, None],
-                          _actor_rows(level.kind[:k], q) / scale[:, None, None], 0.0))
+    rows.append(
+      jnp.where(
+        (opponent_mass > 0)[:, None, None],
+        _actor_rows(level.kind[:k], q) / scale[:, None, None],
+        0.0,
+      )
+    )
   return jnp.concatenate(rows)
 
 
@@ -48,26 +54,42 @@ def _sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> type
   size = sample.keys.shape[0]
   if not size:
     return sample
-  keys = jnp.concatenate([sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)])
+  keys = jnp.concatenate(
+    [sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)]
+  )
   _, keep = jax.lax.top_k(-keys, size)
   return types.QuerySample(
-      nodes=jnp.concatenate([sample.nodes, nodes])[keep],
-      ranges=jnp.concatenate([sample.ranges, ranges])[keep], keys=keys[keep])
+    nodes=jnp.concatenate([sample.nodes, nodes])[keep],
+    ranges=jnp.concatenate([sample.ranges, ranges])[keep],
+    keys=keys[keep],
+  )
 
 
-def cfr_update(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
-               capacity: int | tuple[int, ...]) -> types.SearchState:
+def cfr_update(
+  tables,
+  apply,
+  params,
+  state: types.SearchState,
+  config: types.GTCFRConfig,
+  capacity: int | tuple[int, ...],
+) -> types.SearchState:
   """One CFR+ update of the current tree: both players from one pass (simultaneous), or player 0 and
   then player 1 from a second pass against player 0's new policy (alternating; a ``fori_loop`` over
   the two, so the pass and its leaf-model call are compiled once, not twice)."""
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
   if config.updates == "simultaneous":
-    state = _update_players(tables, apply, params, state, config, capacity,
-                            jnp.ones(2, bool), weight)
+    state = _update_players(
+      tables, apply, params, state, config, capacity, jnp.ones(2, bool), weight
+    )
   else:
     state = jax.lax.fori_loop(
-        0, 2, lambda player, s: _update_players(tables, apply, params, s, config, capacity,
-                                                jnp.arange(2) == player, weight), state)
+      0,
+      2,
+      lambda player, s: _update_players(
+        tables, apply, params, s, config, capacity, jnp.arange(2) == player, weight
+      ),
+      state,
+    )
   return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))
 
 
@@ -76,17 +98,24 @@ def _select(take: chex.Array, new, old):
   return jax.tree.map(lambda a, b: jnp.where(take, a, b), new, old)
 
 
-def _update_gadget(tables, state: types.SearchState, values, updating: chex.Array,
-                   weight) -> gadget_lib.GadgetState:
+def _update_gadget(
+  tables, state: types.SearchState, values, updating: chex.Array, weight
+) -> gadget_lib.GadgetState:
   """The gadget's regret-matching+ step from the opponent's root values, if the opponent updated."""
   gadget, root = state.start.gadget, state.start.root
-  updated = gadget_lib.update(gadget, state.gadget, jnp.concatenate(values)[root, gadget.player],
-                              tables.valid[root, gadget.player], weight)
+  updated = gadget_lib.update(
+    gadget,
+    state.gadget,
+    jnp.concatenate(values)[root, gadget.player],
+    tables.valid[root, gadget.player],
+    weight,
+  )
   return _select(updating[gadget.player], updated, state.gadget)
 
 
-def _average_weights(state: types.SearchState, config: types.GTCFRConfig,
-                     weight: chex.Array) -> chex.Array:
+def _average_weights(
+  state: types.SearchState, config: types.GTCFRConfig, weight: chex.Array
+) -> chex.Array:
   """The linear averaging weight of this update: the search's iteration t (``weight``) everywhere,
   or per inner node [M, 1, 1] t minus the iterations before the node became interior."""
   if config.averaging == "global":
@@ -95,9 +124,16 @@ def _average_weights(state: types.SearchState, config: types.GTCFRConfig,
   return weight - since
 
 
-def _update_players(tables, apply, params, state: types.SearchState, config: types.GTCFRConfig,
-                    capacity: int | tuple[int, ...], updating: chex.Array,
-                    weight: chex.Array) -> types.SearchState:
+def _update_players(
+  tables,
+  apply,
+  params,
+  state: types.SearchState,
+  config: types.GTCFRConfig,
+  capacity: int | tuple[int, ...],
+  updating: chex.Array,
+  weight: chex.Array,
+) -> types.SearchState:
   """One pass over the current tree (frontier valued by the leaf model) updating the regrets and
   average policies of the players ``updating`` [2] (bool, possibly traced) marks (and the gadget's,
   for the opponent), and the statistics PUCT reads from it."""
@@ -105,18 +141,25 @@ def _update_players(tables, apply, params, state: types.SearchState, config: typ
   levels = frontier_lib.with_leaves(tables, frontier)
   available = frontier_lib.available(tables, state)
   policy = cfr.regret_matching(state.cfr.regrets, available)
-  root_ranges = gadget_lib.root_ranges(state.start.gadget, state.gadget, state.start.ranges,
-                                       tables.valid[state.start.root])
+  root_ranges = gadget_lib.root_ranges(
+    state.start.gadget, state.gadget, state.start.ranges, tables.valid[state.start.root]
+  )
   ranges, values, q_values, (nodes, batch, mask, out, called) = frontier_lib.tree_pass(
-      tables, levels, policy, root_ranges, state,
-      frontier_lib.evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state))
+    tables,
+    levels,
+    policy,
+    root_ranges,
+    state,
+    frontier_lib.evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state),
+  )
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
   solver_state = state.cfr
   average_weight = _average_weights(state, config, weight)
   for player in (0, 1):
-    updated = cfr.update_player(levels, solver_state, acting[player], policy, ranges, values,
-                                q_values, player, average_weight)
+    updated = cfr.update_player(
+      levels, solver_state, acting[player], policy, ranges, values, q_values, player, average_weight
+    )
     solver_state = _select(updating[player], updated, solver_state)
   positions = tables.inner_position[nodes]
   prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
@@ -127,12 +170,19 @@ def _update_players(tables, apply, params, state: types.SearchState, config: typ
     leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
   rng, query_rng = jax.random.split(state.rng)
   return state.replace(
-      cfr=solver_state, gadget=_update_gadget(tables, state, values, updating, weight),
-      prior=state.prior.at[positions].set(
-          jnp.where(mask[:, None, None], prior, state.prior[positions])),
-      action_values=jnp.where(interior, _normalised_action_values(tables, levels, ranges, q_values),
-                              state.action_values),
-      ranges=jnp.concatenate(ranges), leaf_policy_sums=leaf_policy_sums, leaf_state=out.state,
-      queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
-      leaf_evaluations=state.leaf_evaluations + mask.sum(),
-      leaf_calls=state.leaf_calls + called, rng=rng)
+    cfr=solver_state,
+    gadget=_update_gadget(tables, state, values, updating, weight),
+    prior=state.prior.at[positions].set(
+      jnp.where(mask[:, None, None], prior, state.prior[positions])
+    ),
+    action_values=jnp.where(
+      interior, _normalised_action_values(tables, levels, ranges, q_values), state.action_values
+    ),
+    ranges=jnp.concatenate(ranges),
+    leaf_policy_sums=leaf_policy_sums,
+    leaf_state=out.state,
+    queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
+    leaf_evaluations=state.leaf_evaluations + mask.sum(),
+    leaf_calls=state.leaf_calls + called,
+    rng=rng,
+  )

@@ -1,10 +1,11 @@
-"""GT-CFR on a node pool: the search tree is a fixed-capacity pytree of node arrays that holds only the
-grown nodes (:class:`Tree`), reached through a game's pure functions
+"""GT-CFR on a node pool: the search tree is a fixed-capacity pytree of node arrays that holds only
+the grown nodes (:class:`Tree`), reached through a game's pure functions
 (:class:`~sog.games.jax_game.JaxGame`: pgx's games, or an enumerated perfect-information game), so a
 CFR pass costs the grown tree and nothing is ever enumerated.
 
 Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
-``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher`` (:class:`PoolGTCFR`).
+``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher``
+(:class:`PoolGTCFR`).
 """
 
 from sog.search.pool.core import finish
@@ -20,5 +21,17 @@ from sog.search.pool.types import PoolState
 from sog.search.pool.types import Tree
 from sog.search.pool.types import zero_pool_leaf_model
 
-__all__ = ["PoolGTCFR", "PoolLeafModel", "PoolLeafOutput", "PoolResult", "PoolState", "Tree",
-           "finish", "init", "node_capacity", "run", "search", "zero_pool_leaf_model"]
+__all__ = [
+  "PoolGTCFR",
+  "PoolLeafModel",
+  "PoolLeafOutput",
+  "PoolResult",
+  "PoolState",
+  "Tree",
+  "finish",
+  "init",
+  "node_capacity",
+  "run",
+  "search",
+  "zero_pool_leaf_model",
+]

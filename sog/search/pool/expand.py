@@ -1,5 +1,5 @@
-"""Growing the node pool: adding a node's children (new slots, their states from the game's ``step``,
-valued by the leaf model once), and GT-CFR's expansion walks on the pool.
+"""Growing the node pool: adding a node's children (new slots, their states from the game's
+``step``, valued by the leaf model once), and GT-CFR's expansion walks on the pool.
 
 A walk and its redraws follow the table search (:mod:`sog.search.gtcfr.expand`) step for step and
 draw the same keys, so the two searches can be compared seed for seed: pi_select = 1/2 PUCT + 1/2
@@ -29,8 +29,16 @@ def prior_policy(legal: chex.Array, logits: chex.Array, temperature: float) -> c
   return jnp.where(some, prior, 0.0)
 
 
-def add_children(game: jax_game.JaxGame, apply, params, tree: types.Tree, node: chex.Array,
-                 create: chex.Array, temperature: float, width: int) -> tuple[types.Tree, chex.Array]:
+def add_children(
+  game: jax_game.JaxGame,
+  apply,
+  params,
+  tree: types.Tree,
+  node: chex.Array,
+  create: chex.Array,
+  temperature: float,
+  width: int,
+) -> tuple[types.Tree, chex.Array]:
   """Adds the children of the actions ``create`` [A] marks at ``node`` (at most ``width`` of them,
   in action order) in the next free slots, valued by one leaf-model call of ``width`` rows; returns
   the tree and the states the leaf model valued. Slots past the capacity are not written (the
@@ -49,16 +57,21 @@ def add_children(game: jax_game.JaxGame, apply, params, tree: types.Tree, node: 
   put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
   depth = tree.depth[node] + 1
   tree = tree.replace(
-      states=jax.tree.map(put, tree.states, kids),
-      parent=put(tree.parent, jnp.full(width, node, jnp.int32)), action=put(tree.action, actions),
-      depth=put(tree.depth, jnp.full(width, depth, jnp.int32)), kind=put(tree.kind, kind),
-      legal=put(tree.legal, legal), utility=put(tree.utility, jax.vmap(game.utility)(kids)),
-      leaf_values=put(tree.leaf_values, jnp.where(evaluate[:, None], out.values, 0.0)),
-      prior=put(tree.prior, prior_policy(legal, out.logits, temperature)),
-      children=tree.children.at[node, jnp.where(real, actions, tree.children.shape[1])].set(
-          slots, mode="drop"),
-      num_nodes=tree.num_nodes + real.sum(),
-      height=jnp.maximum(tree.height, jnp.where(real.any(), depth, 0)))
+    states=jax.tree.map(put, tree.states, kids),
+    parent=put(tree.parent, jnp.full(width, node, jnp.int32)),
+    action=put(tree.action, actions),
+    depth=put(tree.depth, jnp.full(width, depth, jnp.int32)),
+    kind=put(tree.kind, kind),
+    legal=put(tree.legal, legal),
+    utility=put(tree.utility, jax.vmap(game.utility)(kids)),
+    leaf_values=put(tree.leaf_values, jnp.where(evaluate[:, None], out.values, 0.0)),
+    prior=put(tree.prior, prior_policy(legal, out.logits, temperature)),
+    children=tree.children.at[node, jnp.where(real, actions, tree.children.shape[1])].set(
+      slots, mode="drop"
+    ),
+    num_nodes=tree.num_nodes + real.sum(),
+    height=jnp.maximum(tree.height, jnp.where(real.any(), depth, 0)),
+  )
   return tree, evaluate.sum()
 
 
@@ -73,15 +86,25 @@ def _select_action(tree: types.Tree, pending, node, config: search_types.GTCFRCo
   tie_rng = None
   if config.tie_break != "action":
     tie_rng, rng = jax.random.split(rng)
-  best = table_expand.puct_action(jnp.where(allowed, q + u, -jnp.inf), prior, config.tie_break,
-                                  tie_rng)
+  best = table_expand.puct_action(
+    jnp.where(allowed, q + u, -jnp.inf), prior, config.tie_break, tie_rng
+  )
   puct = jax.nn.one_hot(best, allowed.shape[0])
   average = cfr.regret_matching(tree.policy_sums[node], allowed)
   return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
 
 
-def _expand(game, apply, params, state: types.PoolState, node, selected,
-            config: search_types.GTCFRConfig, k: int, grow) -> types.PoolState:
+def _expand(
+  game,
+  apply,
+  params,
+  state: types.PoolState,
+  node,
+  selected,
+  config: search_types.GTCFRConfig,
+  k: int,
+  grow,
+) -> types.PoolState:
   """If ``grow``: adds the children of up to k missing actions at ``node``, ranked by the prior (the
   walk's ``selected`` action first at an interior node)."""
   tree = state.tree
@@ -93,24 +116,37 @@ def _expand(game, apply, params, state: types.PoolState, node, selected,
     own = tree.reach[node, jnp.clip(tree.kind[node], 0, 1)]
     score = jnp.where(own > 0, own, 1.0) * tree.prior[node]
     score = jnp.where(missing, score, -jnp.inf)
-    score = score.at[selected].set(jnp.where(tree.expanded[node] & missing[selected], jnp.inf,
-                                             score[selected]))
+    score = score.at[selected].set(
+      jnp.where(tree.expanded[node] & missing[selected], jnp.inf, score[selected])
+    )
     top_scores, top = jax.lax.top_k(score, k)
     new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
   added = jnp.where(grow, tree.added[node] | new, tree.added[node])
   expanded = tree.expanded[node] | (grow & (tree.legal[node] & added).any())
   create = added & expanded & tree.legal[node] & (tree.children[node] < 0)
   since = jnp.where(expanded & ~tree.expanded[node], state.iteration, tree.interior_since[node])
-  tree = tree.replace(added=tree.added.at[node].set(added),
-                      expanded=tree.expanded.at[node].set(expanded),
-                      interior_since=tree.interior_since.at[node].set(since))
-  tree, evaluated = add_children(game, apply, params, tree, node, create, config.prior_temperature,
-                                 min(k, num_actions))
+  tree = tree.replace(
+    added=tree.added.at[node].set(added),
+    expanded=tree.expanded.at[node].set(expanded),
+    interior_since=tree.interior_since.at[node].set(since),
+  )
+  tree, evaluated = add_children(
+    game, apply, params, tree, node, create, config.prior_temperature, min(k, num_actions)
+  )
   return state.replace(tree=tree, leaf_evaluations=state.leaf_evaluations + evaluated)
 
 
-def _walk(game, apply, params, state: types.PoolState, pending, config: search_types.GTCFRConfig,
-          k: int, max_depth: int, rng):
+def _walk(
+  game,
+  apply,
+  params,
+  state: types.PoolState,
+  pending,
+  config: search_types.GTCFRConfig,
+  k: int,
+  max_depth: int,
+  rng,
+):
   """One expansion walk from the root; returns the state, the phase's pending (virtual-loss)
   counts, and whether it added a node."""
   _, walk_rng = jax.random.split(rng)  # (the table search draws its world state with the first key)
@@ -125,18 +161,22 @@ def _walk(game, apply, params, state: types.PoolState, pending, config: search_t
     action = jnp.where(is_player, _select_action(tree, pending, node, config, action_rng), 0)
     stop_here = ~tree.expanded[node] | (is_player & ~tree.added[node, action])
     moves = is_player & ~stop_here
-    path = tuple(p.at[i].set(jnp.where(moves, x, p[i]), mode="drop") for p, x in
-                 zip(path, (node, action, 1)))
+    path = tuple(
+      p.at[i].set(jnp.where(moves, x, p[i]), mode="drop")
+      for p, x in zip(path, (node, action, 1), strict=True)
+    )
     return (i + 1, jnp.where(moves, tree.children[node, action], node), ~moves, action, rng, path)
 
   start = (jnp.int32(0), jnp.int32(0), jnp.bool_(False), jnp.int32(0), walk_rng, (empty_path,) * 3)
-  _, node, _, action, _, (nodes, actions, counted) = jax.lax.while_loop(lambda c: ~c[2], step,
-                                                                        start)
+  _, node, _, action, _, (nodes, actions, counted) = jax.lax.while_loop(
+    lambda c: ~c[2], step, start
+  )
   counted = counted.astype(tree.visits.dtype)
   size = tree.num_nodes
   state = state.replace(tree=tree.replace(visits=tree.visits.at[nodes, actions].add(counted)))
-  state = _expand(game, apply, params, state, node, action, config, k,
-                  tree.kind[node] != jax_game.TERMINAL)
+  state = _expand(
+    game, apply, params, state, node, action, config, k, tree.kind[node] != jax_game.TERMINAL
+  )
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
   return state, pending.at[nodes, actions].add(counted), grew
@@ -149,8 +189,17 @@ def fully_grown(tree: types.Tree) -> chex.Array:
   return ~(passes.frontier(tree) | missing).any()
 
 
-def _simulate(game, apply, params, state: types.PoolState, pending,
-              config: search_types.GTCFRConfig, k: int, max_depth: int, rng):
+def _simulate(
+  game,
+  apply,
+  params,
+  state: types.PoolState,
+  pending,
+  config: search_types.GTCFRConfig,
+  k: int,
+  max_depth: int,
+  rng,
+):
   """One expansion simulation: a walk, walked again while it adds nothing and the tree is not
   complete, at most ``config.redraws`` times."""
   walk = lambda s, p, r: _walk(game, apply, params, s, p, config, k, max_depth, r)  # noqa: E731
@@ -168,13 +217,21 @@ def _simulate(game, apply, params, state: types.PoolState, pending,
     rng, walk_rng = jax.random.split(rng)
     return (*walk(state, pending, walk_rng), tries + 1, rng)
 
-  state, pending, _, _, _ = jax.lax.while_loop(again, body,
-                                               (state, pending, jnp.bool_(False), 0, rng))
+  state, pending, _, _, _ = jax.lax.while_loop(
+    again, body, (state, pending, jnp.bool_(False), 0, rng)
+  )
   return state, pending
 
 
-def grow(game, apply, params, state: types.PoolState, config: search_types.GTCFRConfig, k: int,
-         max_depth: int) -> types.PoolState:
+def grow(
+  game,
+  apply,
+  params,
+  state: types.PoolState,
+  config: search_types.GTCFRConfig,
+  k: int,
+  max_depth: int,
+) -> types.PoolState:
   """The expansion phase: ceil(c) simulations, a virtual loss on the phase's pending pairs."""
   rng, sims_rng = jax.random.split(state.rng)
   rngs = jax.random.split(sims_rng, config.simulations_in_phase)
@@ -182,6 +239,7 @@ def grow(game, apply, params, state: types.PoolState, config: search_types.GTCFR
   def one(i, carry):
     return _simulate(game, apply, params, *carry, config, k, max_depth, rngs[i])
 
-  state, _ = jax.lax.fori_loop(0, config.simulations_in_phase, one,
-                               (state, jnp.zeros_like(state.tree.visits)))
+  state, _ = jax.lax.fori_loop(
+    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.tree.visits))
+  )
   return state.replace(rng=rng)

@@ -25,49 +25,70 @@ class PoolGTCFR:
   one is refused.
   """
 
-  def __init__(self, game: jax_game.JaxGame, leaf_model: types.PoolLeafModel,
-               config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
-               capacity: int | None = None):
+  def __init__(
+    self,
+    game: jax_game.JaxGame,
+    leaf_model: types.PoolLeafModel,
+    config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
+    capacity: int | None = None,
+  ):
     if not isinstance(game, jax_game.JaxGame):
-      raise ValueError(f"PoolGTCFR searches a sog.games.jax_game.JaxGame (a pgx game, or a TableGame "
-                       f"of an enumerated perfect-information game), got {type(game).__name__}")
+      raise ValueError(
+        f"PoolGTCFR searches a sog.games.jax_game.JaxGame (a pgx game, or a TableGame "
+        f"of an enumerated perfect-information game), got {type(game).__name__}"
+      )
     if not isinstance(leaf_model, types.PoolLeafModel):
-      raise ValueError(f"PoolGTCFR: the leaf model must be a sog.search.pool.PoolLeafModel, got "
-                       f"{type(leaf_model).__name__}")
+      raise ValueError(
+        f"PoolGTCFR: the leaf model must be a sog.search.pool.PoolLeafModel, got "
+        f"{type(leaf_model).__name__}"
+      )
     if leaf_model.game is not None and leaf_model.game != game.name:
-      raise ValueError(f"PoolGTCFR: the leaf model values {leaf_model.game}, but the game searched "
-                       f"is {game.name}")
+      raise ValueError(
+        f"PoolGTCFR: the leaf model values {leaf_model.game}, but the game searched is {game.name}"
+      )
     if int(game.kind(game.root())) == jax_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
     self.game, self.leaf_model, self.config = game, leaf_model, config
     self.k = 1 if config.expansion_k is None else config.expansion_k
     if capacity is not None:
       core.check_capacity(game, config, self.k, capacity)
-    self.capacity = (core.node_capacity(game.num_actions, config, self.k) if capacity is None
-                     else capacity)
+    self.capacity = (
+      core.node_capacity(game.num_actions, config, self.k) if capacity is None else capacity
+    )
     max_length = getattr(game, "max_length", None) or self.capacity
     self.max_depth = min(self.capacity, max_length) + 1
-    one = functools.partial(core.search, game, leaf_model.apply, config=config,
-                            capacity=self.capacity, k=self.k, max_depth=self.max_depth)
+    one = functools.partial(
+      core.search,
+      game,
+      leaf_model.apply,
+      config=config,
+      capacity=self.capacity,
+      k=self.k,
+      max_depth=self.max_depth,
+    )
     self._search = jax.jit(lambda params, rng, root: one(params, rng, root))
-    self._batch = jax.jit(jax.vmap(lambda params, rng, root: one(params, rng, root),
-                                   in_axes=(None, 0, 0)))
+    self._batch = jax.jit(
+      jax.vmap(lambda params, rng, root: one(params, rng, root), in_axes=(None, 0, 0))
+    )
 
-  def search(self, rng: chex.PRNGKey, root: chex.ArrayTree | None = None,
-             params=None) -> types.PoolResult:
+  def search(
+    self, rng: chex.PRNGKey, root: chex.ArrayTree | None = None, params=None
+  ) -> types.PoolResult:
     """One search from ``root`` (default: the game's initial state)."""
     root = self.game.root() if root is None else root
     self._check_roots(jax.tree.map(lambda x: jnp.asarray(x)[None], root))
     params = self.leaf_model.params if params is None else params
     return self._search(params, rng, root)
 
-  def search_batch(self, rngs: chex.PRNGKey, roots: chex.ArrayTree | None = None,
-                   params=None) -> types.PoolResult:
+  def search_batch(
+    self, rngs: chex.PRNGKey, roots: chex.ArrayTree | None = None, params=None
+  ) -> types.PoolResult:
     """Searches for a batch of rngs [B] from ``roots`` (states stacked on a leading axis [B];
     default: the initial state for each)."""
     if roots is None:
-      roots = jax.tree.map(lambda x: jnp.broadcast_to(x, (rngs.shape[0], *jnp.shape(x))),
-                           self.game.root())
+      roots = jax.tree.map(
+        lambda x: jnp.broadcast_to(x, (rngs.shape[0], *jnp.shape(x))), self.game.root()
+      )
     self._check_roots(roots)
     params = self.leaf_model.params if params is None else params
     return self._batch(params, rngs, roots)

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import chex
 import jax.numpy as jnp
@@ -16,8 +17,8 @@ class Tree:
 
   A node's children are added after it, so slot order is a topological order. Per-node statistics
   are those of the mover's one infostate (perfect information): for player 1's node they are player
-  1's. Values are conditional (per unit of the opponent's reach): ``utility`` and ``leaf_values`` are
-  a player's expected utility at the node.
+  1's. Values are conditional (per unit of the opponent's reach): ``utility`` and ``leaf_values``
+  are a player's expected utility at the node.
 
   Attributes:
     states: the game states [P, ...] (a pytree; a free slot holds the root's state).
@@ -79,7 +80,7 @@ class PoolQueries:
 
   nodes: chex.Array  # [Q] int32 slots
   reach: chex.Array  # [Q, 2]
-  keys: chex.Array   # [Q]
+  keys: chex.Array  # [Q]
 
 
 @chex.dataclass(frozen=True)
@@ -87,11 +88,11 @@ class PoolState:
   """What a pool search carries from one phase to the next."""
 
   tree: Tree
-  iteration: chex.Array        # CFR iterations completed
+  iteration: chex.Array  # CFR iterations completed
   queries: PoolQueries
   leaf_evaluations: chex.Array  # states the leaf model valued
-  walks: chex.Array             # expansion walks made (redraws included)
-  growing_walks: chex.Array     # walks that added at least one node
+  walks: chex.Array  # expansion walks made (redraws included)
+  growing_walks: chex.Array  # walks that added at least one node
   rng: chex.Array
 
 
@@ -136,7 +137,8 @@ class PoolLeafOutput(NamedTuple):
 
 class PoolLeafModel(NamedTuple):
   """``apply(params, game, states [B, ...], mask [B]) -> PoolLeafOutput``; rows where ``mask`` is
-  False are padding. ``game`` is the canonical name of the game the model values (None: any game)."""
+  False are padding. ``game`` is the canonical name of the game the model values (None: any
+  game)."""
 
   apply: Callable[..., PoolLeafOutput]
   params: Any = None
@@ -148,7 +150,8 @@ def zero_pool_leaf_model() -> PoolLeafModel:
 
   def apply(params, game, states, mask):
     del params, states
-    return PoolLeafOutput(jnp.zeros((mask.shape[0], 2)), jnp.zeros((mask.shape[0],
-                                                                    game.num_actions)))
+    return PoolLeafOutput(
+      jnp.zeros((mask.shape[0], 2)), jnp.zeros((mask.shape[0], game.num_actions))
+    )
 
   return PoolLeafModel(apply)

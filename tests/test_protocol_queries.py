@@ -1,0 +1,146 @@
+"""What SoG's protocol asks its leaf model: the recorded queries and their labels, the routed leaf
+model that hands one class of them to the exact oracle, and the diagnostics script on them."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sog import protocol
+from sog.protocol import queries as queries_lib
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search import tables as tables_lib
+from tests.conftest import ROOT
+from tests.conftest import load
+
+
+def _constant_model(value: float) -> leaf_models.LeafModel:
+  def apply(params, tables, nodes, ranges, mask):
+    del params, mask
+    logits = jnp.zeros((nodes.shape[0], 2, *tables.legal.shape[1:]), ranges.dtype)
+    return leaf_models.LeafOutput(jnp.full_like(ranges, value), logits)
+
+  return leaf_models.LeafModel(apply)
+
+
+def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
+  """Each recorded query is a leaf below s_pub or off the re-solving branch, as the game's tree
+  says, and from a first search exactly where the search had no predecessor; recording changes
+  nothing."""
+  game = load("kuhn_poker")
+  tree = game.tree
+  config = gtcfr.GTCFRConfig(simulations=2)
+  recorder = queries_lib.QueryRecorder()
+  searcher = gtcfr.GTCFR(
+    game, leaf_models.zero_leaf_model(), dataclasses.replace(config, query_samples=16)
+  )
+  recorded = protocol.compose(searcher, range(3), batch_size=2, on_resolved=recorder)
+  plain = protocol.compose(
+    gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config), range(3), batch_size=2
+  )
+  np.testing.assert_array_equal(recorded.exploitability, plain.exploitability)
+  found = recorder.queries
+  assert found.size > 0 and set(found.seeds.tolist()) == {0, 1, 2}
+  previous = protocol.previous_decisions(tree, "own")
+  for searched, node, below, first in zip(
+    found.searched, found.nodes, found.below_focus, found.first_search, strict=True
+  ):
+    assert tree.kind[node] != 3  # a frontier leaf is never terminal
+    assert below == (node != searched and node in tree.descendants(searched))
+    assert first == (previous[searched] < 0)
+  assert found.below_focus.any() and (~found.below_focus).any()
+  assert found.first_search.any()  # Kuhn's later searches have only terminal leaves
+  found.save(tmp_path / "q.npz")
+  again = queries_lib.ProtocolQueries.load(tmp_path / "q.npz")
+  np.testing.assert_array_equal(again.ranges, found.ranges)
+  np.savez(tmp_path / "other.npz", x=np.zeros(2))
+  with pytest.raises(ValueError, match="not a file of protocol queries"):
+    queries_lib.ProtocolQueries.load(tmp_path / "other.npz")
+
+
+@pytest.mark.parametrize("route", leaf_models.QUERY_CLASSES)
+def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
+  """On disjoint leaves one level below a re-solve's focus, the oracle's values replace the model's
+  exactly at the (leaf, player) rows of the class, and nowhere else."""
+  game = load("leduc_poker")
+  tree = game.tree
+  tables = tables_lib.make_tables(tree)
+  focus = int(np.flatnonzero((tree.depth == 2) & (tree.kind < 2))[0])
+  depth = int(tree.depth[focus])
+  nodes = np.flatnonzero((tree.depth == depth + 1) & (tree.kind != 3))
+  ranges = np.random.default_rng(0).random((nodes.size, 2, tree.max_infostates))
+  ranges = np.where(tree.valid[nodes], ranges * 0.3, 0.0).astype(np.float32)
+  mask = np.ones(nodes.size, bool)
+  mask[-1] = False  # a padding row is never the oracle's
+  opponent_mass = np.where(tree.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
+  threshold = float(np.median(opponent_mass))
+  model = leaf_models.routed_leaf_model(
+    _constant_model(7.0), leaf_models.exact_leaf_model(2), route, reach_threshold=threshold
+  )
+  for root, first in ((0, True), (int(tree.parent[focus]), False)):
+    start = types.SimpleNamespace(root=root, focus=focus)
+    state = leaf_models.initial_state(model, tables, start)
+    out = jax.jit(model.apply)(None, tables, nodes, jnp.asarray(ranges), jnp.asarray(mask), state)
+    oracle_rows = np.asarray((out.values != 7.0).any(-1))  # [L, 2]
+    below = np.asarray(tables.ancestors)[nodes, depth] == focus
+    expected = {
+      "off_branch": np.repeat(~below[:, None], 2, 1),
+      "below_focus": np.repeat(below[:, None], 2, 1),
+      "first_search": np.full((nodes.size, 2), first),
+      "player_0": np.repeat([[True, False]], nodes.size, 0),
+      "player_1": np.repeat([[False, True]], nodes.size, 0),
+      "low_reach": opponent_mass < threshold,
+      "high_reach": opponent_mass >= threshold,
+    }[route] & mask[:, None]
+    np.testing.assert_array_equal(oracle_rows, expected)
+    assert expected.any() or route == "first_search"
+  with pytest.raises(ValueError, match="valid classes"):
+    leaf_models.routed_leaf_model(_constant_model(0.0), leaf_models.exact_leaf_model(2), "river")
+  with pytest.raises(ValueError, match="depth-limited solves"):
+    leaf_models.initial_state(model, tables, None)
+
+
+def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkpoint, tmp_path):
+  """evaluate.py --record_queries writes the queries (and --oracle_on routes a class to the oracle);
+  diagnose_leaf.py values them and reports every group."""
+
+  def run(*args):
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+
+  evaluated = run(
+    "scripts/evaluate.py",
+    "--game=kuhn_poker",
+    f"--leaf={kuhn_checkpoint}",
+    "--sims=2",
+    "--seeds=2",
+    f"--record_queries={tmp_path}",
+    "--oracle_on=off_branch",
+    "--oracle_iterations=2",
+  )
+  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+  record = json.loads(evaluated.stdout.strip().splitlines()[-1])
+  assert record["oracle_on"] == "off_branch" and "exact oracle" in evaluated.stdout
+  diagnosed = run(
+    "scripts/diagnose_leaf.py",
+    "--game=kuhn_poker",
+    f"--leaf={kuhn_checkpoint}",
+    f"--queries={tmp_path / 'queries_s2.npz'}",
+    "--iterations=20",
+    "--held_out=8",
+  )
+  assert diagnosed.returncode == 0, diagnosed.stderr[-3000:]
+  summary = json.loads(diagnosed.stdout.strip().splitlines()[-1])
+  groups = summary["groups"]
+  assert groups["all"]["entries"] == groups["player_0"]["entries"] + groups["player_1"]["entries"]
+  assert groups["all"]["entries"] == (
+    groups["below_focus"]["entries"] + groups["off_branch"]["entries"]
+  )
+  assert summary["queries"] > 0 and np.isfinite(groups["all"]["conditional_error"])
+  assert summary["prior_entropy"] > 0
