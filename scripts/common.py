@@ -61,9 +61,12 @@ def apply_checkpoint_settings(leaf: str, sections: tuple[str, ...]) -> str:
   ``sections`` (those of the agent the script runs) the values of this script's flags that the
   command line does not give. Returns what the script's header line says about them ("" where the
   checkpoint has no settings file)."""
-  if leaf in LEAF_CHOICES or not pathlib.Path(leaf).is_dir():
+  if leaf in LEAF_CHOICES or not all(pathlib.Path(d).is_dir() for d in leaf.split(",")):
     return ""
-  stored = settings_lib.read(checkpoint.locate(leaf))
+  every = [settings_lib.read(checkpoint.locate(d)) for d in leaf.split(",")]
+  if any(stored != every[0] for stored in every):
+    raise ValueError(f"--leaf={leaf}: the ensemble's checkpoints carry different search settings")
+  stored = every[0]
   if stored is None:
     return ""
   note = f"search settings of {leaf} ({settings_lib.FILE}): "
@@ -357,7 +360,8 @@ def define_leaf_flags(
       "leaf",
       leaf,
       f"{' | '.join(LEAF_CHOICES)} | a CVPN checkpoint "
-      "directory (untrained: a CVPN of the default size, seed 0).",
+      "directory (untrained: a CVPN of the default size, seed 0) | several checkpoint "
+      "directories separated by commas (their ensemble: the mean of their outputs).",
     ),
     oracle_iterations=flags.DEFINE_integer(
       "oracle_iterations",
@@ -414,8 +418,9 @@ def leaf_model(
   oracle_policy_prior: bool = False,
 ) -> leaf_models.LeafModel:
   """The leaf model ``spec`` names: "oracle" (a CFR+ solve of every frontier leaf's subgame),
-  "zeros", "untrained" (a CVPN of the default size initialised with seed 0) or a CVPN checkpoint
-  directory of ``game``."""
+  "zeros", "untrained" (a CVPN of the default size initialised with seed 0), a CVPN checkpoint
+  directory of ``game``, or several separated by commas (their ensemble, the mean of their
+  outputs: :func:`sog.nets.ensemble_leaf_model`)."""
   if spec == "oracle":
     return leaf_models.exact_leaf_model(
       oracle_iterations, warm_start=oracle_warm_start, policy_prior=oracle_policy_prior
@@ -427,9 +432,15 @@ def leaf_model(
     return leaf_lib.cvpn_leaf_model(
       network, cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0)), game.name
     )
-  if not pathlib.Path(spec).is_dir():
-    raise ValueError(
-      f"--leaf: {spec!r} is neither one of {LEAF_CHOICES} nor a checkpoint directory"
+  directories = spec.split(",")
+  for directory in directories:
+    if not pathlib.Path(directory).is_dir():
+      raise ValueError(
+        f"--leaf: {directory!r} is neither one of {LEAF_CHOICES} nor a checkpoint directory"
+      )
+  if len(directories) > 1:
+    return leaf_lib.ensemble_leaf_model(
+      [checkpoint.restore_leaf_model(directory, game.name) for directory in directories]
     )
   return checkpoint.restore_leaf_model(spec, game.name)
 

@@ -251,3 +251,34 @@ def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
   result = solver_lib.solve(limited, 20, None, "simultaneous", leaf=leaf)
   assert np.isfinite(result.root_values).all()
   np.testing.assert_allclose((game.tree.root_ranges * result.root_values).sum(), 0.0, atol=1e-5)
+
+
+def test_an_ensemble_leaf_model_is_the_mean_of_its_networks(rng):
+  from sog.nets import leaf as leaf_lib
+  from sog.search import leaf_models
+  from sog.search import tables as tables_lib
+
+  game = load("kuhn_poker")
+  tables = tables_lib.make_tables(game.tree)
+  network = cvpn_lib.make_network(game.tree, _SMALL)
+  models = [
+    leaf_lib.cvpn_leaf_model(
+      network, cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(k)), game.name
+    )
+    for k in (1, 2)
+  ]
+  nodes = np.flatnonzero(game.tree.kind < 2)
+  ranges = rng.random((nodes.size, 2, game.tree.max_infostates)) * game.tree.valid[nodes]
+  args = (tables, jnp.asarray(nodes, jnp.int32), jnp.asarray(ranges, jnp.float32))
+  mask = jnp.ones(nodes.size, bool)
+  outs = [model.apply(model.params, *args, mask) for model in models]
+  ensemble = leaf_lib.ensemble_leaf_model(models)
+  mean = ensemble.apply(ensemble.params, *args, mask)
+  np.testing.assert_allclose(mean.values, (outs[0].values + outs[1].values) / 2, rtol=1e-6)
+  np.testing.assert_allclose(mean.logits, (outs[0].logits + outs[1].logits) / 2, rtol=1e-6)
+  same = leaf_lib.ensemble_leaf_model([models[0], models[0]])
+  np.testing.assert_allclose(same.apply(same.params, *args, mask).values, outs[0].values, rtol=1e-6)
+  with pytest.raises(ValueError, match="one game"):
+    leaf_lib.ensemble_leaf_model([models[0], leaf_models.zero_leaf_model()])
+  with pytest.raises(ValueError, match="at least one"):
+    leaf_lib.ensemble_leaf_model([])

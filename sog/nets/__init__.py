@@ -13,6 +13,7 @@ from sog.nets.cvpn import make_network
 from sog.nets.cvpn import pbs_at
 from sog.nets.leaf import cvpn_leaf_model
 from sog.nets.leaf import cvpn_pool_leaf_model
+from sog.nets.leaf import ensemble_leaf_model
 from sog.nets.losses import Targets
 from sog.nets.train import Batch
 from sog.nets.train import Trainer
@@ -31,6 +32,7 @@ __all__ = [
   "Trainer",
   "cvpn_leaf_model",
   "cvpn_pool_leaf_model",
+  "ensemble_leaf_model",
   "init_params",
   "make_network",
   "pbs_at",
