@@ -15,9 +15,10 @@ the opponent's range mass, the network's scale; chips in poker) and of counterfa
 the search adds up: conditional times the opponent's mass), with the mean signed conditional error
 (a bias), in groups: all queries; below s_pub (the grown frontier) and off the re-solving branch;
 the searches without a predecessor (first_search); by player; by the opponent's range mass (below /
-from --reach_threshold). Also the held-out error (random PBSs, as in self-play's diagnostics) and
-the entropy of the network's policy at the acting player's infostates (PUCT's prior). Prints a
-table and ends with one JSON line.
+from --reach_threshold); the infostates the player's own range reaches at the leaf and those it does
+not (whose values are a deviation's). Also the held-out error (random PBSs, as in self-play's
+diagnostics) and the entropy of the network's policy at the acting player's infostates (PUCT's
+prior). Prints a table and ends with one JSON line.
 """
 
 import json
@@ -43,11 +44,22 @@ _MAX_QUERIES = flags.DEFINE_integer(
 _ITERATIONS = flags.DEFINE_integer(
   "iterations", 300, "CFR+ iterations of each exact solve.", lower_bound=1
 )
+_TREMBLE = flags.DEFINE_float(
+  "tremble",
+  1e-3,
+  "Each exact solve runs at the ranges plus this times a uniform range and is valued at the true "
+  "ones, as the exact oracle (a value at an infostate the PBS does not reach is then a best "
+  "response to a strategy that answers every infostate).",
+  lower_bound=0.0,
+)
 _REACH_THRESHOLD = flags.DEFINE_float(
   "reach_threshold", 0.1, "Opponent range mass splitting low from high reach.", lower_bound=0.0
 )
 _HELD_OUT = flags.DEFINE_integer("held_out", 256, "Random held-out PBSs.", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 0, "Seed of the subsample and the held-out PBSs.")
+_SAVE = flags.DEFINE_string(
+  "save", None, "Also write the solved queries with their exact and network values (.npz) here."
+)
 
 
 def error_groups(
@@ -58,6 +70,7 @@ def error_groups(
   opponent_mass = np.where(valid, queries.ranges, 0.0).sum(-1)[:, ::-1]  # [Q, 2]
   low = (opponent_mass < reach_threshold)[..., None]
   player = np.arange(2)[None, :, None]
+  reached = queries.ranges > 0
   return {
     "all": valid,
     "below_focus": per_query(queries.below_focus),
@@ -68,6 +81,8 @@ def error_groups(
     "player_1": valid & (player == 1),
     "low_reach": valid & low,
     "high_reach": valid & ~low,
+    "own_reached": valid & reached,
+    "own_unreached": valid & ~reached,
   }
 
 
@@ -95,7 +110,9 @@ def main(argv):
     f"({_ITERATIONS.value} CFR+ iterations), against {_LEAF.value}",
     flush=True,
   )
-  exact = diagnostics.exact_values(tables, queries.nodes, queries.ranges, _ITERATIONS.value, 256)
+  exact = diagnostics.exact_values(
+    tables, queries.nodes, queries.ranges, _ITERATIONS.value, 256, _TREMBLE.value
+  )
   prediction = diagnostics.network_prediction(
     network, leaf_model.params, tree, queries.nodes, queries.ranges
   )
@@ -103,6 +120,10 @@ def main(argv):
   valid = tree.valid[queries.nodes]
   conditional = diagnostics.conditional_values(values, queries.ranges)
   exact_conditional = diagnostics.conditional_values(exact, queries.ranges)
+  if _SAVE.value:
+    queries.save(_SAVE.value)
+    with np.load(_SAVE.value) as saved:
+      np.savez(_SAVE.value, **saved, exact=exact, network=values)
   rows = {}
   for name, mask in error_groups(queries, valid, _REACH_THRESHOLD.value).items():
     signed = (conditional - exact_conditional)[mask]
@@ -143,6 +164,7 @@ def main(argv):
         "held_out_error": held_error,
         "prior_entropy": entropy,
         "iterations": _ITERATIONS.value,
+        "tremble": _TREMBLE.value,
         "reach_threshold": _REACH_THRESHOLD.value,
       }
     )

@@ -68,15 +68,15 @@ def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
 @pytest.mark.parametrize("route", leaf_models.QUERY_CLASSES)
 def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   """On disjoint leaves one level below a re-solve's focus, the oracle's values replace the model's
-  exactly at the (leaf, player) rows of the class, and nowhere else."""
+  exactly at the (leaf, player, infostate) entries of the class, and nowhere else."""
   game = load("leduc_poker")
   tree = game.tree
   tables = tables_lib.make_tables(tree)
   focus = int(np.flatnonzero((tree.depth == 2) & (tree.kind < 2))[0])
   depth = int(tree.depth[focus])
   nodes = np.flatnonzero((tree.depth == depth + 1) & (tree.kind != 3))
-  ranges = np.random.default_rng(0).random((nodes.size, 2, tree.max_infostates))
-  ranges = np.where(tree.valid[nodes], ranges * 0.3, 0.0).astype(np.float32)
+  draws = np.random.default_rng(0).random((nodes.size, 2, tree.max_infostates))
+  ranges = np.where(tree.valid[nodes] & (draws > 0.3), draws * 0.3, 0.0).astype(np.float32)
   mask = np.ones(nodes.size, bool)
   mask[-1] = False  # a padding row is never the oracle's
   opponent_mass = np.where(tree.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
@@ -88,9 +88,9 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
     start = types.SimpleNamespace(root=root, focus=focus)
     state = leaf_models.initial_state(model, tables, start)
     out = jax.jit(model.apply)(None, tables, nodes, jnp.asarray(ranges), jnp.asarray(mask), state)
-    oracle_rows = np.asarray((out.values != 7.0).any(-1))  # [L, 2]
+    oracle_entries = np.asarray(out.values != 7.0)  # [L, 2, S]
     below = np.asarray(tables.ancestors)[nodes, depth] == focus
-    expected = {
+    by_row = {
       "off_branch": np.repeat(~below[:, None], 2, 1),
       "below_focus": np.repeat(below[:, None], 2, 1),
       "first_search": np.full((nodes.size, 2), first),
@@ -98,8 +98,13 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
       "player_1": np.repeat([[False, True]], nodes.size, 0),
       "low_reach": opponent_mass < threshold,
       "high_reach": opponent_mass >= threshold,
-    }[route] & mask[:, None]
-    np.testing.assert_array_equal(oracle_rows, expected)
+    }
+    if route in by_row:
+      expected = np.repeat(by_row[route][..., None], tree.max_infostates, -1)
+    else:
+      expected = (ranges > 0) == (route == "reached")
+    expected &= mask[:, None, None]
+    np.testing.assert_array_equal(oracle_entries, expected)
     assert expected.any() or route == "first_search"
   with pytest.raises(ValueError, match="valid classes"):
     leaf_models.routed_leaf_model(_constant_model(0.0), leaf_models.exact_leaf_model(2), "river")

@@ -295,6 +295,8 @@ QUERY_CLASSES = (
   "player_1",
   "low_reach",
   "high_reach",
+  "unreached",
+  "reached",
 )
 
 
@@ -314,7 +316,10 @@ def routed_leaf_model(
   * ``player_0`` / ``player_1``: that player's values at every leaf (the other player's from
     ``model``; the leaf's values are then no longer zero-sum);
   * ``low_reach`` / ``high_reach``: player i's values where the opponent's range mass at the leaf is
-    below / at least ``reach_threshold`` (counterfactual values scale with it).
+    below / at least ``reach_threshold`` (counterfactual values scale with it);
+  * ``unreached`` / ``reached``: the values of the infostates the player's own range does not reach
+    at the leaf (the values of deviations, which CFR's regrets for the actions into the leaf read),
+    or of those it reaches.
 
   The policy logits (PUCT's prior) are always ``model``'s. ``oracle`` must be stateless (the cold
   exact oracle, :func:`exact_leaf_model`); it is called only in passes where some row is routed to
@@ -338,9 +343,13 @@ def routed_leaf_model(
     first = tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
     return (focus, level, first, initial_state(model, tables, start))
 
-  def rows(tables, nodes, ranges, state):
-    """[L, 2] bool: the (leaf, player) values the oracle gives."""
+  def entries(tables, nodes, ranges, state):
+    """[L, 2, S] bool: the (leaf, player, infostate) values the oracle gives."""
     focus, level, first, _ = state
+    shape = ranges.shape
+    if route in ("unreached", "reached"):
+      reached = ranges > 0
+      return ~reached if route == "unreached" else reached
     below = tables.ancestors[nodes, level] == focus
     opponent_mass = jnp.where(tables.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
     by_leaf = {
@@ -349,17 +358,17 @@ def routed_leaf_model(
       "first_search": jnp.broadcast_to(first, below.shape),
     }
     if route in by_leaf:
-      return jnp.broadcast_to(by_leaf[route][:, None], (nodes.shape[0], 2))
+      return jnp.broadcast_to(by_leaf[route][:, None, None], shape)
     if route.startswith("player_"):
-      return jnp.broadcast_to(jnp.arange(2) == int(route[-1]), (nodes.shape[0], 2))
+      return jnp.broadcast_to((jnp.arange(2) == int(route[-1]))[None, :, None], shape)
     low = opponent_mass < reach_threshold
-    return low if route == "low_reach" else ~low
+    return jnp.broadcast_to((low if route == "low_reach" else ~low)[..., None], shape)
 
   def apply(params, tables, nodes, ranges, mask, state):
     out = inner(params, tables, nodes, ranges, mask, state[-1])
-    routed = rows(tables, nodes, ranges, state) & mask[:, None]
-    exact = oracle.apply(None, tables, nodes, ranges, routed.any(-1)).values
-    values = jnp.where(routed[..., None], exact, out.values)
+    routed = entries(tables, nodes, ranges, state) & mask[:, None, None]
+    exact = oracle.apply(None, tables, nodes, ranges, routed.any((-2, -1))).values
+    values = jnp.where(routed, exact, out.values)
     return LeafOutput(values, out.logits, state=(*state[:-1], out.state))
 
   return LeafModel(apply, model.params, init_state, model.game)

@@ -104,16 +104,21 @@ def exact_values(
   ranges: np.ndarray,
   iterations: int,
   batch: int | None = None,
+  tremble: float = 0.0,
 ) -> np.ndarray:
-  """[B, 2, S] root counterfactual values of a CFR+ solve (``iterations``, untrembled) of the
-  subgame of each PBS (``nodes`` of ``tables``' game with ``ranges`` [B, 2, S]); with ``batch``, in
-  vmapped chunks of that many PBSs (the last one padded: one compilation, bounded memory)."""
+  """[B, 2, S] root counterfactual values of a CFR+ solve (``iterations``) of the subgame of each
+  PBS (``nodes`` of ``tables``' game with ``ranges`` [B, 2, S]), solved at ranges trembled by
+  ``tremble`` and valued at the true ones (as the exact oracle,
+  :func:`~sog.search.leaf_models.exact_leaf_model`); with ``batch``, in vmapped chunks of that many
+  PBSs (the last one padded: one compilation, bounded memory)."""
   nodes, ranges = np.asarray(nodes, np.int32), np.asarray(ranges, np.float32)
   size = nodes.shape[0] if batch is None else batch
   out = []
   for lo in range(0, nodes.shape[0], max(size, 1)):
     chunk = np.arange(lo, lo + size).clip(max=nodes.shape[0] - 1)
-    solved = _solve(tables, jnp.asarray(nodes[chunk]), jnp.asarray(ranges[chunk]), iterations)
+    solved = _solve(
+      tables, jnp.asarray(nodes[chunk]), jnp.asarray(ranges[chunk]), iterations, tremble
+    )
     out.append(np.asarray(solved)[: min(size, nodes.shape[0] - lo)])
   return np.concatenate(out) if out else np.zeros((0, *ranges.shape[1:]), np.float32)
 
@@ -147,12 +152,18 @@ def _apply(network, params, pbs):
   return network.apply({"params": params}, pbs)
 
 
-@functools.partial(jax.jit, static_argnums=3)
-def _solve(tables: tables_lib.SearchTables, nodes: jax.Array, ranges: jax.Array, iterations: int):
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _solve(
+  tables: tables_lib.SearchTables,
+  nodes: jax.Array,
+  ranges: jax.Array,
+  iterations: int,
+  tremble: float = 0.0,
+):
 
   def one(node, pbs_ranges):
     _, _, values = leaf_models.solve_at_nodes(
-      tables, node[None], pbs_ranges[None], jnp.ones(1, bool), iterations, tremble=0.0
+      tables, node[None], pbs_ranges[None], jnp.ones(1, bool), iterations, tremble
     )
     return jnp.concatenate(values)[node]
 
