@@ -33,13 +33,11 @@ class ActionOutcome:
 
   Attributes:
     observation: the public observation that keys the public child (an action id in poker, a
-    transport
-      type for Mr X, a destination plus "caught or not" for a detective).
+      transport type for Mr X, a destination plus "caught or not" for a detective).
     next_state: the public child's state.
     next_infostate: the actor's infostate in the child.
     opponent_mask: which opponent infostates produce this outcome (None: all of them). Used where
-    the
-      public observation depends on the opponent's private state (a detective catching Mr X).
+      the public observation depends on the opponent's private state (a detective catching Mr X).
   """
 
   observation: Observation

@@ -72,8 +72,7 @@ class Trainer:
 
   Args:
     devices: the devices to split each batch over (default: all local devices). The batch size must
-    be
-      a multiple of their number.
+      be a multiple of their number.
   """
 
   def __init__(

@@ -41,8 +41,7 @@ class Gadget:
     terminate_values: [S] v_o(I) from the summary: what Terminate pays at each opponent infostate.
     previous_range: [S] r_prev, the opponent's range at the root in the earlier search.
     prior: [S] p_o(I), the chance weight of each opponent infostate at the root: the gadget's range
-    is
-      f(I) p_o(I).
+      is f(I) p_o(I).
     alpha: scalar, the weight of the gadget's range in the mix.
   """
 

@@ -43,8 +43,7 @@ class ResolvingConfig:
 
   Attributes:
     safe: put the gadget on the opponent's range (SoG); False: unsafe re-solving, the opponent's
-    range
-      of the earlier search taken as given.
+      range of the earlier search taken as given.
     alpha: the gadget's weight in the opponent's range, alpha * f * p_o + (1 - alpha) * r_prev (SoG
       and DeepStack use 0.5; 1 is the plain gadget with its safety guarantee).
     terminate_values: which of the earlier search's opponent values Terminate pays: "best_response"

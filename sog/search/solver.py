@@ -53,7 +53,7 @@ class Solver:
   Args:
     tree: the public tree (a depth-limited one needs ``leaf``).
     updates: ``"alternating"`` (OpenSpiel's CFR+, best for full games) or ``"simultaneous"``
-    (GT-CFR).
+      (GT-CFR).
     leaf: the leaf model valuing the tree's L depth-limit leaves, [L, 2, S] from their ranges, each
       call from its initial state (a warm-started model runs cold here).
   """

@@ -107,8 +107,8 @@ class Subgames:
   Args:
     tree: a game's whole public tree.
     frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a
-    search
-      there); a subgame's capacity is this bound or its number of non-terminal nodes, if smaller.
+      search there); a subgame's capacity is this bound or its number of non-terminal nodes, if
+      smaller.
   """
 
   def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int):

@@ -229,7 +229,7 @@ class SearchResult:
     in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
       are terminals or frontier leaves).
     ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving
-    keeps).
+      keeps).
     best_response_values: [N, 2, S] each player's best-response counterfactual values against the
       other's average policy in the final tree (frontier leaves valued as in ``values``).
     queries: a uniform sample of the leaf PBSs queried across the search.

@@ -35,11 +35,10 @@ class SelfPlayConfig:
       accelerator more use its width).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
     p_td1: probability that a search of the played line also becomes a TD(1) value example (the
-    game's
-      outcome at the visited infostates).
+      game's outcome at the visited infostates).
     q_search: probability that each of a search's sampled leaf queries
-    (``GTCFRConfig.query_samples``
-      of them, a uniform sample of all its queries) goes to the query buffer.
+      (``GTCFRConfig.query_samples`` of them, a uniform sample of all its queries) goes to the query
+      buffer.
     q_recursive: the same for the query solver's own searches.
     random_queries: queries added per round at random public belief states (uniform non-terminal
       public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
@@ -192,13 +191,13 @@ class Experiment:
   Attributes:
     game: registry name of the game.
     game_modules: modules (dotted names or ``.py`` paths) that register the game where it is not
-    built
-      in (:func:`sog.games.register`); every process of the run imports them before loading the
-      game.
-    actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c), T_prior,
-    ...).
+      built in (:func:`sog.games.register`); every process of the run imports them before loading
+      the game.
+    actor, solver: the GT-CFR searches of the actors and of the query solver (SoG(s, c),
+      T_prior, ...).
     resolving: how the actors' and the evaluation's searches re-solve (safe, alpha, Terminate's
-    values). network, optimizer: the CVPN and its training.
+      values).
+    network, optimizer: the CVPN and its training.
     selfplay: the roles and buffers.
     evaluation: the periodic exploitability check.
     backend: where the roles run: "local", interleaved in one process round by round
@@ -207,7 +206,7 @@ class Experiment:
       (:class:`sog.selfplay.distributed.RaySelfPlay`).
     ray: the Ray workers (read only when ``backend`` is "ray").
     max_steps: train steps of the run (it stops at whichever of max_steps and max_seconds comes
-    first).
+      first).
     max_seconds: budget of self-play time (rounds; evaluations excluded), in seconds, counted over
       resumptions (0: none).
     checkpoint_every_seconds: time between checkpoints.

@@ -33,7 +33,7 @@ class SubgameSolution:
 
   Attributes:
     policy: [M, S, A] the policy played in the slab: pi^t of the sampled iteration t, or the
-    average.
+      average.
     average_policy: [M, S, A] the linearly weighted average of the T iterations' policies.
     iteration: the t played (1..T; 0 when the average is played).
     leaf_ranges: [n, 2, S] the ranges of the cut level's nodes under the played policy (the next
