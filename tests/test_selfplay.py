@@ -167,6 +167,14 @@ def test_actors_play_whole_games_and_emit_td1_targets():
   assert set(np.round(np.abs(outcome[:, 0]), 4).tolist()) <= {1.0, 2.0}
 
 
+def test_evaluation_seeds_start_at_first_seed_and_keep_best_needs_a_setting():
+  assert config_lib.EvaluationConfig(seeds=2, first_seed=5).seed_range == range(5, 7)
+  with pytest.raises(ValueError, match="keep_best"):
+    config_lib.EvaluationConfig(settings=(), keep_best=True)
+  with pytest.raises(ValueError, match="first_seed"):
+    config_lib.EvaluationConfig(first_seed=-1)
+
+
 def test_config_files_load_and_bad_values_are_named():
   for path in sorted((ROOT / "configs").glob("*.py")):
     config = runpy.run_path(str(path))["get_config"]()
@@ -270,7 +278,12 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   CVPN clearly below the untrained one (same seeds); a second call continues from the checkpoint."""
   experiment = _kuhn_experiment()
   experiment = config_lib.Experiment(
-    **{**experiment.__dict__, "max_steps": 250, "snapshot_every_steps": 1000}
+    **{
+      **experiment.__dict__,
+      "max_steps": 250,
+      "snapshot_every_steps": 1000,
+      "evaluation": dataclasses.replace(experiment.evaluation, keep_best=True),
+    }
   )
   lines = []
   summary = run.train(experiment, tmp_path, log=lines.append)
@@ -286,6 +299,11 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
   scalars = monitoring.read_scalars(tmp_path / run.TENSORBOARD)["evaluation/SoG_4_1_/mean"]
   assert [step for step, _ in scalars] == [step for step, _ in rows] == [0, 100, 200, 250]
   np.testing.assert_allclose([value for _, value in scalars], [mean for _, mean in rows], rtol=1e-6)
+  # keep_best: the network of the lowest evaluation, with its step and value.
+  best = json.loads((tmp_path / run.BEST / "best.json").read_text())
+  step, mean = min(rows, key=lambda row: row[1])
+  assert best["step"] == step and best["mean"] == pytest.approx(mean, rel=1e-6)
+  checkpoint_lib.restore_leaf_model(tmp_path / run.BEST, "kuhn_poker")
   saved = np.load(tmp_path / run.CHECKPOINT / "selfplay.npz")
   resumed = loop.SelfPlay(experiment)
   resumed.restore(tmp_path / run.CHECKPOINT)
@@ -298,7 +316,7 @@ def test_training_lowers_kuhn_exploitability_and_resumes(tmp_path):
       **experiment.__dict__,
       "max_steps": 260,
       "snapshot_every_steps": 5,
-      "evaluation": dataclasses.replace(experiment.evaluation, settings=()),
+      "evaluation": dataclasses.replace(experiment.evaluation, settings=(), keep_best=False),
     }
   )
   summary = run.train(more, tmp_path, log=lines.append)

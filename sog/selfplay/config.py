@@ -152,19 +152,36 @@ class EvaluationConfig:
     every_steps: train steps between evaluations (0: only at the start and the end).
     batch_size: searches per vmapped batch of the protocol (1, the default, is fastest on a CPU and
       shares the actors' compiled search when the settings match theirs).
+    first_seed: the protocol's seeds are first_seed, ..., first_seed + seeds - 1 (a selection of
+      networks uses seeds beyond every reported one).
+    keep_best: keep the network of the evaluation with the lowest mean exploitability at the first
+      setting in ``best/`` of the work directory (``best/best.json`` says its step and value): the
+      run selects its network by the protocol.
   """
 
   settings: tuple[tuple[int, float], ...] = ((100, 1.0),)
   seeds: int = 3
   every_steps: int = 1000
   batch_size: int = 1
+  first_seed: int = 0
+  keep_best: bool = False
 
   def __post_init__(self):
     for setting in self.settings:
       if len(setting) != 2 or int(setting[0]) < 1 or float(setting[1]) <= 0:
         raise ValueError(f"evaluation.settings: each must be (s >= 1, c > 0), got {setting!r}")
-    if self.seeds < 1 or self.every_steps < 0 or self.batch_size < 1:
-      raise ValueError("evaluation: seeds and batch_size must be >= 1, every_steps >= 0")
+    if self.seeds < 1 or self.every_steps < 0 or self.batch_size < 1 or self.first_seed < 0:
+      raise ValueError(
+        "evaluation: seeds and batch_size must be >= 1, every_steps and first_seed >= 0"
+      )
+    if self.keep_best and not self.settings:
+      raise ValueError(
+        "evaluation.keep_best selects by the first setting: give evaluation.settings"
+      )
+
+  @property
+  def seed_range(self) -> range:
+    return range(self.first_seed, self.first_seed + self.seeds)
 
   @property
   def names(self) -> tuple[str, ...]:

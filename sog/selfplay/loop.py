@@ -186,7 +186,11 @@ class SelfPlay:
     """SoG's protocol (``sog.protocol.compose``) with the trainer's current network, for every
     setting of the experiment's evaluation: {"SoG(s,c)": {"min", "mean", "max", "seconds"}}."""
     evaluation = self.experiment.evaluation
-    seeds = evaluation.seeds if seeds is None else seeds
+    seeds = (
+      evaluation.seed_range
+      if seeds is None
+      else range(evaluation.first_seed, evaluation.first_seed + seeds)
+    )
     out = {}
     for (sims, c), name in zip(evaluation.settings, evaluation.names, strict=True):
       config = dataclasses.replace(
@@ -194,7 +198,7 @@ class SelfPlay:
       )  # the actors' compiled search if s, c match
       result = composed.compose(
         self._searcher(config),
-        range(seeds),
+        seeds,
         self.experiment.resolving,
         evaluation.batch_size,
         params=self.params,

@@ -14,6 +14,8 @@ The work directory holds:
     evaluating a run offline with ``scripts/eval_snapshots.py``, e.g. one whose protocol is too
     costly to run during training): the untrained network at step 0, every ``snapshot_every_steps``,
     and the final one;
+  * ``best/``: with ``evaluation.keep_best``, the network of the best evaluation so far (a
+    checkpoint, with ``best.json``: its step, setting and mean exploitability);
   * ``diagnostics.csv`` and ``value_errors.png``: if the experiment asks for them, the solver's
     target error and the network's errors against exact solves (:mod:`sog.selfplay.diagnostics`) by
     step.
@@ -27,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Mapping
 import csv
+import json
 import pathlib
 import time
 
@@ -41,6 +44,7 @@ from sog.selfplay import loop
 
 CHECKPOINT = "checkpoint"
 SNAPSHOTS = "snapshots"
+BEST = "best"
 METRICS = "metrics.csv"
 EVALUATION = "evaluation.csv"
 PLOT = "exploitability.png"
@@ -288,6 +292,8 @@ def _loop(
         f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s"
       )
     plot_evaluation(workdir, f"{run.game.name}: {title}, {evaluation.seeds} seeds", run.game.name)
+    if evaluation.keep_best:
+      keep_if_best(run, workdir, evaluation.names[0], results[evaluation.names[0]]["mean"])
     return results
 
   diagnostics = None
@@ -361,6 +367,17 @@ def _loop(
   if evaluated_at != run.step:
     last = evaluate()
   return last
+
+
+def keep_if_best(run, workdir: pathlib.Path, setting: str, mean: float) -> bool:
+  """Saves the run's network in ``best/`` (and its step and value in ``best/best.json``) if ``mean``
+  is below the best evaluation kept so far; returns whether it did."""
+  record = workdir / BEST / "best.json"
+  if record.is_file() and json.loads(record.read_text())["mean"] <= mean:
+    return False
+  run.save_network(workdir / BEST)
+  record.write_text(json.dumps({"step": run.step, "setting": setting, "mean": mean}) + "\n")
+  return True
 
 
 def _postfix(experiment: config_lib.Experiment, row: dict) -> str:

@@ -238,8 +238,11 @@ class ReBeLSelfPlay:
     """ReBeL's play with the trainer's network, composed over the whole tree: the per-seed
     exploitability (SoG's protocol) and that of the seeds' mixture (ReBeL's table 2)."""
     evaluation = self.experiment.base.evaluation
-    seeds = evaluation.seeds if seeds is None else seeds
-    result = self.rebel.compose(range(seeds), evaluation.batch_size, params=self.params)
+    count = evaluation.seeds if seeds is None else seeds
+    first = evaluation.first_seed
+    result = self.rebel.compose(
+      range(first, first + count), evaluation.batch_size, params=self.params
+    )
     mixture = best_response.exploitability(
       self.game, policy_lib.mixture(self.game.tree, result.policies)
     )
