@@ -165,6 +165,13 @@ def test_actors_play_whole_games_and_emit_td1_targets():
   outcome = ex.values.sum(-1) / mass
   np.testing.assert_allclose(outcome[:, 0], -outcome[:, 1], atol=1e-5)
   assert set(np.round(np.abs(outcome[:, 0]), 4).tolist()) <= {1.0, 2.0}
+  # q_first: the first searches of new games (every search of the first round) hand on by it alone.
+  actors = run_.actors
+  for q_first, q_search, handed in ((0.0, 1.0, False), (1.0, 0.0, True)):
+    actors.config = dataclasses.replace(actors.config, q_first=q_first, q_search=q_search)
+    actors.restart(jax.random.PRNGKey(7))
+    _, queries, _ = actors.play(run_.learner.published, jax.random.PRNGKey(8), rng)
+    assert (queries.size > 0) == handed
 
 
 def test_evaluation_seeds_start_at_first_seed_and_keep_best_needs_a_setting():

@@ -127,6 +127,7 @@ class Actors:
     """One move of every game; the examples of the games it ended (None if none did), the queries
     handed on, and the number of games it ended."""
     search_key, step_key, deal_key = jax.random.split(key, 3)
+    first = [game.summaries[int(self.tree.kind[game.node])] is self._initial for game in self.games]
     moves = self._search(params, search_key)
     finished, queries = [], []
     for g, (game, (ranges, policy, sample, summary)) in enumerate(
@@ -144,7 +145,8 @@ class Actors:
         {"node": game.node, "world": game.world.copy(), "ranges": ranges, "policy": policy}
       )
       game.summaries[player] = summary
-      queries.append(sample)
+      q = self.config.q_first if first[g] and self.config.q_first is not None else None
+      queries.append((*sample, np.full(sample[2].shape, self.config.q_search if q is None else q)))
       node, s0, s1 = jax.device_get(
         self._advance(self.tables, game.node, *game.world, action, jax.random.fold_in(step_key, g))
       )
@@ -155,8 +157,8 @@ class Actors:
         )
         self.games[g] = self._new_game(jax.random.fold_in(deal_key, g))
     examples = buffers.concatenate(finished) if finished else None
-    nodes, ranges, keys = (np.concatenate([q[i] for q in queries]) for i in range(3))
-    return examples, buffers.hand_on(nodes, ranges, keys, self.config.q_search, rng), len(finished)
+    nodes, ranges, keys, probability = (np.concatenate([q[i] for q in queries]) for i in range(4))
+    return examples, buffers.hand_on(nodes, ranges, keys, probability, rng), len(finished)
 
   def _search(self, params, key: chex.PRNGKey) -> list[tuple]:
     """Every game's re-solving search, grouped by the depth of its subgame: per game, the beliefs at

@@ -223,12 +223,12 @@ def hand_on(
   nodes: np.ndarray,
   ranges: np.ndarray,
   keys: np.ndarray,
-  probability: float,
+  probability: float | np.ndarray,
   rng: np.random.Generator,
 ) -> Queries:
   """The queries of searches' samples (``gtcfr.QuerySample`` fields, any leading shape) that go to
-  the query buffer: each sampled one (finite key) with ``probability``, if both players reach it (a
-  PBS where a player's range is empty has no values to learn)."""
+  the query buffer: each sampled one (finite key) with ``probability`` (a scalar, or one per query),
+  if both players reach it (a PBS where a player's range is empty has no values to learn)."""
   reached = (ranges.sum(-1) > 0).all(-1)
   handed = np.isfinite(keys) & reached & (rng.random(keys.shape) < probability)
   return Queries(nodes=nodes[handed].astype(np.int32), ranges=ranges[handed].astype(np.float32))

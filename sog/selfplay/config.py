@@ -40,6 +40,9 @@ class SelfPlayConfig:
       (``GTCFRConfig.query_samples`` of them, a uniform sample of all its queries) goes to the query
       buffer.
     q_recursive: the same for the query solver's own searches.
+    q_first: the same for the actors' first searches of a game (each player's searches without a
+      predecessor, from the game's root beliefs); None: q_search. The protocol's exploitability is
+      most sensitive to the values these searches are given (docs/results/leduc_selfplay.md).
     random_queries: queries added per round at random public belief states (uniform non-terminal
       public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
       beside the searches' own. The protocol re-solves at every public state, with ranges the
@@ -64,6 +67,7 @@ class SelfPlayConfig:
   p_td1: float = 0.0
   q_search: float = 0.3
   q_recursive: float = 0.1
+  q_first: float | None = None
   random_queries: int = 0
   query_capacity: int = 20_000
   replay_capacity: int = 100_000
@@ -90,7 +94,9 @@ class SelfPlayConfig:
     for name in ("min_replay", "train_steps_per_round", "random_queries"):
       if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
         raise ValueError(f"selfplay.{name} must be an int >= 0, got {getattr(self, name)!r}")
-    for name in ("eps", "p_td1", "q_search", "q_recursive"):
+    for name in ("eps", "p_td1", "q_search", "q_recursive", "q_first"):
+      if name == "q_first" and self.q_first is None:
+        continue
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
     if self.batch_size > self.replay_capacity:
