@@ -261,6 +261,24 @@ def test_query_solver_answers_as_whole_game_searches_do():
   ancestors = tables_lib.ancestors(tree)
   assert all(np.isin(ancestors[n, : tree.depth[n]], nodes).any() for n in recursive.nodes)
   assert (tree.kind[recursive.nodes] != 3).all()
+  # unreached_targets="best_response": at an infostate the query's range does not reach, the value
+  # of the best response (at least the uniform continuation's that the average policy plays there),
+  # the same values elsewhere.
+  cut = ranges.copy()
+  cut[:, :, 0] = 0.0  # the jack: reached by neither player
+  queries = buffers.Queries(nodes=nodes, ranges=cut)
+  targets = {}
+  for kind in config_lib.UNREACHED_TARGETS:
+    solver = query_solver.QuerySolver(
+      whole, dataclasses.replace(config, unreached_targets=kind), chunk=2
+    )
+    targets[kind] = solver.solve(None, queries, jax.random.PRNGKey(0), np.random.default_rng(0))[0]
+  average, best = targets["average"].values, targets["best_response"].values
+  reached = (cut > 0) & tree.valid[nodes]
+  np.testing.assert_allclose(best[reached], average[reached], atol=1e-6)
+  unreached = (cut == 0) & tree.valid[nodes]
+  assert (best[unreached] >= average[unreached] - 1e-6).all()
+  assert (best[unreached] > average[unreached] + 1e-3).any()
 
 
 def test_random_queries_join_the_searches_queries_as_valid_pbss():

@@ -22,6 +22,8 @@ from sog.nets import config as nets_config
 from sog.search import gtcfr
 from sog.search import resolving as resolving_lib
 
+UNREACHED_TARGETS = ("average", "best_response")
+
 
 @dataclasses.dataclass(frozen=True)
 class SelfPlayConfig:
@@ -43,6 +45,11 @@ class SelfPlayConfig:
     q_first: the same for the actors' first searches of a game (each player's searches without a
       predecessor, from the game's root beliefs); None: q_search. The protocol's exploitability is
       most sensitive to the values these searches are given (docs/results/leduc_selfplay.md).
+    unreached_targets: the value target the query solver gives an infostate that the query's range
+      does not reach: ``"average"``, the search's value there under its average policy (which, with
+      no own reach to weigh it, plays uniformly below); ``"best_response"``, the value of the best
+      response there against the opponent's average policy: what a deviation into the query's
+      public state is worth, the value CFR's regrets above the query and the gadget read.
     random_queries: queries added per round at random public belief states (uniform non-terminal
       public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
       beside the searches' own. The protocol re-solves at every public state, with ranges the
@@ -68,6 +75,7 @@ class SelfPlayConfig:
   q_search: float = 0.3
   q_recursive: float = 0.1
   q_first: float | None = None
+  unreached_targets: str = "average"
   random_queries: int = 0
   query_capacity: int = 20_000
   replay_capacity: int = 100_000
@@ -99,6 +107,11 @@ class SelfPlayConfig:
         continue
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
+    if self.unreached_targets not in UNREACHED_TARGETS:
+      raise ValueError(
+        f"selfplay.unreached_targets must be one of {UNREACHED_TARGETS}, got "
+        f"{self.unreached_targets!r}"
+      )
     if self.batch_size > self.replay_capacity:
       raise ValueError(
         f"selfplay.batch_size ({self.batch_size}) exceeds replay_capacity ({self.replay_capacity})"

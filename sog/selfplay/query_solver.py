@@ -3,10 +3,11 @@
 It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a
 GT-CFR search from each with the current network (a plain search rooted at the query, in the compact
 tables of the query's subgame), and makes one example per query: its root counterfactual values for
-both players (value targets at every valid infostate) and its root policy for the actor (policy
-target). Each of the searches' own sampled leaf queries goes back to the query buffer with
-probability q_recursive, so values are bootstrapped through ever deeper searches (SoG's recursive
-queries).
+both players (value targets at every valid infostate; at an infostate the query's range does not
+reach, with ``unreached_targets="best_response"``, the best response's value instead of the average
+policy's) and its root policy for the actor (policy target). Each of the searches' own sampled leaf
+queries goes back to the query buffer with probability q_recursive, so values are bootstrapped
+through ever deeper searches (SoG's recursive queries).
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ class QuerySolver:
       asked = results.queries
       for row, i in enumerate(jobs):
         values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
+        if self.config.unreached_targets == "best_response":
+          unreached = queries.ranges[i] <= 0
+          best = results.best_response_values[row, results.focus[row]]
+          values[i] = np.where(unreached, best, values[i])
         sample.append(
           (i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row], asked.keys[row])
         )
