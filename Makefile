@@ -49,7 +49,9 @@ test-slow: $(STAMP)
 
 # Re-resolves requirements.lock from pyproject.toml's ranges (the newest versions that fit, one per
 # package for every platform and Python >= 3.11); the next `make test` or `make demo` installs them.
-lock: $(STAMP)
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --fork-strategy fewest \
 	  --python-version 3.11 --quiet --output-file requirements.lock
 

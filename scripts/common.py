@@ -72,10 +72,11 @@ def apply_checkpoint_settings(leaf: str, sections: tuple[str, ...]) -> str:
   note = f"search settings of {leaf} ({settings_lib.FILE}): "
   if not set(sections) & set(stored.sections):
     return note + f"none for this agent ({', '.join(sections)}); the library's defaults"
-  changed, overridden = [], []
+  changed, overridden, unused = [], [], []
   for field, value in stored.items(sections):
     name = _FLAG_OF_FIELD.get(field, field)
     if name not in flags.FLAGS:
+      unused.append(field)
       continue
     given = flags.FLAGS[name].present or (name == "safe" and flags.FLAGS["unsafe"].present)
     if given:
@@ -86,7 +87,8 @@ def apply_checkpoint_settings(leaf: str, sections: tuple[str, ...]) -> str:
       flags.FLAGS.set_default(name, value)  # parsed and validated as a command-line value would be
       changed.append(f"{name}={value}")
   note += ", ".join(changed) if changed else "the library's defaults"
-  return note + (f"; overridden by {', '.join(overridden)}" if overridden else "")
+  note += f"; overridden by {', '.join(overridden)}" if overridden else ""
+  return note + (f"; not used by this script: {', '.join(unused)}" if unused else "")
 
 
 ORACLE_ITERATIONS = 50  # CFR+ iterations of each exact-oracle call, unless a script says otherwise
@@ -333,7 +335,9 @@ class LeafFlags:
         f", the exact oracle ({self.oracle_iterations.value} CFR+ iterations) on its "
         f"{self.oracle_on.value} queries"
         + (
-          f" (threshold {self.reach_threshold.value:g})" if "reach" in self.oracle_on.value else ""
+          f" (threshold {self.reach_threshold.value:g})"
+          if self.oracle_on.value in ("low_reach", "high_reach")
+          else ""
         )
       )
     return text

@@ -34,8 +34,8 @@ DIAGNOSTICS = (
   ("error, all", "all", "conditional_error"),
   ("error, off-branch", "off_branch", "conditional_error"),
   ("error, first searches", "first_search", "conditional_error"),
-  ("error, unreached", "own_unreached", "conditional_error"),
-  ("error, reached", "own_reached", "conditional_error"),
+  ("error, unreached", "unreached", "conditional_error"),
+  ("error, reached", "reached", "conditional_error"),
   ("cf. error, all", "all", "counterfactual_error"),
   ("bias, player 0", "player_0", "bias"),
   ("bias, player 1", "player_1", "bias"),
@@ -76,12 +76,14 @@ def main(argv):
     label, sep, directory = spec.partition("=")
     if not sep:
       raise ValueError(f"--networks entries are LABEL=DIR, got {spec!r}")
+    if label in networks:
+      raise ValueError(f"--networks: the label {label!r} is given twice")
     networks[label] = read_network(pathlib.Path(directory), scale)
   every_s = sorted({s for rows in networks.values() for s in rows})
   correlations = {}
   for s in every_s:
     rows = {label: rows[s] for label, rows in networks.items() if s in rows}
-    columns = [c for c in next(iter(rows.values())) if c != "exploitability"]
+    columns = list(dict.fromkeys(c for row in rows.values() for c in row if c != "exploitability"))
     print(f"\ns = {s}: exploitability ({unit}) and diagnostics of the protocol's queries\n")
     print("| network | exploitability | " + " | ".join(columns) + " |")
     print("|---|---|" + "---|" * len(columns))

@@ -21,7 +21,9 @@ diagnostics) and the entropy of the network's policy at the acting player's info
 prior). Prints a table and ends with one JSON line.
 """
 
+import dataclasses
 import json
+import pathlib
 
 from absl import app
 from absl import flags
@@ -81,8 +83,8 @@ def error_groups(
     "player_1": valid & (player == 1),
     "low_reach": valid & low,
     "high_reach": valid & ~low,
-    "own_reached": valid & reached,
-    "own_unreached": valid & ~reached,
+    "reached": valid & reached,
+    "unreached": valid & ~reached,
   }
 
 
@@ -121,9 +123,10 @@ def main(argv):
   conditional = diagnostics.conditional_values(values, queries.ranges)
   exact_conditional = diagnostics.conditional_values(exact, queries.ranges)
   if _SAVE.value:
-    queries.save(_SAVE.value)
-    with np.load(_SAVE.value) as saved:
-      np.savez(_SAVE.value, **saved, exact=exact, network=values)
+    path = pathlib.Path(_SAVE.value).with_suffix(".npz")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fields = {f.name: getattr(queries, f.name) for f in dataclasses.fields(queries)}
+    np.savez(path, **fields, exact=exact, network=values)
   rows = {}
   for name, mask in error_groups(queries, valid, _REACH_THRESHOLD.value).items():
     signed = (conditional - exact_conditional)[mask]

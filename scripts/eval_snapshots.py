@@ -4,17 +4,17 @@ each.
   python scripts/eval_snapshots.py --workdir=out/leduc --sims=33,100,300,1000 --seeds=3
 
 Evaluates each ``snapshots/step_N`` (with --every_steps, those at its multiples and the last), with
-the search and re-solving flags of ``scripts/evaluate.py`` (``scripts/common.py``; the library's
-defaults unless given); a run writes its untrained network as step 0 and its final one as a snapshot
-too. Rows go to ``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max
-over the seeds; ``snapshot_evaluation_prior_inf.csv`` and so on for settings off the defaults, the
-PNG named alike; the same rows as TensorBoard scalars in ``tensorboard/``); rows already there are
-kept and not re-run, so a killed evaluation resumes. Draws
-``snapshot_exploitability.png``: mean and min-max ribbon per setting against train steps, with SoG
-fig. 3's values where the paper has the game, and with --references (files holding
-``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal lines: per leaf model and
-setting, the mean over the seeds of all the files' lines (seed slices run apart pool into one
-value). Ends with one JSON line (the last snapshot's rows).
+the search and re-solving flags of ``scripts/evaluate.py`` (``scripts/common.py``; the settings the
+last snapshot carries in its ``search.json``, the run's own search, unless given); a run writes its
+untrained network as step 0 and its final one as a snapshot too. Rows go to
+``snapshot_evaluation.csv`` in the work directory (step, setting, min / mean / max over the seeds;
+``snapshot_evaluation_prior_inf.csv`` and so on for settings off the defaults, the PNG named alike;
+the same rows as TensorBoard scalars in ``tensorboard/``); rows already there are kept and not
+re-run, so a killed evaluation resumes. Draws ``snapshot_exploitability.png``: mean and min-max
+ribbon per setting against train steps, with SoG fig. 3's values where the paper has the game, and
+with --references (files holding ``scripts/evaluate.py``'s JSON lines, e.g. its logs) as horizontal
+lines: per leaf model and setting, the mean over the seeds of all the files' lines (seed slices run
+apart pool into one value). Ends with one JSON line (the last snapshot's rows).
 
   python scripts/eval_snapshots.py --workdir=out/glasses_hidden --sims=100 --seeds=3 \
       --every_steps=5000 --references=out/gh_zero.log
@@ -139,6 +139,9 @@ def main(argv):
   last_step, last_dir = networks[-1]
   game_name = checkpoint.read_config(last_dir).game
   game = common.load_game(game_name)
+  settings_note = common.apply_checkpoint_settings(
+    str(last_dir), ("search", "resolving", "protocol")
+  )
   settings = [(sims, _SEARCH.c.value) for sims in _SEARCH.simulations()]
   csv_name, png_name = _outputs()
   done = _done(workdir / csv_name)
@@ -148,6 +151,8 @@ def main(argv):
     f"settings {[config_lib.setting_name(*s) for s in settings]}, {_SEARCH.describe()}, "
     f"{_PROTOCOL.describe()}"
   )
+  if settings_note:
+    print(settings_note)
   last_rows = []
   with monitoring.MetricsWriter(workdir) as writer:
     for step, directory in networks:

@@ -78,9 +78,46 @@ _PLAY = flags.DEFINE_enum(
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
 
+#: The flags only one of the agents reads (--updates and the leaf and seed flags are both's).
+_ONLY = {
+  "sog": [
+    "sims",
+    "c",
+    "prior_temperature",
+    "puct_constant",
+    "redraws",
+    "tie_break",
+    "open_chance",
+    "averaging",
+    "safe",
+    "unsafe",
+    "alpha",
+    "terminate_values",
+    "predecessor",
+    "plot",
+    "record_queries",
+    "query_samples",
+    "oracle_on",
+    "reach_threshold",
+  ],
+  "rebel": ["depth", "iterations", "play"],
+}
+
+
+def _refuse_other_agents_flags() -> None:
+  """``ValueError`` naming the flags on the command line that the chosen agent does not read."""
+  other = "sog" if _AGENT.value == "rebel" else "rebel"
+  given = [f"--{name}" for name in _ONLY[other] if flags.FLAGS[name].present]
+  if given:
+    raise ValueError(
+      f"--agent={_AGENT.value} does not read {', '.join(given)} (they are --agent={other}'s)"
+    )
+
+
 def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
+  _refuse_other_agents_flags()
   game = common.load_game(_GAME.value)
   leaf = _LEAF.model(game)
   if _AGENT.value == "rebel":

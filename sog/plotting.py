@@ -122,9 +122,9 @@ def protocol_plot(
   ylabel: str,
 ) -> None:
   """Writes exploitability against s (log-log, plain tick labels at the series' s) to ``path``: each
-  series (s, low, mean, high) as its mean with a low-high ribbon (the seeds' min and max), each
-  reference {s: value} as markers at the series' s where it has them (a paper's published points
-  for the same settings)."""
+  series (s, low, mean, high) as its mean with a low-high ribbon (the seeds' min and max; values of
+  0 at a floor a decade below the smallest positive one), each reference {s: value} as markers at
+  the series' s where it has them (a paper's published points for the same settings)."""
   import matplotlib
 
   matplotlib.use("Agg")
@@ -135,7 +135,12 @@ def protocol_plot(
   path.parent.mkdir(parents=True, exist_ok=True)
   fig, ax = plt.subplots(figsize=(6, 4))
   every_s = sorted({s for x, *_ in series.values() for s in x})
+  # On the log axis an exactly solved setting (0) sits at a floor a decade below the smallest
+  # positive value, as line_plot draws it.
+  positive = [v for _, *ys in series.values() for y in ys for v in y if v > 0]
+  floor = min(positive, default=1.0) / 10
   for label, (x, low, middle, high) in series.items():
+    low, middle, high = ([v if v > 0 else floor for v in y] for y in (low, middle, high))
     (line,) = ax.plot(x, middle, marker="o", label=label)
     ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
   drawn = reference_points(every_s, references)

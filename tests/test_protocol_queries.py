@@ -48,13 +48,19 @@ def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
   np.testing.assert_array_equal(recorded.exploitability, plain.exploitability)
   found = recorder.queries
   assert found.size > 0 and set(found.seeds.tolist()) == {0, 1, 2}
-  previous = protocol.previous_decisions(tree, "own")
+
+  def first_decision(node):  # no decision of the same player above it
+    player, parent = tree.kind[node], tree.parent[node]
+    while parent >= 0 and tree.kind[parent] != player:
+      parent = tree.parent[parent]
+    return parent < 0
+
   for searched, node, below, first in zip(
     found.searched, found.nodes, found.below_focus, found.first_search, strict=True
   ):
     assert tree.kind[node] != 3  # a frontier leaf is never terminal
     assert below == (node != searched and node in tree.descendants(searched))
-    assert first == (previous[searched] < 0)
+    assert first == first_decision(searched)
   assert found.below_focus.any() and (~found.below_focus).any()
   assert found.first_search.any()  # Kuhn's later searches have only terminal leaves
   found.save(tmp_path / "q.npz")
@@ -102,7 +108,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
     if route in by_row:
       expected = np.repeat(by_row[route][..., None], tree.max_infostates, -1)
     else:
-      expected = (ranges > 0) == (route == "reached")
+      expected = tree.valid[nodes] & ((ranges > 0) == (route == "reached"))
     expected &= mask[:, None, None]
     np.testing.assert_array_equal(oracle_entries, expected)
     assert expected.any() or route == "first_search"

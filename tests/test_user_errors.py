@@ -128,3 +128,14 @@ def test_scripts_use_a_checkpoints_search_settings_unless_a_flag_overrides_them(
   ) in out.stdout
   record = json.loads(out.stdout.strip().splitlines()[-1])
   assert record["puct_constant"] == 2.0 and record["prior_temperature"] == "3.0"
+
+
+def test_evaluate_refuses_the_other_agents_flags():
+  """--agent=rebel does not read the search's flags (nor SoG ReBeL's): named, not ignored."""
+  out = _run(
+    "scripts/evaluate.py", "--agent=rebel", "--game=kuhn_poker", "--sims=10", "--plot=x.png"
+  )
+  assert out.returncode != 0
+  assert "ValueError: --agent=rebel does not read --sims, --plot" in out.stderr
+  out = _run("scripts/evaluate.py", "--game=kuhn_poker", "--iterations=10")
+  assert out.returncode != 0 and "--agent=sog does not read --iterations" in out.stderr

@@ -321,10 +321,13 @@ def routed_leaf_model(
     at the leaf (the values of deviations, which CFR's regrets for the actions into the leaf read),
     or of those it reaches.
 
-  The policy logits (PUCT's prior) are always ``model``'s. ``oracle`` must be stateless (the cold
-  exact oracle, :func:`exact_leaf_model`); it is called only in passes where some row is routed to
-  it, on those rows. The routing needs the search's start: a search outside GT-CFR (a depth-limited
-  solve) is refused.
+  The policy logits (PUCT's prior) are always ``model``'s, and the output carries no policy sums
+  (what the oracle plays below its leaves is not averaged into the search's policy: the protocol
+  reads the search's own policy). ``oracle`` must be stateless (the cold exact oracle,
+  :func:`exact_leaf_model`): a call solves below the routed rows (all of the tables' CFR+ passes,
+  however few they are), and is skipped where no row is routed (outside ``vmap``; under ``vmap``
+  every pass calls it). The routing needs the search's start: a search outside GT-CFR (a
+  depth-limited solve) is refused.
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
@@ -349,7 +352,7 @@ def routed_leaf_model(
     shape = ranges.shape
     if route in ("unreached", "reached"):
       reached = ranges > 0
-      return ~reached if route == "unreached" else reached
+      return tables.valid[nodes] & (~reached if route == "unreached" else reached)
     below = tables.ancestors[nodes, level] == focus
     opponent_mass = jnp.where(tables.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
     by_leaf = {

@@ -380,6 +380,8 @@ def default_config_dict(
   }
   sections = {name: dataclasses.asdict(cls()) for name, cls in _SECTIONS.items()}
   sections["evaluation"]["settings"] = tuple(sections["evaluation"]["settings"])
+  # A typed None, so that the command line can set it (--config.selfplay.q_first=1.0).
+  sections["selfplay"]["q_first"] = ml_collections.config_dict.placeholder(float)
   for role in ("actor", "solver"):
     sections[role].update(simulations=simulations, simulations_per_phase=simulations_per_phase)
   return ml_collections.ConfigDict({"game": game, **experiment_defaults, **sections})

@@ -214,7 +214,8 @@ class SelfPlay:
     )
 
   def search_settings(self) -> settings_lib.SearchSettings:
-    """The actors' search and re-solving, which the protocol evaluation uses too."""
+    """The actors' search and re-solving (the protocol evaluation uses them too, each setting with
+    its own s and c)."""
     return settings_lib.of(self.experiment.actor, self.experiment.resolving, "own")
 
   def save_network(self, directory: str | pathlib.Path) -> None:

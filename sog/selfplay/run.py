@@ -292,8 +292,9 @@ def _loop(
         f"(min {stats['min']:.4g}, max {stats['max']:.4g}), {stats['seconds']:.0f} s"
       )
     plot_evaluation(workdir, f"{run.game.name}: {title}, {evaluation.seeds} seeds", run.game.name)
-    if evaluation.keep_best:
-      keep_if_best(run, workdir, evaluation.names[0], results[evaluation.names[0]]["mean"])
+    if evaluation.keep_best:  # by the first setting (the run's own name for it: SoG's, ReBeL's)
+      setting = next(iter(results))
+      keep_if_best(run, workdir, setting, results[setting]["mean"])
     return results
 
   diagnostics = None

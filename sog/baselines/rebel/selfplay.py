@@ -265,7 +265,7 @@ class ReBeLSelfPlay:
     )
 
   def search_settings(self) -> settings_lib.SearchSettings:
-    """ReBeL's subgame settings, which its evaluation uses too."""
+    """ReBeL's subgame settings (its evaluation uses them too)."""
     return settings_lib.of(rebel=self.experiment.rebel)
 
   def save_network(self, directory: str | pathlib.Path) -> None:
