@@ -7,11 +7,11 @@ Each network's directory holds ``eval.txt`` (``scripts/evaluate.py``'s output, w
 values of s; its last line is the JSON line) and ``diag_s{s}.txt`` for each s
 (``scripts/diagnose_leaf.py``'s output on that run's recorded queries). For every s, the table has
 the mean exploitability (mbb/h for poker) and the diagnostics of the queries of the searches at that
-s: conditional value error over all queries, off the re-solving branch, in first searches, at
-unreached infostates; the bias of each player's conditional values; the held-out error and the
-policy prior's entropy. Then Spearman's rank correlation of each diagnostic with the exploitability
-over the networks (with few networks it is a pointer, not a test). Prints the tables in Markdown and
-ends with one JSON line.
+s: conditional value error over all queries, off the re-solving branch (and its bias), in first
+searches, at reached and unreached infostates; the bias of each player's conditional values; the
+held-out error and the policy prior's entropy. Then Spearman's rank correlation of each diagnostic
+with the exploitability over the networks (with few networks it is a pointer, not a test). Prints
+the tables in Markdown and ends with one JSON line.
 """
 
 import json
@@ -33,6 +33,7 @@ _GAME = flags.DEFINE_string("game", "leduc_poker", "The game (for its exploitabi
 DIAGNOSTICS = (
   ("error, all", "all", "conditional_error"),
   ("error, off-branch", "off_branch", "conditional_error"),
+  ("bias, off-branch", "off_branch", "bias"),
   ("error, first searches", "first_search", "conditional_error"),
   ("error, unreached", "unreached", "conditional_error"),
   ("error, reached", "reached", "conditional_error"),

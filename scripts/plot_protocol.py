@@ -6,8 +6,10 @@
 
 Each --series is ``LABEL=FILE[,FILE...]``: the files are evaluate.py's outputs (its last line is its
 JSON line); every setting in them (``results``) becomes a point (s, mean exploitability), in mbb/h
-for poker (x 1000; --scale sets another multiplier). The paper's trained and untrained fig. 3 curves
-are drawn when it has the game. Prints the table it drew and ends with one JSON line.
+for poker (x 1000; --scale sets another multiplier). Files of one series that give the same s over
+disjoint seeds (``--first_seed`` slices of one evaluation) are pooled into one point. The paper's
+trained and untrained fig. 3 curves are drawn when it has the game. Prints the table it drew and
+ends with one JSON line.
 """
 
 import json
@@ -28,9 +30,11 @@ _SCALE = flags.DEFINE_float(
 
 
 def read_points(paths: list[str]) -> dict[int, float]:
-  """{s: mean exploitability} from evaluate.py outputs (``ValueError`` naming a file without a JSON
-  line, or two files that both have the same s)."""
-  points = {}
+  """{s: mean exploitability} from evaluate.py outputs. Files that give the same s over disjoint
+  seeds (an evaluation split with ``--first_seed``) are pooled: the mean over all their seeds. A
+  ``ValueError`` names a file without a JSON line, or one whose seeds at some s overlap another
+  file's."""
+  seeds: dict[int, dict[int, float]] = {}  # s -> {seed: exploitability}
   for path in paths:
     lines = [
       line
@@ -40,10 +44,17 @@ def read_points(paths: list[str]) -> dict[int, float]:
     if not lines:
       raise ValueError(f"{path}: no JSON line (is it scripts/evaluate.py's output?)")
     for row in json.loads(lines[-1])["results"]:
-      if row["sims"] in points:
-        raise ValueError(f"{path}: s = {row['sims']} is given twice in this series")
-      points[row["sims"]] = row["exploitability"]["mean"]
-  return points
+      first = row.get("first_seed", 0)
+      values = row.get("per_seed", [row["exploitability"]["mean"]])
+      mine = dict(zip(range(first, first + len(values)), values, strict=True))
+      known = seeds.setdefault(row["sims"], {})
+      if known.keys() & mine.keys():
+        raise ValueError(
+          f"{path}: s = {row['sims']} is given twice in this series for seeds "
+          f"{sorted(known.keys() & mine.keys())} (split evaluations pool only over disjoint seeds)"
+        )
+      known.update(mine)
+  return {s: sum(values.values()) / len(values) for s, values in seeds.items()}
 
 
 def parse_series(specs: list[str]) -> dict[str, dict[int, float]]:

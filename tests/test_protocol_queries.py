@@ -155,3 +155,54 @@ def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkp
   )
   assert summary["queries"] > 0 and np.isfinite(groups["all"]["conditional_error"])
   assert summary["prior_entropy"] > 0
+
+
+def _network_dir(path, exploitability: float, errors: dict[str, float]):
+  """A network's directory as compare_networks.py reads it: evaluate.py's JSON line at s = 100 and
+  diagnose_leaf.py's at that s, every group with the given error (0.5 where not given)."""
+  path.mkdir()
+  row = {"sims": 100, "exploitability": {"mean": exploitability}}
+  (path / "eval.txt").write_text("table\n" + json.dumps({**row, "results": [row]}) + "\n")
+  groups = {
+    g: {
+      "conditional_error": errors.get(g, 0.5),
+      "counterfactual_error": 0.1,
+      "bias": -errors.get(g, 0.5),
+    }
+    for g in ("all", "off_branch", "first_search", "unreached", "reached", "player_0", "player_1")
+  }
+  diag = {"groups": groups, "held_out_error": errors.get("held_out", 1.0), "prior_entropy": 0.3}
+  (path / "diag_s100.txt").write_text("table\n" + json.dumps(diag) + "\n")
+  return f"{path.name}={path}"
+
+
+def test_compare_networks_ranks_each_diagnostic_against_the_exploitability(tmp_path):
+  # Three networks: the off-branch error follows the exploitability's order, the unreached error
+  # runs against it, the held-out error is the same for all (no correlation is reported for it).
+  specs = [
+    _network_dir(tmp_path / "a", 0.05, {"off_branch": 0.1, "unreached": 3.0}),
+    _network_dir(tmp_path / "b", 0.10, {"off_branch": 0.4, "unreached": 2.0}),
+    _network_dir(tmp_path / "c", 0.20, {"off_branch": 0.8, "unreached": 1.0}),
+  ]
+  out = subprocess.run(
+    [sys.executable, "scripts/compare_networks.py", f"--networks={','.join(specs)}"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
+  summary = json.loads(out.stdout.splitlines()[-1])
+  assert summary["networks"]["b"]["100"]["exploitability"] == pytest.approx(100.0)  # mbb/h
+  assert summary["networks"]["c"]["100"]["bias, off-branch"] == pytest.approx(-0.8)
+  spearman = summary["spearman"]["100"]
+  assert spearman["error, off-branch"] == pytest.approx(1.0)
+  assert spearman["error, unreached"] == pytest.approx(-1.0)
+  assert spearman["bias, off-branch"] == pytest.approx(-1.0)
+  assert "| a | 50.0 |" in out.stdout
+  twice = subprocess.run(
+    [sys.executable, "scripts/compare_networks.py", f"--networks={specs[0]},{specs[0]}"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+  )
+  assert twice.returncode != 0 and "given twice" in twice.stderr

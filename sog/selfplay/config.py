@@ -22,7 +22,7 @@ from sog.nets import config as nets_config
 from sog.search import gtcfr
 from sog.search import resolving as resolving_lib
 
-UNREACHED_TARGETS = ("average", "best_response")
+UNREACHED_TARGETS = ("best_response", "average")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,10 +46,10 @@ class SelfPlayConfig:
       predecessor, from the game's root beliefs); None: q_search. The protocol's exploitability is
       most sensitive to the values these searches are given (docs/results/leduc_selfplay.md).
     unreached_targets: the value target the query solver gives an infostate that the query's range
-      does not reach: ``"average"``, the search's value there under its average policy (which, with
-      no own reach to weigh it, plays uniformly below); ``"best_response"``, the value of the best
-      response there against the opponent's average policy: what a deviation into the query's
-      public state is worth, the value CFR's regrets above the query and the gadget read.
+      does not reach: ``"best_response"``, the value of the best response there against the
+      opponent's average policy (what a deviation into the query's public state is worth, the value
+      CFR's regrets above the query and the gadget read); ``"average"``, the search's value there
+      under its average policy, which with no own reach to weigh it plays uniformly below.
     random_queries: queries added per round at random public belief states (uniform non-terminal
       public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
       beside the searches' own. The protocol re-solves at every public state, with ranges the
@@ -75,7 +75,7 @@ class SelfPlayConfig:
   q_search: float = 0.3
   q_recursive: float = 0.1
   q_first: float | None = None
-  unreached_targets: str = "average"
+  unreached_targets: str = "best_response"
   random_queries: int = 0
   query_capacity: int = 20_000
   replay_capacity: int = 100_000

@@ -4,8 +4,8 @@ It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query 
 GT-CFR search from each with the current network (a plain search rooted at the query, in the compact
 tables of the query's subgame), and makes one example per query: its root counterfactual values for
 both players (value targets at every valid infostate; at an infostate the query's range does not
-reach, with ``unreached_targets="best_response"``, the best response's value instead of the average
-policy's) and its root policy for the actor (policy target). Each of the searches' own sampled leaf
+reach, the best response's value, or with ``unreached_targets="average"`` the average policy's) and
+its root policy for the actor (policy target). Each of the searches' own sampled leaf
 queries goes back to the query buffer with probability q_recursive, so values are bootstrapped
 through ever deeper searches (SoG's recursive queries).
 """
