@@ -2,8 +2,8 @@
 
 The docstrings cross-reference with reStructuredText roles (``:class:`~sog.search.GTCFR```), which
 Markdown renders verbatim. This rewrites each role to a code span of its target (the last component
-when the target starts with ``~``, the text before ``<target>`` when there is one) while griffe reads
-the sources; nothing is imported and the sources are not changed.
+when the target starts with ``~``, the text before ``<target>`` when there is one) while griffe
+reads the sources; nothing is imported and the sources are not changed.
 """
 
 from __future__ import annotations
