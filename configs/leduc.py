@@ -6,9 +6,10 @@ fig. 3A; the network shipped in checkpoints/leduc_poker).
 The recipe since 2026-11-26 (docs/results/leduc_selfplay.md, "What makes a good network"): the
 solver's value targets at infostates a query's range does not reach are the best response's values
 (``selfplay.unreached_targets``, the library's default), and the run stops after 2,500 train steps
-(about 10-25 minutes on 2 cores) rather than after an hour of self-play: the networks' protocol
-numbers stopped improving within the first few thousand steps in every run measured, and a step
-budget makes the recipe the same on any machine. The notes below are the earlier hours'.
+(21-27 minutes on 2 cores shared with other jobs) rather than after an hour of self-play: the
+networks' protocol numbers stopped improving within the first few thousand steps in every run
+measured, and a step budget makes the recipe the same on any machine. The notes below are the
+earlier hours'.
 
 SoG's table S2 has no Leduc column; where it gives a value for Scotland Yard and HUNL alike we take
 it (T_prior 1, p_td1 0, w_p / w_v = 0.05 / 1 as Scotland Yard) and eps = 0.1 from its poker (HUNL)

@@ -178,7 +178,7 @@ def _network_dir(path, exploitability: float, errors: dict[str, float]):
 
 def test_compare_networks_ranks_each_diagnostic_against_the_exploitability(tmp_path):
   # Three networks: the off-branch error follows the exploitability's order, the unreached error
-  # runs against it, the held-out error is the same for all (no correlation is reported for it).
+  # runs against it.
   specs = [
     _network_dir(tmp_path / "a", 0.05, {"off_branch": 0.1, "unreached": 3.0}),
     _network_dir(tmp_path / "b", 0.10, {"off_branch": 0.4, "unreached": 2.0}),
