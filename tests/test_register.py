@@ -207,7 +207,7 @@ class _BadChance(CoinShowdown):
     ),
     (("bad_parameter", CoinShowdown, {"cards": 3}), "GameParameter"),
     (("wrong_name", CoinShowdown), "must carry its canonical name, 'wrong_name'"),
-    (("not_rules", lambda: object()), "not a sog.games.GameRules"),
+    (("not_rules", lambda: object()), "not a sog.games.PublicGame or sog.games.GameRules"),
     (("no_legal_action", lambda: _rename(_NoLegalAction(), "no_legal_action")), "no legal action"),
     (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 0.8"),
     (

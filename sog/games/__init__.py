@@ -1,11 +1,13 @@
-"""Public-state games: rules, their enumerated public trees, the registry (with :func:`register` for
-a game of your own) and the conformance checks (OpenSpiel's counterparts are in
-:mod:`sog.openspiel`)."""
+"""Public-state games: their JAX definitions (:class:`PublicGame`) or rules, their enumerated public
+trees, the registry (with :func:`register` for a game of your own) and the conformance checks
+(OpenSpiel's counterparts are in :mod:`sog.openspiel`)."""
 
 from sog.games.conformance import check_game
 from sog.games.jax_game import JaxGame
 from sog.games.jax_game import TableGame
 from sog.games.pgx_games import PgxGame
+from sog.games.public_game import PublicGame
+from sog.games.public_game import Transitions
 from sog.games.registry import Game
 from sog.games.registry import GameParameter
 from sog.games.registry import canonical_name
@@ -35,8 +37,10 @@ __all__ = [
   "GameRules",
   "JaxGame",
   "PgxGame",
+  "PublicGame",
   "PublicTree",
   "TableGame",
+  "Transitions",
   "available_maps",
   "canonical_name",
   "check_game",

@@ -1,13 +1,16 @@
 """Kuhn poker with OpenSpiel's rules: cards J, Q, K (0, 1, 2), ante 1, one bet of 1, player 0 first.
 
-Actions are OpenSpiel's (0 = pass, 1 = bet); a public state is the betting sequence and a player's
-infostate is their card.
+Actions are OpenSpiel's (0 = pass, 1 = bet); a public state is the betting sequence ([3] int32, -1
+after its end) and a player's infostate is their card. Public child k is the action k.
 """
 
 from __future__ import annotations
 
+import chex
+import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import rules as rules_lib
 
 PASS, BET = 0, 1
@@ -15,41 +18,58 @@ _NUM_CARDS = 3
 _MAX_SEQUENCE = 3
 
 
-class KuhnPoker(rules_lib.GameRules):
+class KuhnPoker(public_game.PublicGame):
   name = "kuhn_poker"
   num_infostates = (_NUM_CARDS, _NUM_CARDS)
   num_actions = 2
+  max_children = 2
+  encoding_size = 2 * _MAX_SEQUENCE
 
-  def initial_state(self) -> tuple[int, ...]:
-    return ()
-
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     deal = np.ones((_NUM_CARDS, _NUM_CARDS)) - np.eye(_NUM_CARDS)
     return deal / deal.sum()
 
-  def kind(self, state: tuple[int, ...]) -> int:
-    if state in ((PASS, PASS), (BET, PASS), (BET, BET), (PASS, BET, PASS), (PASS, BET, BET)):
-      return rules_lib.TERMINAL
-    return len(state) % 2
+  def root(self) -> chex.Array:
+    return jnp.full(_MAX_SEQUENCE, -1, jnp.int32)
 
-  def legal_actions(self, state, infostate):
-    return (PASS, BET)
+  def kind(self, state: chex.Array) -> chex.Array:
+    length = (state >= 0).sum()
+    # Over after two actions unless they were pass, bet (player 0 must answer); always after three.
+    over = (length == 3) | ((length == 2) & ~((state[0] == PASS) & (state[1] == BET)))
+    return jnp.where(over, rules_lib.TERMINAL, length % 2).astype(jnp.int32)
 
-  def outcomes(self, state, infostate, action):
-    return (rules_lib.ActionOutcome(action, (*state, action), infostate),)
+  def legal(self, state: chex.Array) -> chex.Array:
+    cards = jnp.arange(_NUM_CARDS)[:, None] < _NUM_CARDS
+    return cards & (self.kind(state) < rules_lib.CHANCE) & jnp.ones(self.num_actions, bool)
 
-  def utility(self, state, infostate_0, infostate_1) -> float:
-    if state[-1] == PASS and BET in state:  # the bet was not called: the bettor takes the ante
-      return 1.0 if len(state) % 2 == 0 else -1.0
-    stake = 2.0 if BET in state else 1.0
-    return stake if infostate_0 > infostate_1 else -stake
+  def transitions(self, state: chex.Array) -> public_game.Transitions:
+    legal = self.legal(state)
+    actions = jnp.arange(self.num_actions)
+    return public_game.Transitions(
+      present=legal[0],
+      edge=(actions[:, None, None] == actions[None, None, :]) & legal[None],
+      next_infostate=jnp.broadcast_to(jnp.arange(_NUM_CARDS)[:, None], legal.shape),
+      opponent_mask=jnp.ones((self.max_children, _NUM_CARDS), bool),
+      probability=jnp.zeros(self.max_children),
+      likelihood=jnp.zeros((self.max_children, _NUM_CARDS, _NUM_CARDS)),
+    )
 
-  def encoding_size(self) -> int:
-    return 2 * _MAX_SEQUENCE
+  def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
 
-  def encode(self, state) -> np.ndarray:
-    code = np.zeros((_MAX_SEQUENCE, 2), np.float32)
-    code[np.arange(len(state)), list(state)] = 1.0
+  def utility(self, state: chex.Array) -> chex.Array:
+    length = (state >= 0).sum()
+    bet = (state == BET).any()
+    last = state[jnp.maximum(length - 1, 0)]
+    # A bet that was not called: the bettor takes the ante (the last passer's opponent).
+    folded = jnp.where(length % 2 == 0, 1.0, -1.0)
+    stake = jnp.where(bet, 2.0, 1.0)
+    cards = jnp.arange(_NUM_CARDS)
+    showdown = jnp.where(cards[:, None] > cards[None, :], stake, -stake)
+    return jnp.where((last == PASS) & bet, folded, showdown)
+
+  def encode(self, state: chex.Array) -> chex.Array:
+    code = (state[:, None] == jnp.arange(2)[None, :]).astype(jnp.float32)
     return code.ravel()
 
   def action_name(self, action: int) -> str:

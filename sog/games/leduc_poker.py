@@ -3,14 +3,19 @@
 Six cards, J J Q Q K K (ids 0..5, rank = id // 2); ante 1; a raise is 2 in round 1 and 4 in round 2;
 at most 2 raises a round; player 0 acts first in both rounds; one public card is dealt between the
 rounds. A pair with the public card wins, otherwise the higher rank; equal ranks split. Actions are
-OpenSpiel's (0 = fold, 1 = call/check, 2 = raise). A public state is (round-1 actions, public card,
-round-2 actions); a player's infostate is their private card.
+OpenSpiel's (0 = fold, 1 = call/check, 2 = raise). A public state is both rounds' actions and the
+public card (:class:`LeducState`); a player's infostate is their private card. Public child k is
+action k below a player node and card k below the chance node.
 """
 
 from __future__ import annotations
 
+import chex
+import flax.struct
+import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import rules as rules_lib
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -21,101 +26,110 @@ _MAX_ROUND_ACTIONS = 4
 _NO_CARD = -1
 
 
-def _round_over(actions: tuple[int, ...]) -> bool:
-  return len(actions) >= 2 and actions[-1] == CALL
+@flax.struct.dataclass
+class LeducState:
+  """history: [2, 4] int32, each round's actions (-1 after its end); board: the public card, or
+  -1 before it is dealt."""
+
+  history: chex.Array
+  board: chex.Array
+
+  @property
+  def round(self) -> chex.Array:
+    """0 before the public card, 1 after."""
+    return (self.board != _NO_CARD).astype(jnp.int32)
+
+  def lengths(self) -> chex.Array:
+    """[2]: the number of actions in each round."""
+    return (self.history >= 0).sum(-1)
 
 
-def _contributions(state) -> list[int]:
-  """Chips each player has put in so far."""
-  chips = [1, 1]
-  for round_index, actions in enumerate((state[0], state[2])):
-    for i, action in enumerate(actions):
-      player = i % 2
-      if action == CALL:
-        chips[player] = max(chips)
-      elif action == RAISE:
-        chips[player] = max(chips) + _RAISE_SIZES[round_index]
+def _contributions(state: LeducState) -> chex.Array:
+  """[2]: the chips each player has put in so far."""
+  chips = jnp.ones(2)
+  for round_index, raise_size in enumerate(_RAISE_SIZES):
+    for i in range(_MAX_ROUND_ACTIONS):
+      action = state.history[round_index, i]
+      called = chips.at[i % 2].set(chips.max())
+      raised = chips.at[i % 2].set(chips.max() + raise_size)
+      chips = jnp.where(action == CALL, called, jnp.where(action == RAISE, raised, chips))
   return chips
 
 
-class LeducPoker(rules_lib.GameRules):
+class LeducPoker(public_game.PublicGame):
   name = "leduc_poker"
   num_infostates = (_NUM_CARDS, _NUM_CARDS)
   num_actions = 3
+  max_children = _NUM_CARDS
+  encoding_size = (_NUM_CARDS + 1) + 2 + 2 + 2 * _MAX_ROUND_ACTIONS * 3
 
-  def initial_state(self):
-    return ((), _NO_CARD, ())
-
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     deal = np.ones((_NUM_CARDS, _NUM_CARDS)) - np.eye(_NUM_CARDS)
     return deal / deal.sum()
 
-  def kind(self, state) -> int:
-    round1, board, round2 = state
-    if FOLD in round1 + round2:
-      return rules_lib.TERMINAL
-    if board == _NO_CARD:
-      return rules_lib.CHANCE if _round_over(round1) else len(round1) % 2
-    return rules_lib.TERMINAL if _round_over(round2) else len(round2) % 2
-
-  def _current_round(self, state) -> tuple[int, ...]:
-    return state[0] if state[1] == _NO_CARD else state[2]
-
-  def legal_actions(self, state, infostate):
-    actions = self._current_round(state)
-    chips = _contributions(state)
-    legal = [FOLD] if chips[0] != chips[1] else []
-    legal.append(CALL)
-    if actions.count(RAISE) < _MAX_RAISES:
-      legal.append(RAISE)
-    return legal
-
-  def outcomes(self, state, infostate, action):
-    round1, board, round2 = state
-    child = (
-      ((*round1, action), board, round2)
-      if board == _NO_CARD
-      else (round1, board, (*round2, action))
-    )
-    return (rules_lib.ActionOutcome(action, child, infostate),)
-
-  def chance_outcomes(self, state):
-    return tuple(
-      rules_lib.ChanceOutcome(card, (state[0], card, ()), 1.0 / _NUM_CARDS)
-      for card in range(_NUM_CARDS)
+  def root(self) -> LeducState:
+    return LeducState(
+      history=jnp.full((2, _MAX_ROUND_ACTIONS), -1, jnp.int32), board=jnp.int32(_NO_CARD)
     )
 
-  def chance_likelihood(self, state, observation, infostate_0, infostate_1) -> float:
-    if observation in (infostate_0, infostate_1):
-      return 0.0
-    return 1.0 / (_NUM_CARDS - 2)
+  def kind(self, state: LeducState) -> chex.Array:
+    actions = state.history[state.round]
+    length = state.lengths()[state.round]
+    round_over = (length >= 2) & (actions[jnp.maximum(length - 1, 0)] == CALL)
+    over_kind = jnp.where(state.round == 0, rules_lib.CHANCE, rules_lib.TERMINAL)
+    kind = jnp.where(round_over, over_kind, length % 2)
+    return jnp.where((state.history == FOLD).any(), rules_lib.TERMINAL, kind).astype(jnp.int32)
 
-  def utility(self, state, infostate_0, infostate_1) -> float:
-    round1, board, round2 = state
+  def legal(self, state: LeducState) -> chex.Array:
     chips = _contributions(state)
-    actions = round1 + round2 if board != _NO_CARD else round1
-    if actions[-1] == FOLD:
-      folder = (len(round2 if board != _NO_CARD else round1) - 1) % 2
-      return -chips[0] if folder == 0 else chips[1]
-    ranks = (infostate_0 // 2, infostate_1 // 2, board // 2)
-    strength = [(ranks[p] == ranks[2], ranks[p]) for p in (0, 1)]
-    if strength[0] == strength[1]:
-      return 0.0
-    return chips[1] if strength[0] > strength[1] else -chips[0]
+    raises = (state.history[state.round] == RAISE).sum()
+    legal = jnp.stack([chips[0] != chips[1], jnp.bool_(True), raises < _MAX_RAISES])
+    acting = self.kind(state) < rules_lib.CHANCE
+    return jnp.broadcast_to(legal & acting, (_NUM_CARDS, self.num_actions))
 
-  def encoding_size(self) -> int:
-    return (_NUM_CARDS + 1) + 2 + 2 + 2 * _MAX_ROUND_ACTIONS * 3
+  def transitions(self, state: LeducState) -> public_game.Transitions:
+    legal = self.legal(state)
+    chance = self.kind(state) == rules_lib.CHANCE
+    slots, actions, cards = (jnp.arange(n) for n in (_NUM_CARDS, self.num_actions, _NUM_CARDS))
+    # P(card k | s0, s1): the card is neither player's; 1 / 4 of the remaining cards.
+    held = (slots[:, None, None] == cards[None, :, None]) | (
+      slots[:, None, None] == cards[None, None, :]
+    )
+    return public_game.Transitions(
+      present=jnp.where(chance, True, jnp.pad(legal[0], (0, _NUM_CARDS - self.num_actions))),
+      edge=(slots[:, None, None] == actions[None, None, :]) & legal[None],
+      next_infostate=jnp.broadcast_to(cards[:, None], legal.shape),
+      opponent_mask=jnp.ones((_NUM_CARDS, _NUM_CARDS), bool),
+      probability=jnp.full(_NUM_CARDS, 1.0 / _NUM_CARDS),
+      likelihood=jnp.where(held, 0.0, 1.0 / (_NUM_CARDS - 2)),
+    )
 
-  def encode(self, state) -> np.ndarray:
-    round1, board, round2 = state
-    board_code = np.zeros(_NUM_CARDS + 1, np.float32)
-    board_code[board] = 1.0  # index -1 marks "no public card yet"
-    round_code = np.eye(2, dtype=np.float32)[0 if board == _NO_CARD else 1]
-    chips = np.asarray(_contributions(state), np.float32) / 13.0
-    history = np.zeros((2, _MAX_ROUND_ACTIONS, 3), np.float32)
-    for r, actions in enumerate((round1, round2)):
-      history[r, np.arange(len(actions)), list(actions)] = 1.0
-    return np.concatenate([board_code, round_code, chips, history.ravel()])
+  def child(self, state: LeducState, k: chex.Array) -> LeducState:
+    chance = self.kind(state) == rules_lib.CHANCE
+    played = state.history.at[state.round, state.lengths()[state.round]].set(k, mode="drop")
+    return LeducState(
+      history=jnp.where(chance, state.history, played),
+      board=jnp.where(chance, k, state.board).astype(jnp.int32),
+    )
+
+  def utility(self, state: LeducState) -> chex.Array:
+    chips = _contributions(state)
+    folder = (state.lengths()[state.round] - 1) % 2
+    folded = jnp.where(folder == 0, -chips[0], chips[1])
+    rank = jnp.arange(_NUM_CARDS) // 2
+    board_rank = state.board // 2
+    # Strength: a pair with the public card beats any rank; otherwise the rank.
+    strength = jnp.where(rank == board_rank, _NUM_CARDS, rank)
+    s0, s1 = strength[:, None], strength[None, :]
+    showdown = jnp.where(s0 > s1, chips[1], jnp.where(s0 < s1, -chips[0], 0.0))
+    return jnp.where((state.history == FOLD).any(), folded, showdown)
+
+  def encode(self, state: LeducState) -> chex.Array:
+    board_code = jnp.zeros(_NUM_CARDS + 1, jnp.float32).at[state.board].set(1.0)
+    round_code = jnp.eye(2, dtype=jnp.float32)[state.round]
+    chips = (_contributions(state) / 13.0).astype(jnp.float32)
+    history = (state.history[..., None] == jnp.arange(3)).astype(jnp.float32)
+    return jnp.concatenate([board_code, round_code, chips, history.ravel()])
 
   def action_name(self, action: int) -> str:
     return ("fold", "call", "raise")[action]

@@ -1,10 +1,10 @@
 """Loading games by OpenSpiel-style names (``load("liars_dice(faces=4)")``), and registering new
 ones.
 
-A game written outside the package (a :class:`~sog.games.rules.GameRules` subclass) becomes loadable
-by name with :func:`register`; scripts and configs that run in other processes name the module that
-registers it (``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports
-it.
+A game written outside the package (a :class:`~sog.games.public_game.PublicGame` or
+:class:`~sog.games.rules.GameRules` subclass) becomes loadable by name with :func:`register`;
+scripts and configs that run in other processes name the module that registers it
+(``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from sog.games import kuhn_poker
 from sog.games import leduc_poker
 from sog.games import liars_dice
 from sog.games import pgx_games
+from sog.games import public_game
+from sog.games import public_rules
 from sog.games import rules as rules_lib
 from sog.games import scotland_yard
 from sog.games import sequential_rps
@@ -65,7 +67,7 @@ class GameParameter:
 
 @dataclasses.dataclass(frozen=True)
 class _Entry:
-  make: Callable[..., rules_lib.GameRules]
+  make: Callable[..., rules_lib.GameRules | public_game.PublicGame]
   parameters: dict[str, GameParameter]
 
 
@@ -106,6 +108,11 @@ class Game:
   tree: tree_lib.PublicTree
 
   @property
+  def public_game(self) -> public_game.PublicGame | None:
+    """The JAX public-state definition the tree was walked from (None for a rules-protocol game)."""
+    return self.rules.game if isinstance(self.rules, public_rules.PublicGameRules) else None
+
+  @property
   def num_infostates(self) -> tuple[int, int]:
     return self.rules.num_infostates
 
@@ -133,7 +140,8 @@ def register(
 
   Args:
     name: the game's base name: lower case letters, digits and underscores, starting with a letter.
-    rules_factory: called with every parameter by keyword (defaults filled) and returning the rules;
+    rules_factory: called with every parameter by keyword (defaults filled) and returning the rules
+      (a :class:`~sog.games.public_game.PublicGame` or a :class:`~sog.games.rules.GameRules`);
       their ``name`` must be the canonical name :func:`canonical_name` gives (``"name"`` without
       parameters, else ``"name(key=value,...)"`` in the order of ``parameters``).
     parameters: the parameters a name may set, each with its type, default and choices.
@@ -305,9 +313,12 @@ def _forget_loaded(base: str) -> None:
 def _build(name: str) -> Game:
   base, params = parse_name(name)
   rules = _REGISTRY[base].make(**params)
+  if isinstance(rules, public_game.PublicGame):
+    rules = public_rules.PublicGameRules(rules)
   if not isinstance(rules, rules_lib.GameRules):
     raise ValueError(
-      f"{name}: the registered factory returned {type(rules).__name__}, not a sog.games.GameRules"
+      f"{name}: the registered factory returned {type(rules).__name__}, not a "
+      "sog.games.PublicGame or sog.games.GameRules"
     )
   if getattr(rules, "name", None) != name:
     raise ValueError(

@@ -1,0 +1,115 @@
+"""Public-state games as pure JAX functions: the one definition of a game's rules.
+
+A :class:`PublicGame` is a factored two-player zero-sum game (DESIGN.md, "The game model") seen
+from its public states. A world state is (public state, private state of player 0, private state of
+player 1); player i's infostate at a public state is its private state s_i in ``range(S_i)``. Every
+function below takes a public state (any pytree of fixed-shape arrays) and is pure, so a search can
+call it inside ``jit`` and ``vmap``, and enumeration (:mod:`sog.games.public_rules`) walks the same
+functions into tables for exact evaluation of small games. Arrays over infostates are padded to
+S = max(S0, S1); over public children to K, the most children a public state has.
+
+  * ``root()``: the public state after the private deal, whose joint probability is ``deal()``;
+  * ``kind(state)``: PLAYER_0, PLAYER_1, CHANCE or TERMINAL;
+  * ``legal(state)``: [S, A] bool, the actor's legal actions at each of its infostates (none at an
+    infostate s >= S_actor, and none at chance or terminal states);
+  * ``transitions(state)``: the :class:`Transitions` to the public children, which
+    ``child(state, k)`` returns one at a time;
+  * ``utility(state)``: [S, S], player 0's utility u_0(s0, s1) at a terminal state;
+  * ``encode(state)``: [E] float32, the network's input for the public state.
+
+A perfect-information game is the case S0 = S1 = 1.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import chex
+import flax.struct
+import numpy as np
+
+
+@flax.struct.dataclass
+class Transitions:
+  """The public children of a public state, in slots k < K.
+
+  Below a player node (actor i, opponent j):
+    present: [K] bool, the slots that hold a child.
+    edge: [K, S, A] bool, E(k, s, a): the actor at infostate s playing a can reach child k (one k
+      per (s, a), or several where the public observation also depends on the opponent's private
+      state, as a detective's "caught or not").
+    next_infostate: [S, A] int32, the actor's infostate in the child that (s, a) reaches.
+    opponent_mask: [K, S] bool, the opponent infostates s_j whose world reaches child k; over the
+      children of one (s, a) these masks partition the opponent's infostates.
+  Below a chance node (infostates are kept):
+    present: [K] bool, the outcomes.
+    probability: [K], the public probability P(k) of each outcome (they sum to 1).
+    likelihood: [K, S, S], P(k | s0, s1), the probability of outcome k given both private states
+      (card removal: a dealt card no player holds).
+  The fields of the other kind are unused (any value of the right shape).
+  """
+
+  present: chex.Array
+  edge: chex.Array
+  next_infostate: chex.Array
+  opponent_mask: chex.Array
+  probability: chex.Array
+  likelihood: chex.Array
+
+
+class PublicGame(abc.ABC):
+  """A public-state game as pure functions of a public-state pytree (see the module docstring).
+
+  Attributes:
+    name: the game's canonical name (``"leduc_poker"``, ``"liars_dice(faces=4)"``).
+    num_infostates: (S0, S1), each player's number of private states.
+    num_actions: A, the size of the action space both players share.
+    max_children: K, the most public children any public state has.
+    encoding_size: E, the length of :meth:`encode`'s output.
+  """
+
+  name: str
+  num_infostates: tuple[int, int]
+  num_actions: int
+  max_children: int
+  encoding_size: int
+
+  @property
+  def max_infostates(self) -> int:
+    """S = max(S0, S1), the padded size of every array over infostates."""
+    return max(self.num_infostates)
+
+  @abc.abstractmethod
+  def deal(self) -> np.ndarray:
+    """[S0, S1] float64: the joint probability of the private states at the root (static)."""
+
+  @abc.abstractmethod
+  def root(self) -> chex.ArrayTree:
+    """The public state after the private deal."""
+
+  @abc.abstractmethod
+  def kind(self, state: chex.ArrayTree) -> chex.Array:
+    """int32 scalar: PLAYER_0, PLAYER_1, CHANCE or TERMINAL."""
+
+  @abc.abstractmethod
+  def legal(self, state: chex.ArrayTree) -> chex.Array:
+    """[S, A] bool: the actor's legal actions at each of its infostates."""
+
+  @abc.abstractmethod
+  def transitions(self, state: chex.ArrayTree) -> Transitions:
+    """The public children's slots, edges and probabilities (see :class:`Transitions`)."""
+
+  @abc.abstractmethod
+  def child(self, state: chex.ArrayTree, k: chex.Array) -> chex.ArrayTree:
+    """The public state in slot ``k`` (a present one) of :meth:`transitions`."""
+
+  @abc.abstractmethod
+  def utility(self, state: chex.ArrayTree) -> chex.Array:
+    """[S, S]: player 0's utility u_0(s0, s1) at a terminal state (player 1 gets its negation)."""
+
+  @abc.abstractmethod
+  def encode(self, state: chex.ArrayTree) -> chex.Array:
+    """[E] float32: the network's input for the public state."""
+
+  def action_name(self, action: int) -> str:
+    return str(action)

@@ -1,0 +1,254 @@
+"""Enumeration walks a :class:`~sog.games.public_game.PublicGame`: its functions seen as the rules
+protocol that :mod:`sog.games.builder` enumerates, so a game's tables come from its one definition.
+
+:class:`PublicGameRules` evaluates the game's functions once per public state (one jitted call) and
+answers the builder's questions from the results. It checks the interface's contract as it goes and
+raises ``ValueError`` naming the rule a game breaks: array shapes, an action legal for an infostate
+the actor does not have, an edge from an illegal action or to an empty slot, a legal action without
+a child, opponent masks that do not partition, chance probabilities that do not sum to one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import public_game as public_game_lib
+from sog.games import rules as rules_lib
+
+_TOLERANCE = 1e-6
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicStateKey:
+  """A public state as a hashable key (its leaves' bytes): the builder's public state."""
+
+  data: tuple[bytes, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Facts:
+  """Everything the builder asks about one public state, as NumPy arrays."""
+
+  kind: int
+  legal: np.ndarray  # [S, A]
+  transitions: public_game_lib.Transitions  # NumPy leaves
+  children: tuple[PublicStateKey | None, ...]  # [K]: None for an empty slot
+  utility: np.ndarray  # [S, S]
+  encoding: np.ndarray  # [E]
+
+
+class PublicGameRules(rules_lib.GameRules):
+  """The rules protocol of a :class:`~sog.games.public_game.PublicGame` (see the module docstring).
+
+  Attributes:
+    game: the public-state game it walks.
+  """
+
+  def __init__(self, game: public_game_lib.PublicGame):
+    _check_sizes(game)
+    self.game = game
+    self.name = game.name
+    self.num_infostates = tuple(int(n) for n in game.num_infostates)
+    self.num_actions = int(game.num_actions)
+    self._states: dict[PublicStateKey, object] = {}
+    self._facts: dict[PublicStateKey, _Facts] = {}
+    self._evaluate = jax.jit(self._evaluate_state)
+
+  def _evaluate_state(self, state):
+    game = self.game
+    children = jax.vmap(game.child, in_axes=(None, 0))(
+      state, jnp.arange(game.max_children, dtype=jnp.int32)
+    )
+    return (
+      game.kind(state),
+      game.legal(state),
+      game.transitions(state),
+      children,
+      game.utility(state),
+      game.encode(state),
+    )
+
+  def _key(self, state) -> PublicStateKey:
+    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(state)]
+    key = PublicStateKey(tuple(leaf.tobytes() for leaf in leaves))
+    self._states.setdefault(key, jax.tree_util.tree_map(np.asarray, state))
+    return key
+
+  def facts(self, key: PublicStateKey) -> _Facts:
+    """The game's functions at the public state ``key`` (evaluated once, checked)."""
+    facts = self._facts.get(key)
+    if facts is None:
+      state = self._states[key]
+      # In float64, so the tables' probabilities and payoffs are exact where the game's are.
+      with jax.enable_x64(True):
+        try:
+          evaluated = jax.tree_util.tree_map(np.asarray, self._evaluate(state))
+        except Exception as error:
+          raise ValueError(
+            f"{_describe(self.game, state)}: its functions failed: {type(error).__name__}: {error}"
+          ) from error
+      kind, legal, transitions, children, utility, encoding = evaluated
+      kind = int(kind)
+      _check_state(self.game, state, kind, legal, transitions, utility, encoding)
+      slots = [
+        self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
+        for k, present in enumerate(transitions.present.tolist())
+      ]
+      facts = self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
+    return facts
+
+  def initial_state(self) -> PublicStateKey:
+    return self._key(self.game.root())
+
+  def deal_probabilities(self) -> np.ndarray:
+    return np.asarray(self.game.deal(), np.float64)
+
+  def kind(self, state: PublicStateKey) -> int:
+    return self.facts(state).kind
+
+  def legal_actions(self, state: PublicStateKey, infostate: int) -> list[int]:
+    return np.flatnonzero(self.facts(state).legal[infostate]).tolist()
+
+  def outcomes(
+    self, state: PublicStateKey, infostate: int, action: int
+  ) -> list[rules_lib.ActionOutcome]:
+    facts = self.facts(state)
+    t = facts.transitions
+    opponent_count = self.num_infostates[1 - facts.kind]
+    outcomes = []
+    for k in np.flatnonzero(t.edge[:, infostate, action]).tolist():
+      mask = t.opponent_mask[k, :opponent_count]
+      outcomes.append(
+        rules_lib.ActionOutcome(
+          k,
+          facts.children[k],
+          int(t.next_infostate[infostate, action]),
+          None if mask.all() else frozenset(np.flatnonzero(mask).tolist()),
+        )
+      )
+    return outcomes
+
+  def chance_outcomes(self, state: PublicStateKey) -> list[rules_lib.ChanceOutcome]:
+    facts = self.facts(state)
+    return [
+      rules_lib.ChanceOutcome(k, facts.children[k], float(facts.transitions.probability[k]))
+      for k in np.flatnonzero(facts.transitions.present).tolist()
+    ]
+
+  def chance_likelihood(
+    self, state: PublicStateKey, observation: int, infostate_0: int, infostate_1: int
+  ) -> float:
+    return float(self.facts(state).transitions.likelihood[observation, infostate_0, infostate_1])
+
+  def utility(self, state: PublicStateKey, infostate_0: int, infostate_1: int) -> float:
+    return float(self.facts(state).utility[infostate_0, infostate_1])
+
+  def encoding_size(self) -> int:
+    return int(self.game.encoding_size)
+
+  def encode(self, state: PublicStateKey) -> np.ndarray:
+    return self.facts(state).encoding
+
+  def action_name(self, action: int) -> str:
+    return self.game.action_name(action)
+
+
+def _check_sizes(game: public_game_lib.PublicGame) -> None:
+  sizes = getattr(game, "num_infostates", None)
+  if not (
+    isinstance(sizes, tuple | list)
+    and len(sizes) == 2
+    and all(isinstance(n, int | np.integer) and n >= 1 for n in sizes)
+  ):
+    raise ValueError(
+      f"{getattr(game, 'name', game)!r}: num_infostates must be (S0, S1), two positive "
+      f"ints, got {sizes!r}"
+    )
+  for field in ("num_actions", "max_children", "encoding_size"):
+    value = getattr(game, field, None)
+    if not isinstance(value, int | np.integer) or value < 1:
+      raise ValueError(f"{game.name}: {field} must be a positive int, got {value!r}")
+
+
+def _check_state(game, state, kind, legal, transitions, utility, encoding) -> None:
+  """Raises ``ValueError`` naming the first contract rule the arrays at ``state`` break."""
+  S, A, K = game.max_infostates, game.num_actions, game.max_children
+  where = functools.partial(_describe, game, state)
+  expected = {
+    "legal": (legal, (S, A)),
+    "transitions.present": (transitions.present, (K,)),
+    "transitions.edge": (transitions.edge, (K, S, A)),
+    "transitions.next_infostate": (transitions.next_infostate, (S, A)),
+    "transitions.opponent_mask": (transitions.opponent_mask, (K, S)),
+    "transitions.probability": (transitions.probability, (K,)),
+    "transitions.likelihood": (transitions.likelihood, (K, S, S)),
+    "utility": (utility, (S, S)),
+    "encode": (encoding, (game.encoding_size,)),
+  }
+  for name, (array, shape) in expected.items():
+    if array.shape != shape:
+      raise ValueError(f"{where()}: {name} has shape {array.shape}, expected {shape}")
+  if kind not in (rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.CHANCE, rules_lib.TERMINAL):
+    raise ValueError(f"{where()}: kind {kind} is not PLAYER_0, PLAYER_1, CHANCE or TERMINAL")
+  if kind == rules_lib.CHANCE:
+    _check_chance(where, transitions)
+  elif kind == rules_lib.TERMINAL:
+    if not np.isfinite(utility).all():
+      raise ValueError(f"{where()}: the utility is not finite")
+  else:
+    _check_player(game, where, kind, legal, transitions)
+
+
+def _check_chance(where, t: public_game_lib.Transitions) -> None:
+  probability = np.where(t.present, t.probability, 0.0)
+  if not t.present.any() or probability.min() < 0 or abs(probability.sum() - 1.0) > _TOLERANCE:
+    raise ValueError(
+      f"{where()}: chance probabilities of the present outcomes must be non-negative and sum "
+      f"to 1, got {probability[t.present].tolist()}"
+    )
+  likelihood = t.likelihood[t.present]
+  if likelihood.min() < 0 or likelihood.max() > 1 + _TOLERANCE:
+    raise ValueError(f"{where()}: chance likelihoods P(k | s0, s1) must lie in [0, 1]")
+
+
+def _check_player(game, where, actor: int, legal, t: public_game_lib.Transitions) -> None:
+  count, opponent_count = game.num_infostates[actor], game.num_infostates[1 - actor]
+  if legal[count:].any():
+    s = int(np.flatnonzero(legal[count:].any(-1))[0]) + count
+    raise ValueError(
+      f"{where()}: an action is legal for infostate {s}, which player {actor} does not have "
+      f"(it has {count})"
+    )
+  if not legal[:count].any(-1).all():
+    s = int(np.flatnonzero(~legal[:count].any(-1))[0])
+    raise ValueError(f"{where()}: player {actor}'s infostate {s} has no legal action")
+  if (t.edge & ~(legal[None] & t.present[:, None, None])).any():
+    k, s, a = (int(i[0]) for i in np.nonzero(t.edge & ~(legal[None] & t.present[:, None, None])))
+    raise ValueError(
+      f"{where()}: edge (k={k}, s={s}, a={a}) leaves an illegal action or enters an empty slot"
+    )
+  if (legal & ~t.edge.any(0)).any():
+    s, a = (int(i[0]) for i in np.nonzero(legal & ~t.edge.any(0)))
+    raise ValueError(f"{where()}: legal action {a} of infostate {s} reaches no public child")
+  next_infostate = np.where(legal, t.next_infostate, 0)
+  if next_infostate.min() < 0 or next_infostate.max() >= count:
+    raise ValueError(
+      f"{where()}: next_infostate must lie in [0, {count}) for player {actor}'s legal actions"
+    )
+  masks = t.opponent_mask[:, :opponent_count]
+  cover = np.einsum("ksa,kj->saj", t.edge.astype(np.int64), masks.astype(np.int64))
+  if (cover[legal] != 1).any():
+    raise ValueError(
+      f"{where()}: the opponent masks of the children of a legal (infostate, action) must "
+      "partition the opponent's infostates"
+    )
+
+
+def _describe(game, state) -> str:
+  leaves = [np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(state)]
+  return f"{game.name}: public state {leaves}"

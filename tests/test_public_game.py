@@ -1,0 +1,227 @@
+"""The public-state game interface (:class:`sog.games.PublicGame`): enumeration walks it into the
+same tables the rules protocol gave (digests recorded from the rules-protocol definitions at commit
+22f0587, before Kuhn and Leduc moved to the interface), its functions run under ``jit`` and
+``vmap``, a user's game written against it loads by name, and a game that breaks the interface's
+contract is refused with a ``ValueError`` naming the broken rule."""
+
+import dataclasses
+import hashlib
+import json
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sog.games
+from sog.games import builder
+from sog.games import public_rules
+from tests.conftest import ROOT
+from tests.test_register import _CARDS
+from tests.test_register import CoinShowdown
+
+_DIGESTS = json.loads((ROOT / "tests/fixtures/enumerated_tree_digests.json").read_text())
+
+
+def tree_digest(tree: sog.games.PublicTree) -> dict[str, str]:
+  """A short SHA-256 of every field of a public tree (arrays with their dtype and shape)."""
+  digest = {}
+  for field in dataclasses.fields(tree):
+    value = getattr(tree, field.name)
+    if isinstance(value, np.ndarray):
+      h = hashlib.sha256(f"{value.dtype}{value.shape}".encode())
+      h.update(np.ascontiguousarray(value).tobytes())
+    else:
+      h = hashlib.sha256(repr(value).encode())
+    digest[field.name] = h.hexdigest()[:16]
+  return digest
+
+
+@pytest.mark.parametrize(
+  "name",
+  [
+    "kuhn_poker",
+    "leduc_poker",
+    "sequential_rps",
+    "liars_dice(faces=4)",
+    "scotland_yard(map=glasses_short)",
+    "scotland_yard(map=glasses_hidden_short)",
+    "connect_four",
+  ],
+)
+def test_enumerated_tables_equal_the_recorded_ones(name):
+  """Bit for bit: every array, path and size of the public tree (Kuhn and Leduc now walk their JAX
+  definitions; the others guard the tables until they move too)."""
+  game = sog.games.load(name)
+  assert tree_digest(game.tree) == _DIGESTS[game.name]
+
+
+class PublicCoinShowdown(sog.games.PublicGame):
+  """tests.test_register's CoinShowdown written against the public-state interface: the state is
+  the history ([3] int32, -1 after its end); child k is action k below a player node and coin side
+  k below the chance node."""
+
+  num_actions, max_children, encoding_size = 2, 2, 5
+
+  def __init__(self, cards: int = 3):
+    self.cards, self.name = cards, f"public_coin_showdown(cards={cards})"
+    self.num_infostates = (cards, cards)
+
+  def deal(self) -> np.ndarray:
+    deal = 1.0 - np.eye(self.cards)
+    return deal / deal.sum()
+
+  def root(self) -> chex.Array:
+    return jnp.full(3, -1, jnp.int32)
+
+  def kind(self, state):
+    length = (state >= 0).sum()
+    kinds = jnp.array(
+      [sog.games.PLAYER_0, sog.games.CHANCE, sog.games.PLAYER_1, sog.games.TERMINAL]
+    )
+    over = (length == 1) & (state[0] == 0)  # player 0 passed
+    return jnp.where(over, sog.games.TERMINAL, kinds[length]).astype(jnp.int32)
+
+  def legal(self, state):
+    acting = self.kind(state) < sog.games.CHANCE
+    return jnp.broadcast_to(acting, (self.cards, 2))
+
+  def transitions(self, state):
+    legal, k = self.legal(state), jnp.arange(2)
+    chance = self.kind(state) == sog.games.CHANCE
+    return sog.games.Transitions(
+      present=legal[0] | chance,
+      edge=(k[:, None, None] == k[None, None, :]) & legal[None],
+      next_infostate=jnp.broadcast_to(jnp.arange(self.cards)[:, None], (self.cards, 2)),
+      opponent_mask=jnp.ones((2, self.cards), bool),
+      probability=jnp.full(2, 0.5),
+      likelihood=jnp.full((2, self.cards, self.cards), 0.5),
+    )
+
+  def child(self, state, k):
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
+
+  def utility(self, state):
+    cards = jnp.arange(self.cards)
+    high_wins = (cards[:, None] > cards[None, :]) == (state[1] == 0)
+    showdown = jnp.where(high_wins, 2.0, -2.0)
+    return jnp.where(state[0] == 0, -1.0, jnp.where(state[2] == 0, 1.0, showdown))
+
+  def encode(self, state):
+    length = (state >= 0).sum()
+    code = (jnp.arange(3) < length).astype(jnp.float32)
+    side = jnp.zeros(2, jnp.float32).at[jnp.maximum(state[1], 0)].set((length > 1) * 1.0)
+    return jnp.concatenate([code, side])
+
+
+@pytest.fixture(scope="module")
+def public_coin_game():
+  sog.games.register("public_coin_showdown", PublicCoinShowdown, {"cards": _CARDS}, replace=True)
+  return sog.games.load("public_coin_showdown")
+
+
+def test_a_users_public_game_enumerates_to_the_same_tables_as_its_rules_version(public_coin_game):
+  sog.games.check_game(public_coin_game)
+  rules_tree = builder.build_public_tree(CoinShowdown())
+  ours, theirs = tree_digest(public_coin_game.tree), tree_digest(rules_tree)
+  del ours["name"], theirs["name"]
+  assert ours == theirs
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_the_functions_batch_under_vmap_as_they_run_one_state_at_a_time(name):
+  """Batched = unbatched: the game's functions vmapped over every public state of a level give each
+  state's own results, and they reproduce the enumerated tree's kinds and legal masks."""
+  game = sog.games.load(name)
+  rules = game.rules
+  public = rules.game
+  keys = [rules.initial_state()]
+  states, kinds = [], []
+  while keys:  # breadth first over the public states, as the builder visits them
+    key = keys.pop(0)
+    states.append(rules._states[key])
+    facts = rules.facts(key)
+    kinds.append(facts.kind)
+    keys.extend(k for k in facts.children if k is not None)
+  batch = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *states)
+
+  def facts(state):
+    return public.kind(state), public.legal(state), public.transitions(state), public.encode(state)
+
+  batched = jax.jit(jax.vmap(facts))(batch)
+  for i in (0, len(states) // 2, len(states) - 1):
+    one = jax.jit(facts)(states[i])
+    chex.assert_trees_all_close(jax.tree_util.tree_map(lambda x, i=i: x[i], batched), one)
+  assert sorted(np.asarray(batched[0]).tolist()) == sorted(game.tree.kind.tolist())
+  assert sorted(kinds) == sorted(game.tree.kind.tolist())
+
+
+class _Broken(PublicCoinShowdown):
+  """The coin game with one contract rule broken (``rule`` names which)."""
+
+  def __init__(self, rule: str):
+    super().__init__()
+    self.rule, self.name = rule, "broken_coin_showdown"
+
+  def legal(self, state):
+    legal = super().legal(state)
+    if self.rule == "no_action":
+      return legal.at[1].set(False)
+    return legal
+
+  def transitions(self, state):
+    t = super().transitions(state)
+    if self.rule == "probabilities":
+      return t.replace(probability=jnp.full(2, 0.6))
+    if self.rule == "masks":
+      return t.replace(opponent_mask=t.opponent_mask.at[0, 1].set(False))
+    if self.rule == "next_infostate":
+      return t.replace(next_infostate=t.next_infostate + self.cards)
+    return t
+
+  def encode(self, state):
+    code = super().encode(state)
+    return jnp.concatenate([code, code]) if self.rule == "shape" else code
+
+  def utility(self, state):
+    utility = super().utility(state)
+    return utility + jnp.ones(2) if self.rule == "crash" else utility  # [3, 3] + [2] fails
+
+
+class _MissingInfostate(PublicCoinShowdown):
+  """Player 1 holds nothing private (S1 = 1) but the game says an action is legal for its
+  infostate 2 at player 1's node."""
+
+  name = "broken_coin_showdown"
+
+  def __init__(self):
+    super().__init__()
+    self.num_infostates = (3, 1)
+
+  def deal(self):
+    return np.full((3, 1), 1.0 / 3)
+
+
+@pytest.mark.parametrize(
+  ("game", "message"),
+  [
+    (_Broken("shape"), r"encode has shape \(10,\), expected \(5,\)"),
+    (_Broken("crash"), "public state .*: its functions failed: ValueError: Incompatible shapes"),
+    (_Broken("no_action"), "infostate 1 has no legal action"),
+    (_Broken("probabilities"), "must be non-negative and sum to 1, got \\[0.6, 0.6\\]"),
+    (_Broken("masks"), "opponent masks .* must partition"),
+    (_Broken("next_infostate"), r"next_infostate must lie in \[0, 3\)"),
+    (_MissingInfostate(), "legal for infostate 1, which player 1 does not have"),
+  ],
+)
+def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, message):
+  with pytest.raises(ValueError, match=message):
+    builder.build_public_tree(public_rules.PublicGameRules(game))
+
+
+def test_sizes_that_are_not_positive_ints_are_refused():
+  game = PublicCoinShowdown()
+  game.max_children = 0
+  with pytest.raises(ValueError, match="max_children must be a positive int, got 0"):
+    public_rules.PublicGameRules(game)
