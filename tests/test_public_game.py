@@ -190,14 +190,12 @@ class _Broken(PublicCoinShowdown):
 
 
 class _MissingInfostate(PublicCoinShowdown):
-  """Player 1 holds nothing private (S1 = 1) but the game says an action is legal for its
-  infostate 2 at player 1's node."""
-
-  name = "broken_coin_showdown"
+  """Player 1 holds nothing private (S1 = 1) but the game says actions are legal for its
+  infostates 1 and 2 at player 1's node."""
 
   def __init__(self):
     super().__init__()
-    self.num_infostates = (3, 1)
+    self.name, self.num_infostates = "broken_coin_showdown", (3, 1)
 
   def deal(self):
     return np.full((3, 1), 1.0 / 3)
@@ -208,7 +206,7 @@ class _MissingInfostate(PublicCoinShowdown):
   [
     (_Broken("shape"), r"encode has shape \(10,\), expected \(5,\)"),
     (_Broken("crash"), "public state .*: its functions failed: ValueError: Incompatible shapes"),
-    (_Broken("no_action"), "infostate 1 has no legal action"),
+    (_Broken("no_action"), "no legal action at .* for infostate 1"),
     (_Broken("probabilities"), "must be non-negative and sum to 1, got \\[0.6, 0.6\\]"),
     (_Broken("masks"), "opponent masks .* must partition"),
     (_Broken("next_infostate"), r"next_infostate must lie in \[0, 3\)"),

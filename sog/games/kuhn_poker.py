@@ -39,8 +39,8 @@ class KuhnPoker(public_game.PublicGame):
     return jnp.where(over, rules_lib.TERMINAL, length % 2).astype(jnp.int32)
 
   def legal(self, state: chex.Array) -> chex.Array:
-    cards = jnp.arange(_NUM_CARDS)[:, None] < _NUM_CARDS
-    return cards & (self.kind(state) < rules_lib.CHANCE) & jnp.ones(self.num_actions, bool)
+    acting = self.kind(state) < rules_lib.CHANCE
+    return jnp.broadcast_to(acting, (_NUM_CARDS, self.num_actions))
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:
     legal = self.legal(state)
@@ -69,7 +69,7 @@ class KuhnPoker(public_game.PublicGame):
     return jnp.where((last == PASS) & bet, folded, showdown)
 
   def encode(self, state: chex.Array) -> chex.Array:
-    code = (state[:, None] == jnp.arange(2)[None, :]).astype(jnp.float32)
+    code = (state[:, None] == jnp.arange(self.num_actions)[None, :]).astype(jnp.float32)
     return code.ravel()
 
   def action_name(self, action: int) -> str:

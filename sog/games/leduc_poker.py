@@ -28,8 +28,12 @@ _NO_CARD = -1
 
 @flax.struct.dataclass
 class LeducState:
-  """history: [2, 4] int32, each round's actions (-1 after its end); board: the public card, or
-  -1 before it is dealt."""
+  """A Leduc public state.
+
+  Attributes:
+    history: [2, 4] int32, each round's actions (-1 after its end).
+    board: int32, the public card, or -1 before it is dealt.
+  """
 
   history: chex.Array
   board: chex.Array
@@ -39,6 +43,7 @@ class LeducState:
     """0 before the public card, 1 after."""
     return (self.board != _NO_CARD).astype(jnp.int32)
 
+  @property
   def lengths(self) -> chex.Array:
     """[2]: the number of actions in each round."""
     return (self.history >= 0).sum(-1)
@@ -74,7 +79,7 @@ class LeducPoker(public_game.PublicGame):
 
   def kind(self, state: LeducState) -> chex.Array:
     actions = state.history[state.round]
-    length = state.lengths()[state.round]
+    length = state.lengths[state.round]
     round_over = (length >= 2) & (actions[jnp.maximum(length - 1, 0)] == CALL)
     over_kind = jnp.where(state.round == 0, rules_lib.CHANCE, rules_lib.TERMINAL)
     kind = jnp.where(round_over, over_kind, length % 2)
@@ -91,7 +96,7 @@ class LeducPoker(public_game.PublicGame):
     legal = self.legal(state)
     chance = self.kind(state) == rules_lib.CHANCE
     slots, actions, cards = (jnp.arange(n) for n in (_NUM_CARDS, self.num_actions, _NUM_CARDS))
-    # P(card k | s0, s1): the card is neither player's; 1 / 4 of the remaining cards.
+    # P(card k | s0, s1): uniform over the 4 cards neither player holds.
     held = (slots[:, None, None] == cards[None, :, None]) | (
       slots[:, None, None] == cards[None, None, :]
     )
@@ -106,7 +111,7 @@ class LeducPoker(public_game.PublicGame):
 
   def child(self, state: LeducState, k: chex.Array) -> LeducState:
     chance = self.kind(state) == rules_lib.CHANCE
-    played = state.history.at[state.round, state.lengths()[state.round]].set(k, mode="drop")
+    played = state.history.at[state.round, state.lengths[state.round]].set(k, mode="drop")
     return LeducState(
       history=jnp.where(chance, state.history, played),
       board=jnp.where(chance, k, state.board).astype(jnp.int32),
@@ -114,7 +119,7 @@ class LeducPoker(public_game.PublicGame):
 
   def utility(self, state: LeducState) -> chex.Array:
     chips = _contributions(state)
-    folder = (state.lengths()[state.round] - 1) % 2
+    folder = (state.lengths[state.round] - 1) % 2
     folded = jnp.where(folder == 0, -chips[0], chips[1])
     rank = jnp.arange(_NUM_CARDS) // 2
     board_rank = state.board // 2

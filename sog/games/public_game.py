@@ -35,7 +35,7 @@ class Transitions:
 
   Below a player node (actor i, opponent j):
     present: [K] bool, the slots that hold a child.
-    edge: [K, S, A] bool, E(k, s, a): the actor at infostate s playing a can reach child k (one k
+    edge: [K, S, A] bool, edge(k, s, a): the actor at infostate s playing a can reach child k (one k
       per (s, a), or several where the public observation also depends on the opponent's private
       state, as a detective's "caught or not").
     next_infostate: [S, A] int32, the actor's infostate in the child that (s, a) reaches.
@@ -101,7 +101,7 @@ class PublicGame(abc.ABC):
 
   @abc.abstractmethod
   def child(self, state: chex.ArrayTree, k: chex.Array) -> chex.ArrayTree:
-    """The public state in slot ``k`` (a present one) of :meth:`transitions`."""
+    """The public state in slot ``k`` of :meth:`transitions` (any state for an empty slot)."""
 
   @abc.abstractmethod
   def utility(self, state: chex.ArrayTree) -> chex.Array:

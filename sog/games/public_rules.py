@@ -3,16 +3,22 @@ protocol that :mod:`sog.games.builder` enumerates, so a game's tables come from 
 
 :class:`PublicGameRules` evaluates the game's functions once per public state (one jitted call) and
 answers the builder's questions from the results. It checks the interface's contract as it goes and
-raises ``ValueError`` naming the rule a game breaks: array shapes, an action legal for an infostate
-the actor does not have, an edge from an illegal action or to an empty slot, a legal action without
-a child, opponent masks that do not partition, chance probabilities that do not sum to one.
+raises ``ValueError`` naming the rule a game breaks and the public state: a function that fails, an
+array of the wrong shape, an unknown kind, a legal action at a chance or terminal state or for an
+infostate the actor does not have, an edge from an illegal action or into an empty slot, a legal
+action that reaches no child, a next infostate out of range, opponent masks that do not partition,
+chance probabilities that are not a distribution, likelihoods outside [0, 1], a utility that is not
+finite. (The builder adds the model's own checks, such as a reachable infostate without a legal
+action.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
 import functools
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -59,7 +65,7 @@ class PublicGameRules(rules_lib.GameRules):
     self._facts: dict[PublicStateKey, _Facts] = {}
     self._evaluate = jax.jit(self._evaluate_state)
 
-  def _evaluate_state(self, state):
+  def _evaluate_state(self, state: chex.ArrayTree) -> tuple:
     game = self.game
     children = jax.vmap(game.child, in_axes=(None, 0))(
       state, jnp.arange(game.max_children, dtype=jnp.int32)
@@ -73,7 +79,7 @@ class PublicGameRules(rules_lib.GameRules):
       game.encode(state),
     )
 
-  def _key(self, state) -> PublicStateKey:
+  def _key(self, state: chex.ArrayTree) -> PublicStateKey:
     leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(state)]
     key = PublicStateKey(tuple(leaf.tobytes() for leaf in leaves))
     self._states.setdefault(key, jax.tree_util.tree_map(np.asarray, state))
@@ -175,9 +181,18 @@ def _check_sizes(game: public_game_lib.PublicGame) -> None:
       raise ValueError(f"{game.name}: {field} must be a positive int, got {value!r}")
 
 
-def _check_state(game, state, kind, legal, transitions, utility, encoding) -> None:
+def _check_state(
+  game: public_game_lib.PublicGame,
+  state: chex.ArrayTree,
+  kind: int,
+  legal: np.ndarray,
+  transitions: public_game_lib.Transitions,
+  utility: np.ndarray,
+  encoding: np.ndarray,
+) -> None:
   """Raises ``ValueError`` naming the first contract rule the arrays at ``state`` break."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
+  S0, S1 = game.num_infostates
   where = functools.partial(_describe, game, state)
   expected = {
     "legal": (legal, (S, A)),
@@ -195,28 +210,43 @@ def _check_state(game, state, kind, legal, transitions, utility, encoding) -> No
       raise ValueError(f"{where()}: {name} has shape {array.shape}, expected {shape}")
   if kind not in (rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.CHANCE, rules_lib.TERMINAL):
     raise ValueError(f"{where()}: kind {kind} is not PLAYER_0, PLAYER_1, CHANCE or TERMINAL")
+  if kind in (rules_lib.CHANCE, rules_lib.TERMINAL) and legal.any():
+    raise ValueError(f"{where()}: an action is legal at a {rules_lib.KIND_NAMES[kind]} state")
   if kind == rules_lib.CHANCE:
-    _check_chance(where, transitions)
+    _check_chance(where, transitions, S0, S1)
   elif kind == rules_lib.TERMINAL:
-    if not np.isfinite(utility).all():
+    if not np.isfinite(utility[:S0, :S1]).all():
       raise ValueError(f"{where()}: the utility is not finite")
   else:
     _check_player(game, where, kind, legal, transitions)
 
 
-def _check_chance(where, t: public_game_lib.Transitions) -> None:
+def _check_chance(
+  where: Callable[[], str], t: public_game_lib.Transitions, S0: int, S1: int
+) -> None:
   probability = np.where(t.present, t.probability, 0.0)
-  if not t.present.any() or probability.min() < 0 or abs(probability.sum() - 1.0) > _TOLERANCE:
+  if not (
+    t.present.any()
+    and np.isfinite(probability).all()
+    and probability.min() >= 0
+    and abs(probability.sum() - 1.0) <= _TOLERANCE
+  ):
     raise ValueError(
       f"{where()}: chance probabilities of the present outcomes must be non-negative and sum "
       f"to 1, got {probability[t.present].tolist()}"
     )
-  likelihood = t.likelihood[t.present]
-  if likelihood.min() < 0 or likelihood.max() > 1 + _TOLERANCE:
+  likelihood = t.likelihood[t.present][:, :S0, :S1]
+  if not ((likelihood >= 0) & (likelihood <= 1 + _TOLERANCE)).all():
     raise ValueError(f"{where()}: chance likelihoods P(k | s0, s1) must lie in [0, 1]")
 
 
-def _check_player(game, where, actor: int, legal, t: public_game_lib.Transitions) -> None:
+def _check_player(
+  game: public_game_lib.PublicGame,
+  where: Callable[[], str],
+  actor: int,
+  legal: np.ndarray,
+  t: public_game_lib.Transitions,
+) -> None:
   count, opponent_count = game.num_infostates[actor], game.num_infostates[1 - actor]
   if legal[count:].any():
     s = int(np.flatnonzero(legal[count:].any(-1))[0]) + count
@@ -224,9 +254,6 @@ def _check_player(game, where, actor: int, legal, t: public_game_lib.Transitions
       f"{where()}: an action is legal for infostate {s}, which player {actor} does not have "
       f"(it has {count})"
     )
-  if not legal[:count].any(-1).all():
-    s = int(np.flatnonzero(~legal[:count].any(-1))[0])
-    raise ValueError(f"{where()}: player {actor}'s infostate {s} has no legal action")
   if (t.edge & ~(legal[None] & t.present[:, None, None])).any():
     k, s, a = (int(i[0]) for i in np.nonzero(t.edge & ~(legal[None] & t.present[:, None, None])))
     raise ValueError(
@@ -249,6 +276,6 @@ def _check_player(game, where, actor: int, legal, t: public_game_lib.Transitions
     )
 
 
-def _describe(game, state) -> str:
+def _describe(game: public_game_lib.PublicGame, state: chex.ArrayTree) -> str:
   leaves = [np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(state)]
   return f"{game.name}: public state {leaves}"
