@@ -12,8 +12,8 @@ import pyspiel
 import pytest
 
 import sog.games
-from sog.games import jax_game
 from sog.games import pgx_games
+from sog.games import public_game
 from sog.search import alphazero
 from sog.search import gtcfr
 from sog.search import leaf_models
@@ -22,6 +22,48 @@ from tests.conftest import ROOT
 from tests.conftest import load
 
 _C4 = "connect_four(rows=3,columns=3,x_in_row=3)"
+
+
+class _NodeIndexGame(public_game.PublicGame):
+  """An enumerated perfect-information game's tables as a PublicGame whose state is the node index,
+  so a pool search can be compared with the table search node for node."""
+
+  num_infostates = (1, 1)
+
+  def __init__(self, tree: sog.games.PublicTree):
+    self.name, self.num_actions = tree.name, tree.num_actions
+    self.max_children, self.encoding_size = tree.num_actions, int(tree.encoding.shape[-1])
+    terminal = tree.kind == sog.games.TERMINAL
+    safe_weight = np.where(terminal, tree.pair_weight[:, 0, 0], 1.0)
+    self._kind = jnp.asarray(tree.kind, jnp.int32)
+    self._legal = jnp.asarray(tree.legal[:, 0] & ~terminal[:, None])
+    self._child = jnp.asarray(tree.up_child[:, :, 0], jnp.int32)
+    self._utility = jnp.asarray(np.where(terminal, tree.payoff[:, 0, 0] / safe_weight, 0.0))
+    self._encoding = jnp.asarray(tree.encoding)
+
+  def deal(self):
+    return np.ones((1, 1))
+
+  def root(self):
+    return jnp.int32(0)
+
+  def kind(self, state):
+    return self._kind[state]
+
+  def legal(self, state):
+    return self._legal[state][None]
+
+  def transitions(self, state):
+    return public_game.perfect_information_transitions(self._legal[state])
+
+  def child(self, state, k):
+    return self._child[state, k]
+
+  def utility(self, state):
+    return self._utility[state][None, None]
+
+  def encode(self, state):
+    return self._encoding[state]
 
 
 def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
@@ -58,7 +100,7 @@ def test_pool_search_equals_table_search(options):
   seeds, and its policies and values are the same at every node (leaf values that do not depend on
   the ranges, as a network's do not with one infostate per player)."""
   game = load(_C4)
-  table_game = jax_game.TableGame(game.tree)
+  table_game = _NodeIndexGame(game.tree)
   table_leaf, pool_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
   config = gtcfr.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
   table_search = gtcfr.GTCFR(game, table_leaf, config)
@@ -93,10 +135,24 @@ def test_batched_equals_unbatched():
     np.testing.assert_allclose(batch.root_policy[i], one.root_policy, atol=1e-6)
 
 
+def test_the_pool_searches_a_games_jax_definition_as_its_tables():
+  """Connect Four's own JAX functions (boards.KInARow) and its enumerated tables drive the same
+  search: the same grown tree, root policy and values from the same seed."""
+  game = load(_C4)
+  config = gtcfr.GTCFRConfig(simulations=30, expansion_k=game.num_actions)
+  model = pool.zero_pool_leaf_model()
+  on_tables = pool.PoolGTCFR(_NodeIndexGame(game.tree), model, config).search(jax.random.PRNGKey(4))
+  on_rules = pool.PoolGTCFR(game.public_game, model, config).search(jax.random.PRNGKey(4))
+  assert int(on_rules.tree.num_nodes) == int(on_tables.tree.num_nodes)
+  np.testing.assert_array_equal(on_rules.tree.children, on_tables.tree.children)
+  np.testing.assert_allclose(on_rules.root_policy, on_tables.root_policy, atol=1e-6)
+  np.testing.assert_allclose(on_rules.root_values, on_tables.root_values, atol=1e-6)
+
+
 def _play(game, actions):
   state = game.root()
   for action in actions:
-    state = game.step(state, jnp.int32(action))
+    state = game.child(state, jnp.int32(action))
   return state
 
 
@@ -123,7 +179,8 @@ def test_pgx_search_finds_the_win(mover_wins):
 def test_pgx_games_agree_with_openspiel(name, spiel):
   """Random games: the same legal actions, the same player to move, the same end and utility."""
   game = pgx_games.load(pgx_games.PREFIX + name)
-  step, kind, legal = jax.jit(game.step), jax.jit(game.kind), jax.jit(game.legal)
+  step, kind = jax.jit(game.child), jax.jit(game.kind)
+  legal = jax.jit(lambda state: game.legal(state)[0])
   rng = np.random.default_rng(0)
   for _ in range(5):
     state, spiel_state = game.root(), pyspiel.load_game(spiel).new_initial_state()
@@ -132,8 +189,8 @@ def test_pgx_games_agree_with_openspiel(name, spiel):
       assert np.flatnonzero(np.asarray(legal(state))).tolist() == spiel_state.legal_actions()
       action = int(rng.choice(spiel_state.legal_actions()))
       state, _ = step(state, jnp.int32(action)), spiel_state.apply_action(action)
-    assert int(kind(state)) == jax_game.TERMINAL
-    assert float(game.utility(state)) == spiel_state.returns()[0]
+    assert int(kind(state)) == public_game.TERMINAL
+    assert float(game.utility(state)[0, 0]) == spiel_state.returns()[0]
 
 
 @pytest.mark.parametrize(
@@ -194,12 +251,14 @@ def test_query_sample_holds_distinct_frontier_leaves():
   boards = np.asarray(result.query_states.observation).reshape(16, -1)
   assert len({board.tobytes() for board in boards}) == 16
   kinds = np.asarray(jax.vmap(game.kind)(result.query_states))
-  assert (kinds != jax_game.TERMINAL).all()
+  assert (kinds != public_game.TERMINAL).all()
 
 
-def test_table_game_refuses_imperfect_information():
-  with pytest.raises(ValueError, match="perfect information"):
-    jax_game.TableGame(load("kuhn_poker").tree)
+def test_the_pool_refuses_imperfect_information():
+  with pytest.raises(
+    ValueError, match=r"perfect-information sog.games.PublicGame .* got kuhn_poker"
+  ):
+    pool.PoolGTCFR(load("kuhn_poker").public_game, pool.zero_pool_leaf_model())
 
 
 def test_alphazero_peer_finds_the_win():

@@ -3,8 +3,6 @@ trees, the registry (with :func:`register` for a game of your own) and the confo
 (OpenSpiel's counterparts are in :mod:`sog.openspiel`)."""
 
 from sog.games.conformance import check_game
-from sog.games.jax_game import JaxGame
-from sog.games.jax_game import TableGame
 from sog.games.pgx_games import PgxGame
 from sog.games.public_game import PublicGame
 from sog.games.public_game import Transitions
@@ -35,11 +33,9 @@ __all__ = [
   "Game",
   "GameParameter",
   "GameRules",
-  "JaxGame",
   "PgxGame",
   "PublicGame",
   "PublicTree",
-  "TableGame",
   "Transitions",
   "available_maps",
   "canonical_name",

@@ -8,6 +8,9 @@ Only boards whose public tree can be enumerated are accepted, at most 12 cells: 
 
 from __future__ import annotations
 
+import chex
+import jax.numpy as jnp
+
 from sog.games import boards
 
 MAX_CELLS = 12
@@ -35,15 +38,11 @@ class ConnectFour(boards.KInARow):
       num_actions=columns,
     )
 
-  def cell(self, board, action):
-    return next(
-      (
-        r * self.columns + action
-        for r in range(self.rows)
-        if board[r * self.columns + action] == boards.EMPTY
-      ),
-      None,
-    )
+  def cell(self, board: chex.Array, action: chex.Array) -> chex.Array:
+    """The lowest empty row of column ``action`` (NO_CELL when the column is full)."""
+    column = jnp.arange(self.rows) * self.columns + action
+    empty = board[column] == boards.EMPTY
+    return jnp.where(empty.any(), column[jnp.argmax(empty)], boards.NO_CELL)
 
   def action_name(self, action: int) -> str:
     return f"column {action}"

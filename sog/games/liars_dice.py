@@ -3,19 +3,23 @@
 Faces 1..F (private states 0..F-1); the highest face F is wild. Bids are OpenSpiel's actions
 0..2F-1, bid b claiming at least b // F + 1 dice showing face b % F + 1; each bid must exceed the
 last; action 2F calls "liar". If the last bid holds, the caller loses (-1) and the bidder wins (+1);
-otherwise the reverse. A public state is the sequence of bids; a player's infostate is their die.
+otherwise the reverse. A public state is the sequence of bids; a player's infostate is their die;
+public child k is action k.
 """
 
 from __future__ import annotations
 
+import chex
+import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import rules as rules_lib
 
 VALID_FACES = (4, 5, 6)
 
 
-class LiarsDice(rules_lib.GameRules):
+class LiarsDice(public_game.PublicGame):
   def __init__(self, faces: int = 6):
     if faces not in VALID_FACES:
       raise ValueError(f"liars_dice: faces must be one of {VALID_FACES}, got {faces!r}")
@@ -24,46 +28,64 @@ class LiarsDice(rules_lib.GameRules):
     self.num_infostates = (faces, faces)
     self.num_bids = 2 * faces
     self.liar = self.num_bids
-    self.num_actions = self.num_bids + 1
+    self.num_actions = self.max_children = self.num_bids + 1
+    self.encoding_size = 2 * self.num_bids + 1
 
-  def initial_state(self) -> tuple[int, ...]:
-    return ()
-
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     return np.full((self.faces, self.faces), 1.0 / self.faces**2)
 
-  def kind(self, state) -> int:
-    if state and state[-1] == self.liar:
-      return rules_lib.TERMINAL
-    return len(state) % 2
+  def root(self) -> chex.Array:
+    """The bids so far ([2F + 1] int32, -1 after their end)."""
+    return jnp.full(self.num_actions, -1, jnp.int32)
 
-  def legal_actions(self, state, infostate):
-    first = state[-1] + 1 if state else 0
-    return tuple(range(first, self.num_bids)) + ((self.liar,) if state else ())
+  def _last(self, state: chex.Array, back: int = 1) -> chex.Array:
+    """The ``back``-th last action (-1 if there is none)."""
+    index = (state >= 0).sum() - back
+    return jnp.where(index >= 0, state[jnp.maximum(index, 0)], -1)
 
-  def outcomes(self, state, infostate, action):
-    return (rules_lib.ActionOutcome(action, (*state, action), infostate),)
+  def kind(self, state: chex.Array) -> chex.Array:
+    over = self._last(state) == self.liar
+    return jnp.where(over, rules_lib.TERMINAL, (state >= 0).sum() % 2).astype(jnp.int32)
 
-  def utility(self, state, infostate_0, infostate_1) -> float:
-    bid = state[-2]
+  def legal(self, state: chex.Array) -> chex.Array:
+    actions = jnp.arange(self.num_actions)
+    last = self._last(state)
+    bids = (actions > last) & (actions < self.num_bids)
+    legal = bids | ((actions == self.liar) & (last >= 0))
+    acting = self.kind(state) < rules_lib.CHANCE
+    return jnp.broadcast_to(legal & acting, (self.faces, self.num_actions))
+
+  def transitions(self, state: chex.Array) -> public_game.Transitions:
+    legal, k = self.legal(state), jnp.arange(self.num_actions)
+    return public_game.Transitions(
+      present=legal[0],
+      edge=(k[:, None, None] == k[None, None, :]) & legal[None],
+      next_infostate=jnp.broadcast_to(jnp.arange(self.faces)[:, None], legal.shape),
+      opponent_mask=jnp.ones((self.num_actions, self.faces), bool),
+      probability=jnp.zeros(self.num_actions),
+      likelihood=jnp.zeros((self.num_actions, self.faces, self.faces)),
+    )
+
+  def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
+
+  def utility(self, state: chex.Array) -> chex.Array:
+    bid = self._last(state, 2)
     quantity, face = bid // self.faces + 1, bid % self.faces
-    wild = self.faces - 1
-    count = sum(die in (face, wild) for die in (infostate_0, infostate_1))
-    caller = (len(state) - 1) % 2
+    dice = jnp.arange(self.faces)
+    shows = ((dice == face) | (dice == self.faces - 1)).astype(jnp.int32)  # the top face is wild
+    count = shows[:, None] + shows[None, :]
+    caller = ((state >= 0).sum() - 1) % 2
     caller_wins = count < quantity
-    return 1.0 if (caller == 0) == caller_wins else -1.0
+    return jnp.where((caller == 0) == caller_wins, 1.0, -1.0)
 
-  def encoding_size(self) -> int:
-    return 2 * self.num_bids + 1
-
-  def encode(self, state) -> np.ndarray:
-    made = np.zeros(self.num_bids, np.float32)
-    bids = [b for b in state if b < self.num_bids]
-    made[bids] = 1.0
-    last = np.zeros(self.num_bids, np.float32)
-    if bids:
-      last[bids[-1]] = 1.0
-    return np.concatenate([made, last, [float(len(state) % 2)]]).astype(np.float32)
+  def encode(self, state: chex.Array) -> chex.Array:
+    bids = jnp.arange(self.num_bids)
+    made = (state[:, None] == bids[None, :]).any(0).astype(jnp.float32)
+    last_bid = jnp.where(self._last(state) == self.liar, self._last(state, 2), self._last(state))
+    last = (bids == last_bid).astype(jnp.float32)
+    mover = ((state >= 0).sum() % 2).astype(jnp.float32)
+    return jnp.concatenate([made, last, mover[None]])
 
   def action_name(self, action: int) -> str:
     if action == self.liar:

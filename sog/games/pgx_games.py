@@ -1,7 +1,8 @@
-"""pgx's perfect-information games behind :class:`~sog.games.jax_game.JaxGame`, never enumerated.
+"""pgx's perfect-information games as :class:`~sog.games.public_game.PublicGame` s (one infostate
+per player), never enumerated.
 
 ``load("pgx/connect_four")`` gives the standard 6 x 7 Connect Four as pgx plays it; the public state
-is pgx's ``State`` and a child is ``env.step`` of one legal action. pgx numbers its players by a
+is pgx's ``State`` and child k is ``env.step`` of action k. pgx numbers its players by a
 coin flip at ``init``; here player 0 is always the one who moves first (the root's
 ``current_player``), so players and utilities mean the same as in the table games and OpenSpiel. The
 encoding is pgx's observation (from the mover's side) with the mover appended, so a network can tell
@@ -13,9 +14,10 @@ from __future__ import annotations
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pgx
 
-from sog.games import jax_game
+from sog.games import public_game
 
 PREFIX = "pgx/"
 # Two-player, deterministic, perfect-information pgx games (the others are refused with a reason).
@@ -62,8 +64,11 @@ def check_name(name: str) -> str:
   raise ValueError(f"unknown pgx game {name!r}; valid pgx games: {valid}")
 
 
-class PgxGame(jax_game.JaxGame):
-  """A pgx environment (one of :data:`GAMES`) as a :class:`~sog.games.jax_game.JaxGame`."""
+class PgxGame(public_game.PublicGame):
+  """A pgx environment (one of :data:`GAMES`) as a perfect-information
+  :class:`~sog.games.public_game.PublicGame`."""
+
+  num_infostates = (1, 1)
 
   def __init__(self, name: str):
     env_id = check_name(name)
@@ -71,27 +76,33 @@ class PgxGame(jax_game.JaxGame):
     if env.num_players != 2:
       raise ValueError(f"{name}: pgx's {env_id} has {env.num_players} players, not 2")
     self.env, self.name, self.env_id = env, PREFIX + env_id, env_id
-    self.num_actions = int(env.num_actions)
+    self.num_actions = self.max_children = int(env.num_actions)
     self.initial = env.init(jax.random.PRNGKey(0))
     self.first = self.initial.current_player
     self.encoding_size = int(self.initial.observation.size) + 1
     self.max_length = _MAX_LENGTH.get(env_id)
+
+  def deal(self) -> np.ndarray:
+    return np.ones((1, 1))
 
   def root(self) -> pgx.State:
     return self.initial
 
   def kind(self, state: pgx.State) -> chex.Array:
     mover = (state.current_player != self.first).astype(jnp.int32)
-    return jnp.where(state.terminated, jax_game.TERMINAL, mover)
+    return jnp.where(state.terminated, public_game.TERMINAL, mover)
 
   def legal(self, state: pgx.State) -> chex.Array:
-    return state.legal_action_mask & ~state.terminated
+    return (state.legal_action_mask & ~state.terminated)[None]
 
-  def step(self, state: pgx.State, action: chex.Array) -> pgx.State:
-    return self.env.step(state, action)
+  def transitions(self, state: pgx.State) -> public_game.Transitions:
+    return public_game.perfect_information_transitions(self.legal(state)[0])
+
+  def child(self, state: pgx.State, k: chex.Array) -> pgx.State:
+    return self.env.step(state, k)
 
   def utility(self, state: pgx.State) -> chex.Array:
-    return state.rewards[self.first]
+    return state.rewards[self.first][None, None]
 
   def encode(self, state: pgx.State) -> chex.Array:
     mover = (state.current_player != self.first).astype(jnp.float32)

@@ -26,7 +26,13 @@ import abc
 
 import chex
 import flax.struct
+import jax.numpy as jnp
 import numpy as np
+
+from sog.games import rules as rules_lib
+
+PLAYER_0, PLAYER_1 = rules_lib.PLAYER_0, rules_lib.PLAYER_1
+CHANCE, TERMINAL = rules_lib.CHANCE, rules_lib.TERMINAL
 
 
 @flax.struct.dataclass
@@ -66,6 +72,7 @@ class PublicGame(abc.ABC):
     num_actions: A, the size of the action space both players share.
     max_children: K, the most public children any public state has.
     encoding_size: E, the length of :meth:`encode`'s output.
+    utility_scale: max |u_0| over terminal states (the unit of PUCT's values on a node pool).
   """
 
   name: str
@@ -73,6 +80,7 @@ class PublicGame(abc.ABC):
   num_actions: int
   max_children: int
   encoding_size: int
+  utility_scale: float = 1.0
 
   @property
   def max_infostates(self) -> int:
@@ -113,3 +121,22 @@ class PublicGame(abc.ABC):
 
   def action_name(self, action: int) -> str:
     return str(action)
+
+
+def is_perfect_information(game: PublicGame) -> bool:
+  """One infostate per player: the public state is the game state."""
+  return tuple(game.num_infostates) == (1, 1)
+
+
+def perfect_information_transitions(legal: chex.Array) -> Transitions:
+  """The :class:`Transitions` of a perfect-information player node (S = 1, K = A): child k is
+  action k, present where it is legal; ``legal`` is the mover's [A] mask."""
+  A = legal.shape[-1]
+  return Transitions(
+    present=legal,
+    edge=(jnp.eye(A, dtype=bool) & legal)[:, None, :],
+    next_infostate=jnp.zeros((1, A), jnp.int32),
+    opponent_mask=jnp.ones((A, 1), bool),
+    probability=jnp.zeros(A),
+    likelihood=jnp.zeros((A, 1, 1)),
+  )

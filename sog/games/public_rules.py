@@ -1,19 +1,20 @@
 """Enumeration walks a :class:`~sog.games.public_game.PublicGame`: its functions seen as the rules
 protocol that :mod:`sog.games.builder` enumerates, so a game's tables come from its one definition.
 
-:class:`PublicGameRules` evaluates the game's functions once per public state (one jitted call) and
-answers the builder's questions from the results. It checks the interface's contract as it goes and
-raises ``ValueError`` naming the rule a game breaks and the public state: a function that fails, an
-array of the wrong shape, an unknown kind, a legal action at a chance or terminal state or for an
-infostate the actor does not have, an edge from an illegal action or into an empty slot, a legal
-action that reaches no child, a next infostate out of range, opponent masks that do not partition,
-chance probabilities that are not a distribution, likelihoods outside [0, 1], a utility that is not
-finite. (The builder adds the model's own checks, such as a reachable infostate without a legal
-action.)
+:class:`PublicGameRules` evaluates the game's functions once per public state (vmapped over batches
+of the states the walk has found) and answers the builder's questions from the results. It checks
+the interface's contract as it goes and raises ``ValueError`` naming the rule a game breaks and the
+public state: a function that fails, an array of the wrong shape, an unknown kind, a legal action at
+a chance or terminal state or for an infostate the actor does not have, an edge from an illegal
+action or into an empty slot, a legal action that reaches no child, a next infostate out of range,
+opponent masks that do not partition, chance probabilities that are not a distribution, likelihoods
+outside [0, 1], a utility that is not finite. (The builder adds the model's own checks, such as a
+reachable infostate without a legal action.)
 """
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 import dataclasses
 import functools
@@ -27,13 +28,12 @@ from sog.games import public_game as public_game_lib
 from sog.games import rules as rules_lib
 
 _TOLERANCE = 1e-6
+#: Public states evaluated in one vmapped call.
+BATCH = 256
 
 
-@dataclasses.dataclass(frozen=True)
-class PublicStateKey:
-  """A public state as a hashable key (its leaves' bytes): the builder's public state."""
-
-  data: tuple[bytes, ...]
+#: A public state as a hashable key, its leaves' bytes: the builder's public state.
+PublicStateKey = tuple[bytes, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,9 +61,10 @@ class PublicGameRules(rules_lib.GameRules):
     self.name = game.name
     self.num_infostates = tuple(int(n) for n in game.num_infostates)
     self.num_actions = int(game.num_actions)
-    self._states: dict[PublicStateKey, object] = {}
+    self._states: dict[PublicStateKey, chex.ArrayTree] = {}  # in the order they were found
     self._facts: dict[PublicStateKey, _Facts] = {}
-    self._evaluate = jax.jit(self._evaluate_state)
+    self._unevaluated: collections.deque[PublicStateKey] = collections.deque()
+    self._evaluate = jax.jit(jax.vmap(self._evaluate_state))
 
   def _evaluate_state(self, state: chex.ArrayTree) -> tuple:
     game = self.game
@@ -81,32 +82,49 @@ class PublicGameRules(rules_lib.GameRules):
 
   def _key(self, state: chex.ArrayTree) -> PublicStateKey:
     leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(state)]
-    key = PublicStateKey(tuple(leaf.tobytes() for leaf in leaves))
-    self._states.setdefault(key, jax.tree_util.tree_map(np.asarray, state))
+    key = tuple(leaf.tobytes() for leaf in leaves)
+    if key not in self._states:
+      self._states[key] = jax.tree_util.tree_map(np.asarray, state)
+      self._unevaluated.append(key)
     return key
 
   def facts(self, key: PublicStateKey) -> _Facts:
-    """The game's functions at the public state ``key`` (evaluated once, checked)."""
-    facts = self._facts.get(key)
-    if facts is None:
-      state = self._states[key]
-      # In float64, so the tables' probabilities and payoffs are exact where the game's are.
-      with jax.enable_x64(True):
-        try:
-          evaluated = jax.tree_util.tree_map(np.asarray, self._evaluate(state))
-        except Exception as error:
-          raise ValueError(
-            f"{_describe(self.game, state)}: its functions failed: {type(error).__name__}: {error}"
-          ) from error
-      kind, legal, transitions, children, utility, encoding = evaluated
+    """The game's functions at the public state ``key`` (evaluated once, checked). A miss
+    evaluates it together with the states found before it and not evaluated yet (the builder
+    walks breadth first, so a batch is mostly one depth), :data:`BATCH` at a time."""
+    if key not in self._facts:
+      batch = [key]
+      while self._unevaluated and len(batch) < BATCH:
+        pending = self._unevaluated.popleft()
+        if pending != key and pending not in self._facts:
+          batch.append(pending)
+      self._evaluate_batch(batch)
+    return self._facts[key]
+
+  def _evaluate_batch(self, keys: list[PublicStateKey]) -> None:
+    states = [self._states[key] for key in keys]
+    padded = states + states[:1] * (BATCH - len(states))  # one compiled batch size
+    stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *padded)
+    # In float64, so the tables' probabilities and payoffs are exact where the game's are.
+    with jax.enable_x64(True):
+      try:
+        evaluated = jax.tree_util.tree_map(np.asarray, self._evaluate(stacked))
+      except Exception as error:
+        raise ValueError(
+          f"{_describe(self.game, states[0])}: its functions failed: {type(error).__name__}: "
+          f"{error}"
+        ) from error
+    for i, (key, state) in enumerate(zip(keys, states, strict=True)):
+      kind, legal, transitions, children, utility, encoding = jax.tree_util.tree_map(
+        lambda x, i=i: x[i], evaluated
+      )
       kind = int(kind)
       _check_state(self.game, state, kind, legal, transitions, utility, encoding)
       slots = [
         self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
         for k, present in enumerate(transitions.present.tolist())
       ]
-      facts = self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
-    return facts
+      self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
 
   def initial_state(self) -> PublicStateKey:
     return self._key(self.game.root())

@@ -14,55 +14,71 @@ own first search's summary), player 1 first makes a forced public move, ``ready`
 search is then at the root, and its tree grows down to player 1's RPS node.
 
 Actions 0, 1, 2 = rock, paper, scissors (``ready`` is action 0 at the root). Player 0's infostate is
-its hidden pick once made (0 before); player 1 has one infostate.
+its hidden pick once made (0 before); player 1 has one infostate. Public child 0 follows ``ready``
+and player 0's hidden pick; below player 1's pick, child k is pick k.
 """
 
 from __future__ import annotations
 
+import chex
+import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import rules as rules_lib
 
 ROCK, PAPER, SCISSORS = 0, 1, 2
 #: Player 0's payoff for (player 0's pick, player 1's pick).
 PAYOFF = np.array([[0.0, -1.0, 2.0], [1.0, 0.0, -2.0], [-2.0, 2.0, 0.0]])
-_READY, _HIDDEN = "ready", "hidden"
+_KINDS = (rules_lib.PLAYER_1, rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.TERMINAL)
 
 
-class SequentialRPS(rules_lib.GameRules):
+class SequentialRPS(public_game.PublicGame):
   name = "sequential_rps"
   num_infostates = (3, 1)
-  num_actions = 3
+  num_actions = max_children = 3
+  encoding_size = 4
 
-  def initial_state(self) -> tuple:
-    return ()
-
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     return np.array([[1.0], [0.0], [0.0]])  # player 0 has not picked yet: infostate 0
 
-  def kind(self, state) -> int:
-    return (rules_lib.PLAYER_1, rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.TERMINAL)[
-      len(state)
-    ]
+  def root(self) -> chex.Array:
+    """The public moves ([3] int32, -1 after their end): ready, player 0's hidden pick (0), then
+    player 1's pick."""
+    return jnp.full(3, -1, jnp.int32)
 
-  def legal_actions(self, state, infostate):
-    return (0,) if not state else (ROCK, PAPER, SCISSORS)
+  def kind(self, state: chex.Array) -> chex.Array:
+    return jnp.asarray(_KINDS, jnp.int32)[(state >= 0).sum()]
 
-  def outcomes(self, state, infostate, action):
-    if not state:
-      return (rules_lib.ActionOutcome(_READY, (_READY,), infostate),)
-    if len(state) == 1:  # player 0's pick is private: one public outcome, the pick its infostate
-      return (rules_lib.ActionOutcome(_HIDDEN, (*state, _HIDDEN), action),)
-    return (rules_lib.ActionOutcome(action, (*state, action), infostate),)
+  def legal(self, state: chex.Array) -> chex.Array:
+    length = (state >= 0).sum()
+    # Player 1 (one infostate) readies with action 0, player 0 picks at any of its infostates,
+    # player 1 picks at its one.
+    rows = jnp.where(length == 1, jnp.ones(3, bool), jnp.arange(3) == 0)
+    actions = jnp.where(length == 0, jnp.arange(3) == 0, True)
+    return rows[:, None] & actions[None, :] & (length < 3)
 
-  def utility(self, state, infostate_0, infostate_1) -> float:
-    return float(PAYOFF[infostate_0, state[-1]])
+  def transitions(self, state: chex.Array) -> public_game.Transitions:
+    legal, k = self.legal(state), jnp.arange(3)
+    hidden = (state >= 0).sum() == 1  # player 0's pick: one public child, the pick its infostate
+    by_action = (k[:, None, None] == k[None, None, :]) & legal[None]
+    return public_game.Transitions(
+      present=jnp.where(hidden, k == 0, legal.any(0)),
+      edge=jnp.where(hidden, (k == 0)[:, None, None] & legal[None], by_action),
+      next_infostate=jnp.where(hidden, k[None, :], 0) * jnp.ones((3, 1), jnp.int32),
+      opponent_mask=jnp.ones((3, 3), bool),
+      probability=jnp.zeros(3),
+      likelihood=jnp.zeros((3, 3, 3)),
+    )
 
-  def encoding_size(self) -> int:
-    return 4
+  def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
 
-  def encode(self, state) -> np.ndarray:
-    return np.eye(4, dtype=np.float32)[len(state)]
+  def utility(self, state: chex.Array) -> chex.Array:
+    return jnp.broadcast_to(jnp.asarray(PAYOFF)[:, state[2]][:, None], (3, 3))
+
+  def encode(self, state: chex.Array) -> chex.Array:
+    return jnp.eye(4, dtype=jnp.float32)[(state >= 0).sum()]
 
   def action_name(self, action: int) -> str:
     return ("rock", "paper", "scissors")[action]

@@ -5,6 +5,9 @@ boards.
 
 from __future__ import annotations
 
+import chex
+import jax.numpy as jnp
+
 from sog.games import boards
 
 
@@ -12,8 +15,8 @@ class TicTacToe(boards.KInARow):
   def __init__(self):
     super().__init__("tic_tac_toe", rows=3, columns=3, k=3, num_actions=9)
 
-  def cell(self, board, action):
-    return action if board[action] == boards.EMPTY else None
+  def cell(self, board: chex.Array, action: chex.Array) -> chex.Array:
+    return jnp.where(board[action] == boards.EMPTY, action, boards.NO_CELL)
 
   def action_name(self, action: int) -> str:
     return f"({action // 3},{action % 3})"

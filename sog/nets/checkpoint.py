@@ -12,7 +12,7 @@ import traceback
 import jax
 import orbax.checkpoint as ocp
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.games import registry
 from sog.nets import config as config_lib
 from sog.nets import cvpn
@@ -143,7 +143,7 @@ def restore_pool_leaf_model(directory: str | pathlib.Path, game_name: str) -> po
   if config.game != game_name:
     raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")
   game = registry.load(config.game)
-  if not isinstance(game, jax_game.JaxGame):
+  if not isinstance(game, public_game.PublicGame):
     raise ValueError(
       f"checkpoint {directory} is of {config.game}, an enumerated game: its network "
       "is a table search's leaf model (restore_leaf_model)"

@@ -63,7 +63,7 @@ class _PgxBot(pyspiel.Bot):
 
 @functools.cache
 def _jitted_step(game: pgx_games.PgxGame):
-  return jax.jit(game.step)
+  return jax.jit(game.child)
 
 
 class SoGPoolBot(_PgxBot):

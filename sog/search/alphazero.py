@@ -1,8 +1,9 @@
 """AlphaZero's search as SoG's perfect-information peer: mctx's PUCT MCTS (``mctx.muzero_policy``)
-or Gumbel MuZero (``mctx.gumbel_muzero_policy``) on a :class:`~sog.games.jax_game.JaxGame`, with the
-environment as the model and a pool leaf model (:class:`~sog.search.pool.PoolLeafModel`) as the
-network, so SoG's GT-CFR (k = 1) and MCTS run with the same network at the same number of
-simulations (the paper's chess and Go comparison at our scale).
+or Gumbel MuZero (``mctx.gumbel_muzero_policy``) on a perfect-information
+:class:`~sog.games.public_game.PublicGame`, with the environment as the model and a pool leaf model
+(:class:`~sog.search.pool.PoolLeafModel`) as the network, so SoG's GT-CFR (k = 1) and MCTS run with
+the same network at the same number of simulations (the paper's chess and Go comparison at our
+scale).
 
 Two-player zero-sum in mctx's convention: a node's value is the mover's, the reward of a move is the
 mover's utility when it ends the game, and the discount is -1 (the next node's value is the
@@ -18,35 +19,35 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.search.pool import types
 
 ALGORITHMS = ("muzero", "gumbel_muzero")
 _MASKED = -1e9  # (not -inf: mctx mixes logits arithmetically)
 
 
-def _evaluate(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel, params, states):
+def _evaluate(game: public_game.PublicGame, leaf_model: types.PoolLeafModel, params, states):
   """The mover's value [B] and masked prior logits [B, A] of a batch of states."""
   kind = jax.vmap(game.kind)(states)
-  out = leaf_model.apply(params, game, states, kind != jax_game.TERMINAL)
+  out = leaf_model.apply(params, game, states, kind != public_game.TERMINAL)
   mover_value = jnp.where(kind == 1, out.values[:, 1], out.values[:, 0])
-  legal = jax.vmap(game.legal)(states)
+  legal = jax.vmap(lambda s: game.legal(s)[0])(states)
   return (
-    jnp.where(kind == jax_game.TERMINAL, 0.0, mover_value),
+    jnp.where(kind == public_game.TERMINAL, 0.0, mover_value),
     jnp.where(legal, out.logits, _MASKED),
   )
 
 
-def _recurrent_fn(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel):
+def _recurrent_fn(game: public_game.PublicGame, leaf_model: types.PoolLeafModel):
   def recurrent_fn(params, rng, action, states):
     del rng
     kind = jax.vmap(game.kind)(states)
-    children = jax.vmap(game.step)(states, action)
-    ends = (jax.vmap(game.kind)(children) == jax_game.TERMINAL) & (kind != jax_game.TERMINAL)
-    utility = jax.vmap(game.utility)(children)
+    children = jax.vmap(game.child)(states, action)
+    ends = (jax.vmap(game.kind)(children) == public_game.TERMINAL) & (kind != public_game.TERMINAL)
+    utility = jax.vmap(lambda s: game.utility(s)[0, 0])(children)
     reward = jnp.where(ends, jnp.where(kind == 1, -utility, utility), 0.0)
     value, logits = _evaluate(game, leaf_model, params, children)
-    over = jax.vmap(game.kind)(children) == jax_game.TERMINAL
+    over = jax.vmap(game.kind)(children) == public_game.TERMINAL
     return mctx.RecurrentFnOutput(
       reward=reward, discount=jnp.where(over, 0.0, -1.0), prior_logits=logits, value=value
     ), children
@@ -55,7 +56,7 @@ def _recurrent_fn(game: jax_game.JaxGame, leaf_model: types.PoolLeafModel):
 
 
 def search(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   leaf_model: types.PoolLeafModel,
   params,
   rng: chex.PRNGKey,
@@ -70,7 +71,7 @@ def search(
     raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
   value, logits = _evaluate(game, leaf_model, params, roots)
   root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=roots)
-  invalid = ~jax.vmap(game.legal)(roots)
+  invalid = ~jax.vmap(lambda s: game.legal(s)[0])(roots)
   recurrent_fn = _recurrent_fn(game, leaf_model)
   if algorithm == "muzero":
     return mctx.muzero_policy(
@@ -86,7 +87,7 @@ class AlphaZero:
 
   def __init__(
     self,
-    game: jax_game.JaxGame,
+    game: public_game.PublicGame,
     leaf_model: types.PoolLeafModel,
     simulations: int,
     algorithm: str = "muzero",

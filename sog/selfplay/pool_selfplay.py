@@ -1,5 +1,5 @@
-"""Sound self-play on a perfect-information :class:`~sog.games.jax_game.JaxGame` (pgx's games), with
-GT-CFR on a node pool (:mod:`sog.search.pool`) for the actors and the query solver.
+"""Sound self-play on a perfect-information :class:`~sog.games.public_game.PublicGame` (pgx's
+games), with GT-CFR on a node pool (:mod:`sog.search.pool`) for the actors and the query solver.
 
 A round: the ``games`` actor games each make one move (one vmapped batch of pool searches from their
 states); each search's root gives an example (its state, the search's root values as the value
@@ -30,7 +30,7 @@ import numpy as np
 
 from sog import monitoring
 from sog import plotting
-from sog.games import jax_game
+from sog.games import public_game
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import leaf as leaf_lib
@@ -159,13 +159,13 @@ class PoolSelfPlay:
     self.rng = np.random.default_rng(experiment.seed)
     self.key = jax.random.PRNGKey(experiment.seed + 1)
     self.states = self._roots(experiment.games)
-    self._step = jax.jit(jax.vmap(game.step))
+    self._step = jax.jit(jax.vmap(game.child))
     self._kind = jax.jit(jax.vmap(game.kind))
     self._features = jax.jit(
       lambda states: (
         jax.vmap(game.encode)(states),
         jax.vmap(game.kind)(states),
-        jax.vmap(game.legal)(states),
+        jax.vmap(lambda s: game.legal(s)[0])(states),
       )
     )
     if (self.workdir / "checkpoint" / "config.json").is_file():
@@ -203,7 +203,7 @@ class PoolSelfPlay:
     policy = np.where(explore[:, None], uniform, policy)
     actions = [self.rng.choice(p.size, p=p / p.sum()) for p in policy]
     self.states = self._step(self.states, jnp.asarray(actions, jnp.int32))
-    over = np.asarray(self._kind(self.states)) == jax_game.TERMINAL
+    over = np.asarray(self._kind(self.states)) == public_game.TERMINAL
     if over.any():
       roots = self._roots(over.size)
       self.states = jax.tree.map(

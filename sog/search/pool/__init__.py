@@ -1,7 +1,7 @@
 """GT-CFR on a node pool: the search tree is a fixed-capacity pytree of node arrays that holds only
 the grown nodes (:class:`Tree`), reached through a game's pure functions
-(:class:`~sog.games.jax_game.JaxGame`: pgx's games, or an enumerated perfect-information game), so a
-CFR pass costs the grown tree and nothing is ever enumerated.
+(a perfect-information :class:`~sog.games.public_game.PublicGame`: pgx's games, Connect Four or
+tic-tac-toe), so a CFR pass costs the grown tree and nothing is ever enumerated.
 
 Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
 ``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher``

@@ -14,7 +14,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.search import types as search_types
 from sog.search.pool import expand as expand_lib
 from sog.search.pool import passes
@@ -23,7 +23,7 @@ from sog.search.pool import types
 ROOT_REACH = jnp.ones(2)
 
 
-def empty_tree(game: jax_game.JaxGame, root: chex.ArrayTree, capacity: int) -> types.Tree:
+def empty_tree(game: public_game.PublicGame, root: chex.ArrayTree, capacity: int) -> types.Tree:
   """A pool of ``capacity`` slots holding only ``root`` (valued by nothing yet)."""
   num_actions = game.num_actions
   per_action = lambda dtype, fill=0: jnp.full((capacity, num_actions), fill, dtype)  # noqa: E731
@@ -35,9 +35,9 @@ def empty_tree(game: jax_game.JaxGame, root: chex.ArrayTree, capacity: int) -> t
     action=per_node(jnp.int32, -1),
     children=per_action(jnp.int32, -1),
     depth=per_node(jnp.int32),
-    kind=per_node(jnp.int32, jax_game.TERMINAL).at[0].set(game.kind(root)),
-    legal=per_action(bool, False).at[0].set(game.legal(root)),
-    utility=per_node(jnp.float32).at[0].set(game.utility(root)),
+    kind=per_node(jnp.int32, public_game.TERMINAL).at[0].set(game.kind(root)),
+    legal=per_action(bool, False).at[0].set(game.legal(root)[0]),
+    utility=per_node(jnp.float32).at[0].set(game.utility(root)[0, 0]),
     leaf_values=jnp.zeros((capacity, 2)),
     prior=floats,
     expanded=per_node(bool, False),
@@ -54,7 +54,7 @@ def empty_tree(game: jax_game.JaxGame, root: chex.ArrayTree, capacity: int) -> t
 
 
 def init(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   apply,
   params,
   rng: chex.PRNGKey,
@@ -120,7 +120,7 @@ def _sample_queries(
 
 
 def _update_players(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   state: types.PoolState,
   config: search_types.GTCFRConfig,
   updating: chex.Array,
@@ -157,7 +157,7 @@ def _update_players(
 
 
 def cfr_update(
-  game: jax_game.JaxGame, state: types.PoolState, config: search_types.GTCFRConfig
+  game: public_game.PublicGame, state: types.PoolState, config: search_types.GTCFRConfig
 ) -> types.PoolState:
   """One CFR+ update: both players from one pass, or player 0 then player 1 (alternating)."""
   weight = (state.iteration + 1).astype(jnp.float32)
@@ -171,7 +171,7 @@ def cfr_update(
 
 
 def run(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   apply,
   params,
   state: types.PoolState,
@@ -221,7 +221,7 @@ def node_capacity(num_actions: int, config: search_types.GTCFRConfig, k: int) ->
 
 
 def check_capacity(
-  game: jax_game.JaxGame, config: search_types.GTCFRConfig, k: int, capacity: int
+  game: public_game.PublicGame, config: search_types.GTCFRConfig, k: int, capacity: int
 ) -> None:
   """``ValueError`` where ``capacity`` slots cannot hold what s simulations with k can grow."""
   needed = node_capacity(game.num_actions, config, k)
@@ -234,7 +234,7 @@ def check_capacity(
 
 
 def search(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   apply,
   params,
   rng: chex.PRNGKey,

@@ -14,7 +14,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.search import cfr
 from sog.search import types as search_types
 from sog.search.gtcfr import expand as table_expand
@@ -30,7 +30,7 @@ def prior_policy(legal: chex.Array, logits: chex.Array, temperature: float) -> c
 
 
 def add_children(
-  game: jax_game.JaxGame,
+  game: public_game.PublicGame,
   apply,
   params,
   tree: types.Tree,
@@ -49,10 +49,10 @@ def add_children(
   real = real & (slots < tree.capacity)
   slots = jnp.where(real, slots, tree.capacity)  # out of range: dropped by the scatters below
   parent_state = jax.tree.map(lambda x: x[node], tree.states)
-  kids = jax.vmap(game.step, in_axes=(None, 0))(parent_state, actions)
+  kids = jax.vmap(game.child, in_axes=(None, 0))(parent_state, actions)
   kind = jax.vmap(game.kind)(kids).astype(jnp.int32)
-  legal = jax.vmap(game.legal)(kids)
-  evaluate = real & (kind != jax_game.TERMINAL)
+  legal = jax.vmap(lambda s: game.legal(s)[0])(kids)
+  evaluate = real & (kind != public_game.TERMINAL)
   out = apply(params, game, kids, evaluate)
   put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
   depth = tree.depth[node] + 1
@@ -63,7 +63,7 @@ def add_children(
     depth=put(tree.depth, jnp.full(width, depth, jnp.int32)),
     kind=put(tree.kind, kind),
     legal=put(tree.legal, legal),
-    utility=put(tree.utility, jax.vmap(game.utility)(kids)),
+    utility=put(tree.utility, jax.vmap(lambda s: game.utility(s)[0, 0])(kids)),
     leaf_values=put(tree.leaf_values, jnp.where(evaluate[:, None], out.values, 0.0)),
     prior=put(tree.prior, prior_policy(legal, out.logits, temperature)),
     children=tree.children.at[node, jnp.where(real, actions, tree.children.shape[1])].set(
@@ -157,7 +157,7 @@ def _walk(
     i, node, _, _, rng, path = carry
     rng, action_rng, _ = jax.random.split(rng, 3)
     kind = tree.kind[node]
-    is_player = kind != jax_game.TERMINAL
+    is_player = kind != public_game.TERMINAL
     action = jnp.where(is_player, _select_action(tree, pending, node, config, action_rng), 0)
     stop_here = ~tree.expanded[node] | (is_player & ~tree.added[node, action])
     moves = is_player & ~stop_here
@@ -175,7 +175,7 @@ def _walk(
   size = tree.num_nodes
   state = state.replace(tree=tree.replace(visits=tree.visits.at[nodes, actions].add(counted)))
   state = _expand(
-    game, apply, params, state, node, action, config, k, tree.kind[node] != jax_game.TERMINAL
+    game, apply, params, state, node, action, config, k, tree.kind[node] != public_game.TERMINAL
   )
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)

@@ -15,14 +15,14 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.search import cfr
 from sog.search.pool import types
 
 
 def frontier(tree: types.Tree) -> chex.Array:
   """[P] bool: nodes in the tree, not terminal, not expanded."""
-  return tree.used & ~tree.expanded & (tree.kind != jax_game.TERMINAL)
+  return tree.used & ~tree.expanded & (tree.kind != public_game.TERMINAL)
 
 
 def available(tree: types.Tree) -> chex.Array:
@@ -49,7 +49,7 @@ def reach_down(tree: types.Tree, policy: chex.Array, root_reach: chex.Array) -> 
 
 def utilities_up(tree: types.Tree, policy: chex.Array) -> chex.Array:
   """[P, 2] both players' expected utilities under ``policy`` (leaves valued by the leaf model)."""
-  terminal = tree.kind == jax_game.TERMINAL
+  terminal = tree.kind == public_game.TERMINAL
   base = jnp.where(
     terminal[:, None], tree.utility[:, None] * jnp.array([1.0, -1.0]), tree.leaf_values
   )

@@ -9,14 +9,14 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import jax_game
+from sog.games import public_game
 from sog.search import types as search_types
 from sog.search.pool import core
 from sog.search.pool import types
 
 
 class PoolGTCFR:
-  """GT-CFR searches of a :class:`~sog.games.jax_game.JaxGame` on a node pool, compiled once.
+  """GT-CFR searches of a :class:`~sog.games.public_game.PublicGame` on a node pool, compiled once.
 
   ``search(rng, root)`` runs one search from a game state (default: the game's initial state);
   ``search_batch(rngs, roots)`` a batch of independent ones under ``vmap``. ``k`` (the config's
@@ -27,15 +27,17 @@ class PoolGTCFR:
 
   def __init__(
     self,
-    game: jax_game.JaxGame,
+    game: public_game.PublicGame,
     leaf_model: types.PoolLeafModel,
     config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
     capacity: int | None = None,
   ):
-    if not isinstance(game, jax_game.JaxGame):
+    if not (isinstance(game, public_game.PublicGame) and public_game.is_perfect_information(game)):
       raise ValueError(
-        f"PoolGTCFR searches a sog.games.jax_game.JaxGame (a pgx game, or a TableGame "
-        f"of an enumerated perfect-information game), got {type(game).__name__}"
+        "PoolGTCFR searches a perfect-information sog.games.PublicGame (one infostate per "
+        "player: a pgx game, or the public_game of connect_four or tic_tac_toe), got "
+        f"{getattr(game, 'name', type(game).__name__)}; an imperfect-information game is "
+        "searched by sog.search.gtcfr.GTCFR"
       )
     if not isinstance(leaf_model, types.PoolLeafModel):
       raise ValueError(
@@ -46,7 +48,7 @@ class PoolGTCFR:
       raise ValueError(
         f"PoolGTCFR: the leaf model values {leaf_model.game}, but the game searched is {game.name}"
       )
-    if int(game.kind(game.root())) == jax_game.TERMINAL:
+    if int(game.kind(game.root())) == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
     self.game, self.leaf_model, self.config = game, leaf_model, config
     self.k = 1 if config.expansion_k is None else config.expansion_k
@@ -94,5 +96,5 @@ class PoolGTCFR:
     return self._batch(params, rngs, roots)
 
   def _check_roots(self, roots: chex.ArrayTree) -> None:
-    if (jax.vmap(self.game.kind)(roots) == jax_game.TERMINAL).any():
+    if (jax.vmap(self.game.kind)(roots) == public_game.TERMINAL).any():
       raise ValueError("a search root is terminal: there is nothing to search")
