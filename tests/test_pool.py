@@ -54,7 +54,7 @@ class _NodeIndexGame(public_game.PublicGame):
     return self._legal[state][None]
 
   def transitions(self, state):
-    return public_game.perfect_information_transitions(self._legal[state])
+    return public_game.action_children(self, self.legal(state))
 
   def child(self, state, k):
     return self._child[state, k]

@@ -18,6 +18,7 @@ import sog.games
 from sog.games import builder
 from sog.games import public_rules
 from tests.conftest import ROOT
+from tests.conftest import TIC_TAC_TOE
 from tests.test_register import _CARDS
 from tests.test_register import CoinShowdown
 
@@ -49,6 +50,7 @@ def tree_digest(tree: sog.games.PublicTree) -> dict[str, str]:
     "scotland_yard(map=glasses_short)",
     "scotland_yard(map=glasses_hidden_short)",
     "connect_four",
+    TIC_TAC_TOE,
   ],
 )
 def test_enumerated_tables_equal_the_recorded_ones(name):
@@ -69,7 +71,7 @@ class PublicCoinShowdown(sog.games.PublicGame):
   the history ([3] int32, -1 after its end); child k is action k below a player node and coin side
   k below the chance node."""
 
-  num_actions, max_children, encoding_size = 2, 2, 5
+  num_actions, max_children, max_chance_outcomes, encoding_size = 2, 2, 2, 5
 
   def __init__(self, cards: int = 3):
     self.cards, self.name = cards, f"public_coin_showdown(cards={cards})"
@@ -95,13 +97,12 @@ class PublicCoinShowdown(sog.games.PublicGame):
     return jnp.broadcast_to(acting, (self.cards, 2))
 
   def transitions(self, state):
-    legal, k = self.legal(state), jnp.arange(2)
+    legal = self.legal(state)
     chance = self.kind(state) == sog.games.CHANCE
     return sog.games.Transitions(
       present=legal[0] | chance,
-      edge=(k[:, None, None] == k[None, None, :]) & legal[None],
+      child=jnp.broadcast_to(jnp.arange(2)[None, :, None], (self.cards, 2, 1)),  # child k: action k
       next_infostate=jnp.broadcast_to(jnp.arange(self.cards)[:, None], (self.cards, 2)),
-      opponent_mask=jnp.ones((2, self.cards), bool),
       probability=jnp.full(2, 0.5),
       likelihood=jnp.full((2, self.cards, self.cards), 0.5),
     )
@@ -164,6 +165,117 @@ def test_the_functions_batch_under_vmap_as_they_run_one_state_at_a_time(name):
   assert sorted(kinds) == sorted(game.tree.kind.tolist())
 
 
+HIT, MISS = 0, 1
+
+
+class GuessRules(sog.games.GameRules):
+  """A game whose public observation depends on the opponent's private state, as a detective's
+  catch does: player 0 holds one of three cards; player 1 (nothing private) names a card, and a hit
+  ends the game (+1 to player 1); after a miss player 0 stays (+1) or raises (+2 if its card is
+  higher than the named one, else -2). Observations are the child slots of :class:`GuessGame`."""
+
+  name, num_infostates, num_actions = "guess", (3, 1), 3
+
+  def initial_state(self):
+    return ()
+
+  def deal_probabilities(self):
+    return np.full((3, 1), 1.0 / 3)
+
+  def kind(self, state):
+    if len(state) == 2 or (len(state) == 1 and state[0] < 3):
+      return sog.games.TERMINAL
+    return (sog.games.PLAYER_1, sog.games.PLAYER_0)[len(state)]
+
+  def legal_actions(self, state, infostate):
+    return (0, 1, 2) if not state else (0, 1)
+
+  def outcomes(self, state, infostate, action):
+    if state:
+      return (sog.games.ActionOutcome(action, (*state, action), infostate),)
+    others = frozenset({0, 1, 2} - {action})
+    return (
+      sog.games.ActionOutcome(action, (action,), infostate, frozenset({action})),
+      sog.games.ActionOutcome(3 + action, (3 + action,), infostate, others),
+    )
+
+  def utility(self, state, infostate_0, infostate_1):
+    if len(state) == 1:
+      return -1.0
+    if state[1] == 0:
+      return 1.0
+    return 2.0 if infostate_0 > state[0] - 3 else -2.0
+
+  def encoding_size(self):
+    return 7
+
+  def encode(self, state):
+    code = np.zeros(7, np.float32)
+    code[state[0] if state else 6] = 1.0
+    return code
+
+
+class GuessGame(sog.games.PublicGame):
+  """:class:`GuessRules` as a PublicGame: the state is [named slot, player 0's action] (-1 before);
+  below player 1's node child k < 3 is "hit card k", child 3 + k "missed card k"."""
+
+  name, num_infostates, num_actions = "guess", (3, 1), 3
+  max_children, encoding_size, child_depends_on_opponent = 6, 7, True
+
+  def deal(self):
+    return np.full((3, 1), 1.0 / 3)
+
+  def root(self):
+    return jnp.full(2, -1, jnp.int32)
+
+  def kind(self, state):
+    over = (state[1] >= 0) | ((state[0] >= 0) & (state[0] < 3))
+    mover = jnp.where(state[0] < 0, sog.games.PLAYER_1, sog.games.PLAYER_0)
+    return jnp.where(over, sog.games.TERMINAL, mover).astype(jnp.int32)
+
+  def legal(self, state):
+    kind = self.kind(state)
+    rows = jnp.where(kind == sog.games.PLAYER_1, jnp.arange(3) == 0, True)
+    actions = jnp.where(kind == sog.games.PLAYER_1, True, jnp.arange(3) < 2)
+    return rows[:, None] & actions[None, :] & (kind < sog.games.CHANCE)
+
+  def transitions(self, state):
+    legal, named, held = self.legal(state), jnp.arange(3)[None, :, None], jnp.arange(3)
+    guess = jnp.where(named == held[None, None, :], named, 3 + named)  # [1, A, O]: hit or miss
+    child = jnp.where(state[0] < 0, guess, named) * jnp.ones((3, 1, 1), jnp.int32)
+    present = (
+      jnp.zeros(6, bool).at[child.reshape(3, -1)].max(jnp.repeat(legal, 3, axis=1), mode="drop")
+    )
+    return sog.games.Transitions(
+      present=present,
+      child=child,
+      next_infostate=jnp.broadcast_to(jnp.arange(3)[:, None], (3, 3)),
+      probability=jnp.zeros(0),
+      likelihood=jnp.zeros((0, 3, 3)),
+    )
+
+  def child(self, state, k):
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
+
+  def utility(self, state):
+    raised = 2.0 * jnp.where(jnp.arange(3) > state[0] - 3, 1.0, -1.0)
+    after_miss = jnp.where(state[1] == 0, 1.0, raised)
+    return jnp.broadcast_to(jnp.where(state[1] < 0, -1.0, after_miss)[:, None], (3, 3))
+
+  def encode(self, state):
+    return jnp.zeros(7, jnp.float32).at[jnp.where(state[0] < 0, 6, state[0])].set(1.0)
+
+
+def test_a_child_that_depends_on_the_opponent_enumerates_as_the_rules_opponent_masks_do():
+  ours = builder.build_public_tree(public_rules.PublicGameRules(GuessGame()))
+  theirs = builder.build_public_tree(GuessRules())
+  assert tree_digest(ours) == tree_digest(theirs)
+  assert ours.size_summary()["public_states"] == 1 + 6 + 2 * 3  # the root, hits and misses, stays
+  hit, miss = ours.node_of_path((0,)), ours.node_of_path((3,))  # player 1 named card 0
+  assert ours.valid[hit, 0].tolist() == [True, False, False]
+  assert ours.valid[miss, 0].tolist() == [False, True, True]
+
+
 class _Broken(PublicCoinShowdown):
   """The coin game with one contract rule broken (``rule`` names which)."""
 
@@ -181,8 +293,10 @@ class _Broken(PublicCoinShowdown):
     t = super().transitions(state)
     if self.rule == "probabilities":
       return t.replace(probability=jnp.full(2, 0.6))
-    if self.rule == "masks":
-      return t.replace(opponent_mask=t.opponent_mask.at[0, 1].set(False))
+    if self.rule == "slot":
+      return t.replace(child=t.child + 2)
+    if self.rule == "present":
+      return t.replace(present=t.present.at[1].set(False))
     if self.rule == "next_infostate":
       return t.replace(next_infostate=t.next_infostate + self.cards)
     return t
@@ -214,8 +328,9 @@ class _MissingInfostate(PublicCoinShowdown):
     (_Broken("shape"), r"encode has shape \(10,\), expected \(5,\)"),
     (_Broken("crash"), "public state .*: its functions failed: ValueError: Incompatible shapes"),
     (_Broken("no_action"), "no legal action at .* for infostate 1"),
-    (_Broken("probabilities"), "must be non-negative and sum to 1, got \\[0.6, 0.6\\]"),
-    (_Broken("masks"), "opponent masks .* must partition"),
+    (_Broken("probabilities"), "probabilities that sum to 1, got \\[0.6, 0.6\\]"),
+    (_Broken("slot"), r"legal action 0 of infostate 0 leads to slot 2, outside 0..1"),
+    (_Broken("present"), "slot 1 is marked empty but a legal action reaches it"),
     (_Broken("next_infostate"), r"next_infostate must lie in \[0, 3\)"),
     (_MissingInfostate(), "legal for infostate 1, which player 1 does not have"),
   ],

@@ -82,7 +82,7 @@ class KInARow(public_game.PublicGame):
     return ((self._cells(state) != NO_CELL) & acting)[None]
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:
-    return public_game.perfect_information_transitions(self.legal(state)[0])
+    return public_game.action_children(self, self.legal(state))
 
   def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
     cell = self.cell(state, k)

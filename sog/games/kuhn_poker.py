@@ -43,16 +43,7 @@ class KuhnPoker(public_game.PublicGame):
     return jnp.broadcast_to(acting, (_NUM_CARDS, self.num_actions))
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:
-    legal = self.legal(state)
-    actions = jnp.arange(self.num_actions)
-    return public_game.Transitions(
-      present=legal[0],
-      edge=(actions[:, None, None] == actions[None, None, :]) & legal[None],
-      next_infostate=jnp.broadcast_to(jnp.arange(_NUM_CARDS)[:, None], legal.shape),
-      opponent_mask=jnp.ones((self.max_children, _NUM_CARDS), bool),
-      probability=jnp.zeros(self.max_children),
-      likelihood=jnp.zeros((self.max_children, _NUM_CARDS, _NUM_CARDS)),
-    )
+    return public_game.action_children(self, self.legal(state))
 
   def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
     return state.at[(state >= 0).sum()].set(k, mode="drop")

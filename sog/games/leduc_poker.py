@@ -65,7 +65,7 @@ class LeducPoker(public_game.PublicGame):
   name = "leduc_poker"
   num_infostates = (_NUM_CARDS, _NUM_CARDS)
   num_actions = 3
-  max_children = _NUM_CARDS
+  max_children = max_chance_outcomes = _NUM_CARDS
   encoding_size = (_NUM_CARDS + 1) + 2 + 2 + 2 * _MAX_ROUND_ACTIONS * 3
 
   def deal(self) -> np.ndarray:
@@ -93,18 +93,15 @@ class LeducPoker(public_game.PublicGame):
     return jnp.broadcast_to(legal & acting, (_NUM_CARDS, self.num_actions))
 
   def transitions(self, state: LeducState) -> public_game.Transitions:
-    legal = self.legal(state)
     chance = self.kind(state) == rules_lib.CHANCE
-    slots, actions, cards = (jnp.arange(n) for n in (_NUM_CARDS, self.num_actions, _NUM_CARDS))
+    cards = jnp.arange(_NUM_CARDS)
     # P(card k | s0, s1): uniform over the 4 cards neither player holds.
-    held = (slots[:, None, None] == cards[None, :, None]) | (
-      slots[:, None, None] == cards[None, None, :]
+    held = (cards[:, None, None] == cards[None, :, None]) | (
+      cards[:, None, None] == cards[None, None, :]
     )
-    return public_game.Transitions(
-      present=jnp.where(chance, True, jnp.pad(legal[0], (0, _NUM_CARDS - self.num_actions))),
-      edge=(slots[:, None, None] == actions[None, None, :]) & legal[None],
-      next_infostate=jnp.broadcast_to(cards[:, None], legal.shape),
-      opponent_mask=jnp.ones((_NUM_CARDS, _NUM_CARDS), bool),
+    by_action = public_game.action_children(self, self.legal(state))
+    return by_action.replace(
+      present=by_action.present | chance,
       probability=jnp.full(_NUM_CARDS, 1.0 / _NUM_CARDS),
       likelihood=jnp.where(held, 0.0, 1.0 / (_NUM_CARDS - 2)),
     )

@@ -56,15 +56,7 @@ class LiarsDice(public_game.PublicGame):
     return jnp.broadcast_to(legal & acting, (self.faces, self.num_actions))
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:
-    legal, k = self.legal(state), jnp.arange(self.num_actions)
-    return public_game.Transitions(
-      present=legal[0],
-      edge=(k[:, None, None] == k[None, None, :]) & legal[None],
-      next_infostate=jnp.broadcast_to(jnp.arange(self.faces)[:, None], legal.shape),
-      opponent_mask=jnp.ones((self.num_actions, self.faces), bool),
-      probability=jnp.zeros(self.num_actions),
-      likelihood=jnp.zeros((self.num_actions, self.faces, self.faces)),
-    )
+    return public_game.action_children(self, self.legal(state))
 
   def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
     return state.at[(state >= 0).sum()].set(k, mode="drop")

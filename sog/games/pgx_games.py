@@ -96,7 +96,7 @@ class PgxGame(public_game.PublicGame):
     return (state.legal_action_mask & ~state.terminated)[None]
 
   def transitions(self, state: pgx.State) -> public_game.Transitions:
-    return public_game.perfect_information_transitions(self.legal(state)[0])
+    return public_game.action_children(self, self.legal(state))
 
   def child(self, state: pgx.State, k: chex.Array) -> pgx.State:
     return self.env.step(state, k)

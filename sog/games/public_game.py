@@ -12,8 +12,9 @@ S = max(S0, S1); over public children to K, the most children a public state has
   * ``kind(state)``: PLAYER_0, PLAYER_1, CHANCE or TERMINAL;
   * ``legal(state)``: [S, A] bool, the actor's legal actions at each of its infostates (none at an
     infostate s >= S_actor, and none at chance or terminal states);
-  * ``transitions(state)``: the :class:`Transitions` to the public children, which
-    ``child(state, k)`` returns one at a time;
+  * ``transitions(state)``: the :class:`Transitions` to the public children (which public child
+    each (infostate, action) reaches, and the actor's infostate there; chance outcomes and their
+    likelihoods), which ``child(state, k)`` returns one at a time;
   * ``utility(state)``: [S, S], player 0's utility u_0(s0, s1) at a terminal state;
   * ``encode(state)``: [E] float32, the network's input for the public state.
 
@@ -41,24 +42,23 @@ class Transitions:
 
   Below a player node (actor i, opponent j):
     present: [K] bool, the slots that hold a child.
-    edge: [K, S, A] bool, edge(k, s, a): the actor at infostate s playing a can reach child k (one k
-      per (s, a), or several where the public observation also depends on the opponent's private
-      state, as a detective's "caught or not").
-    next_infostate: [S, A] int32, the actor's infostate in the child that (s, a) reaches.
-    opponent_mask: [K, S] bool, the opponent infostates s_j whose world reaches child k; over the
-      children of one (s, a) these masks partition the opponent's infostates.
-  Below a chance node (infostates are kept):
+    child: [S, A, O] int32, the slot of the public child the actor reaches from infostate s with
+      action a when the opponent holds o (any value where a is illegal at s). O = 1 (the same child
+      for every o) unless the game's ``child_depends_on_opponent``, then O = S: the public
+      observation can depend on the opponent's private state (a detective landing on Mr X's
+      station sees him caught), and the opponent infostates that reach a child are those it admits.
+    next_infostate: [S, A] int32, the actor's infostate in the child.
+  Below a chance node (infostates are kept), outcome k in slot k < C:
     present: [K] bool, the outcomes.
-    probability: [K], the public probability P(k) of each outcome (they sum to 1).
-    likelihood: [K, S, S], P(k | s0, s1), the probability of outcome k given both private states
+    probability: [C], the public probability P(k) of each outcome (they sum to 1).
+    likelihood: [C, S, S], P(k | s0, s1), the probability of outcome k given both private states
       (card removal: a dealt card no player holds).
   The fields of the other kind are unused (any value of the right shape).
   """
 
   present: chex.Array
-  edge: chex.Array
+  child: chex.Array
   next_infostate: chex.Array
-  opponent_mask: chex.Array
   probability: chex.Array
   likelihood: chex.Array
 
@@ -71,6 +71,9 @@ class PublicGame(abc.ABC):
     num_infostates: (S0, S1), each player's number of private states.
     num_actions: A, the size of the action space both players share.
     max_children: K, the most public children any public state has.
+    max_chance_outcomes: C, the most outcomes a chance node has (0 without public chance).
+    child_depends_on_opponent: whether a public child can depend on the opponent's private state
+      (:class:`Transitions`).
     encoding_size: E, the length of :meth:`encode`'s output.
     utility_scale: max |u_0| over terminal states (the unit of PUCT's values on a node pool).
   """
@@ -80,6 +83,8 @@ class PublicGame(abc.ABC):
   num_actions: int
   max_children: int
   encoding_size: int
+  max_chance_outcomes: int = 0
+  child_depends_on_opponent: bool = False
   utility_scale: float = 1.0
 
   @property
@@ -128,15 +133,22 @@ def is_perfect_information(game: PublicGame) -> bool:
   return tuple(game.num_infostates) == (1, 1)
 
 
-def perfect_information_transitions(legal: chex.Array) -> Transitions:
-  """The :class:`Transitions` of a perfect-information player node (S = 1, K = A): child k is
-  action k, present where it is legal; ``legal`` is the mover's [A] mask."""
-  A = legal.shape[-1]
+def no_chance(game: PublicGame) -> tuple[chex.Array, chex.Array]:
+  """(probability [C], likelihood [C, S, S]) of zeros: the chance fields at a player node."""
+  C, S = game.max_chance_outcomes, game.max_infostates
+  return jnp.zeros(C), jnp.zeros((C, S, S))
+
+
+def action_children(game: PublicGame, legal: chex.Array) -> Transitions:
+  """The :class:`Transitions` of a player node whose child k is action k, the same for every
+  infostate and the actor's infostate kept (poker, dice, perfect information); ``legal`` is the
+  actor's [S, A] mask."""
+  S, A = legal.shape
+  probability, likelihood = no_chance(game)
   return Transitions(
-    present=legal,
-    edge=(jnp.eye(A, dtype=bool) & legal)[:, None, :],
-    next_infostate=jnp.zeros((1, A), jnp.int32),
-    opponent_mask=jnp.ones((A, 1), bool),
-    probability=jnp.zeros(A),
-    likelihood=jnp.zeros((A, 1, 1)),
+    present=jnp.zeros(game.max_children, bool).at[:A].set(legal.any(0)),
+    child=jnp.broadcast_to(jnp.arange(A, dtype=jnp.int32)[None, :, None], (S, A, 1)),
+    next_infostate=jnp.broadcast_to(jnp.arange(S, dtype=jnp.int32)[:, None], (S, A)),
+    probability=probability,
+    likelihood=likelihood,
   )

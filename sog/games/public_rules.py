@@ -5,11 +5,11 @@ protocol that :mod:`sog.games.builder` enumerates, so a game's tables come from 
 of the states the walk has found) and answers the builder's questions from the results. It checks
 the interface's contract as it goes and raises ``ValueError`` naming the rule a game breaks and the
 public state: a function that fails, an array of the wrong shape, an unknown kind, a legal action at
-a chance or terminal state or for an infostate the actor does not have, an edge from an illegal
-action or into an empty slot, a legal action that reaches no child, a next infostate out of range,
-opponent masks that do not partition, chance probabilities that are not a distribution, likelihoods
-outside [0, 1], a utility that is not finite. (The builder adds the model's own checks, such as a
-reachable infostate without a legal action.)
+a chance or terminal state or for an infostate the actor does not have, a child slot out of range
+or marked present (or empty) against what the legal actions reach, a next infostate out of range,
+chance outcomes that are not a distribution, likelihoods outside [0, 1], a utility that is not
+finite. (The builder adds the model's own checks, such as a reachable infostate without a legal
+action.)
 """
 
 from __future__ import annotations
@@ -144,9 +144,10 @@ class PublicGameRules(rules_lib.GameRules):
     facts = self.facts(state)
     t = facts.transitions
     opponent_count = self.num_infostates[1 - facts.kind]
+    slots = t.child[infostate, action, :opponent_count]  # [O]: one slot, or one per opponent
     outcomes = []
-    for k in np.flatnonzero(t.edge[:, infostate, action]).tolist():
-      mask = t.opponent_mask[k, :opponent_count]
+    for k in np.unique(slots).tolist():
+      mask = np.broadcast_to(slots == k, (opponent_count,))
       outcomes.append(
         rules_lib.ActionOutcome(
           k,
@@ -210,16 +211,17 @@ def _check_state(
 ) -> None:
   """Raises ``ValueError`` naming the first contract rule the arrays at ``state`` break."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
+  C = game.max_chance_outcomes
+  columns = S if game.child_depends_on_opponent else 1  # O, the opponent axis of child
   S0, S1 = game.num_infostates
   where = functools.partial(_describe, game, state)
   expected = {
     "legal": (legal, (S, A)),
     "transitions.present": (transitions.present, (K,)),
-    "transitions.edge": (transitions.edge, (K, S, A)),
+    "transitions.child": (transitions.child, (S, A, columns)),
     "transitions.next_infostate": (transitions.next_infostate, (S, A)),
-    "transitions.opponent_mask": (transitions.opponent_mask, (K, S)),
-    "transitions.probability": (transitions.probability, (K,)),
-    "transitions.likelihood": (transitions.likelihood, (K, S, S)),
+    "transitions.probability": (transitions.probability, (C,)),
+    "transitions.likelihood": (transitions.likelihood, (C, S, S)),
     "utility": (utility, (S, S)),
     "encode": (encoding, (game.encoding_size,)),
   }
@@ -242,18 +244,20 @@ def _check_state(
 def _check_chance(
   where: Callable[[], str], t: public_game_lib.Transitions, S0: int, S1: int
 ) -> None:
-  probability = np.where(t.present, t.probability, 0.0)
-  if not (
-    t.present.any()
+  C = t.probability.shape[0]
+  present = t.present[:C]
+  probability = np.where(present, t.probability, 0.0)
+  if t.present[C:].any() or not (
+    present.any()
     and np.isfinite(probability).all()
     and probability.min() >= 0
     and abs(probability.sum() - 1.0) <= _TOLERANCE
   ):
     raise ValueError(
-      f"{where()}: chance probabilities of the present outcomes must be non-negative and sum "
-      f"to 1, got {probability[t.present].tolist()}"
+      f"{where()}: chance outcomes must lie in slots below max_chance_outcomes ({C}) with "
+      f"non-negative probabilities that sum to 1, got {probability[present].tolist()}"
     )
-  likelihood = t.likelihood[t.present][:, :S0, :S1]
+  likelihood = t.likelihood[present][:, :S0, :S1]
   if not ((likelihood >= 0) & (likelihood <= 1 + _TOLERANCE)).all():
     raise ValueError(f"{where()}: chance likelihoods P(k | s0, s1) must lie in [0, 1]")
 
@@ -272,25 +276,28 @@ def _check_player(
       f"{where()}: an action is legal for infostate {s}, which player {actor} does not have "
       f"(it has {count})"
     )
-  if (t.edge & ~(legal[None] & t.present[:, None, None])).any():
-    k, s, a = (int(i[0]) for i in np.nonzero(t.edge & ~(legal[None] & t.present[:, None, None])))
+  K = t.present.shape[0]
+  child = t.child[:, :, :opponent_count]
+  reached = legal[:, :, None] & np.ones_like(child, bool)
+  inside = (child >= 0) & (child < K)
+  if (reached & ~inside).any():
+    s, a, o = (int(i[0]) for i in np.nonzero(reached & ~inside))
     raise ValueError(
-      f"{where()}: edge (k={k}, s={s}, a={a}) leaves an illegal action or enters an empty slot"
+      f"{where()}: legal action {a} of infostate {s} leads to slot {int(child[s, a, o])}, "
+      f"outside 0..{K - 1}"
     )
-  if (legal & ~t.edge.any(0)).any():
-    s, a = (int(i[0]) for i in np.nonzero(legal & ~t.edge.any(0)))
-    raise ValueError(f"{where()}: legal action {a} of infostate {s} reaches no public child")
+  used = np.zeros(K, bool)
+  used[child[reached]] = True
+  if (used != t.present).any():
+    k = int(np.flatnonzero(used != t.present)[0])
+    problem = "no legal action reaches it" if t.present[k] else "a legal action reaches it"
+    raise ValueError(
+      f"{where()}: slot {k} is marked {'present' if t.present[k] else 'empty'} but {problem}"
+    )
   next_infostate = np.where(legal, t.next_infostate, 0)
   if next_infostate.min() < 0 or next_infostate.max() >= count:
     raise ValueError(
       f"{where()}: next_infostate must lie in [0, {count}) for player {actor}'s legal actions"
-    )
-  masks = t.opponent_mask[:, :opponent_count]
-  cover = np.einsum("ksa,kj->saj", t.edge.astype(np.int64), masks.astype(np.int64))
-  if (cover[legal] != 1).any():
-    raise ValueError(
-      f"{where()}: the opponent masks of the children of a legal (infostate, action) must "
-      "partition the opponent's infostates"
     )
 
 

@@ -59,16 +59,13 @@ class SequentialRPS(public_game.PublicGame):
     return rows[:, None] & actions[None, :] & (length < 3)
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:
-    legal, k = self.legal(state), jnp.arange(3)
+    by_action = public_game.action_children(self, self.legal(state))
     hidden = (state >= 0).sum() == 1  # player 0's pick: one public child, the pick its infostate
-    by_action = (k[:, None, None] == k[None, None, :]) & legal[None]
-    return public_game.Transitions(
-      present=jnp.where(hidden, k == 0, legal.any(0)),
-      edge=jnp.where(hidden, (k == 0)[:, None, None] & legal[None], by_action),
-      next_infostate=jnp.where(hidden, k[None, :], 0) * jnp.ones((3, 1), jnp.int32),
-      opponent_mask=jnp.ones((3, 3), bool),
-      probability=jnp.zeros(3),
-      likelihood=jnp.zeros((3, 3, 3)),
+    picks = jnp.arange(3, dtype=jnp.int32)
+    return by_action.replace(
+      present=jnp.where(hidden, picks == 0, by_action.present),
+      child=jnp.where(hidden, 0, by_action.child),
+      next_infostate=jnp.where(hidden, picks[None, :], by_action.next_infostate),
     )
 
   def child(self, state: chex.Array, k: chex.Array) -> chex.Array:
