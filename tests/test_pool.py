@@ -41,28 +41,28 @@ class _NodeIndexGame(public_game.PublicGame):
     self._utility = jnp.asarray(np.where(terminal, tree.payoff[:, 0, 0] / safe_weight, 0.0))
     self._encoding = jnp.asarray(tree.encoding)
 
-  def deal(self):
+  def deal(self) -> np.ndarray:
     return np.ones((1, 1))
 
-  def root(self):
+  def root(self) -> jax.Array:
     return jnp.int32(0)
 
-  def kind(self, state):
+  def kind(self, state: jax.Array) -> jax.Array:
     return self._kind[state]
 
-  def legal(self, state):
+  def legal(self, state: jax.Array) -> jax.Array:
     return self._legal[state][None]
 
-  def transitions(self, state):
+  def transitions(self, state: jax.Array) -> public_game.Transitions:
     return public_game.action_children(self, self.legal(state))
 
-  def child(self, state, k):
+  def child(self, state: jax.Array, k: jax.Array) -> jax.Array:
     return self._child[state, k]
 
-  def utility(self, state):
+  def utility(self, state: jax.Array) -> jax.Array:
     return self._utility[state][None, None]
 
-  def encode(self, state):
+  def encode(self, state: jax.Array) -> jax.Array:
     return self._encoding[state]
 
 

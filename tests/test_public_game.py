@@ -309,6 +309,10 @@ class _Broken(PublicCoinShowdown):
     utility = super().utility(state)
     return utility + jnp.ones(2) if self.rule == "crash" else utility  # [3, 3] + [2] fails
 
+  def child(self, state, k):
+    child = super().child(state, k)
+    return jnp.append(child, k) if self.rule == "structure" else child
+
 
 class _MissingInfostate(PublicCoinShowdown):
   """Player 1 holds nothing private (S1 = 1) but the game says actions are legal for its
@@ -330,6 +334,10 @@ class _MissingInfostate(PublicCoinShowdown):
     (_Broken("no_action"), "no legal action at .* for infostate 1"),
     (_Broken("probabilities"), "probabilities that sum to 1, got \\[0.6, 0.6\\]"),
     (_Broken("slot"), r"legal action 0 of infostate 0 leads to slot 2, outside 0..1"),
+    (
+      _Broken("structure"),
+      "child\\(state, k\\) returned a state whose structure, shapes or dtypes",
+    ),
     (_Broken("present"), "slot 1 is marked empty but a legal action reaches it"),
     (_Broken("next_infostate"), r"next_infostate must lie in \[0, 3\)"),
     (_MissingInfostate(), "legal for infostate 1, which player 1 does not have"),
@@ -340,8 +348,19 @@ def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, messag
     builder.build_public_tree(public_rules.PublicGameRules(game))
 
 
-def test_sizes_that_are_not_positive_ints_are_refused():
+@pytest.mark.parametrize(
+  ("field", "value", "message"),
+  [
+    ("max_children", 0, "max_children must be a positive int, got 0"),
+    (
+      "max_chance_outcomes",
+      3,
+      r"max_chance_outcomes must be an int in 0..max_children \(2\), got 3",
+    ),
+  ],
+)
+def test_bad_sizes_are_refused(field, value, message):
   game = PublicCoinShowdown()
-  game.max_children = 0
-  with pytest.raises(ValueError, match="max_children must be a positive int, got 0"):
+  setattr(game, field, value)
+  with pytest.raises(ValueError, match=message):
     public_rules.PublicGameRules(game)

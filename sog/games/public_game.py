@@ -133,22 +133,16 @@ def is_perfect_information(game: PublicGame) -> bool:
   return tuple(game.num_infostates) == (1, 1)
 
 
-def no_chance(game: PublicGame) -> tuple[chex.Array, chex.Array]:
-  """(probability [C], likelihood [C, S, S]) of zeros: the chance fields at a player node."""
-  C, S = game.max_chance_outcomes, game.max_infostates
-  return jnp.zeros(C), jnp.zeros((C, S, S))
-
-
 def action_children(game: PublicGame, legal: chex.Array) -> Transitions:
   """The :class:`Transitions` of a player node whose child k is action k, the same for every
   infostate and the actor's infostate kept (poker, dice, perfect information); ``legal`` is the
   actor's [S, A] mask."""
   S, A = legal.shape
-  probability, likelihood = no_chance(game)
+  C = game.max_chance_outcomes
   return Transitions(
     present=jnp.zeros(game.max_children, bool).at[:A].set(legal.any(0)),
     child=jnp.broadcast_to(jnp.arange(A, dtype=jnp.int32)[None, :, None], (S, A, 1)),
     next_infostate=jnp.broadcast_to(jnp.arange(S, dtype=jnp.int32)[:, None], (S, A)),
-    probability=probability,
-    likelihood=likelihood,
+    probability=jnp.zeros(C),
+    likelihood=jnp.zeros((C, S, S)),
   )

@@ -61,9 +61,11 @@ class PublicGameRules(rules_lib.GameRules):
     self.name = game.name
     self.num_infostates = tuple(int(n) for n in game.num_infostates)
     self.num_actions = int(game.num_actions)
-    self._states: dict[PublicStateKey, chex.ArrayTree] = {}  # in the order they were found
+    self._states: dict[PublicStateKey, chex.ArrayTree] = {}
+    self._signature: tuple | None = None  # the root's tree structure, leaf shapes and dtypes
+    self._evaluated: dict[PublicStateKey, tuple] = {}  # evaluated, not yet read (nor checked)
     self._facts: dict[PublicStateKey, _Facts] = {}
-    self._unevaluated: collections.deque[PublicStateKey] = collections.deque()
+    self._handed_out: collections.deque[PublicStateKey] = collections.deque()
     self._evaluate = jax.jit(jax.vmap(self._evaluate_state))
 
   def _evaluate_state(self, state: chex.ArrayTree) -> tuple:
@@ -81,25 +83,47 @@ class PublicGameRules(rules_lib.GameRules):
     )
 
   def _key(self, state: chex.ArrayTree) -> PublicStateKey:
-    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(state)]
+    leaves, treedef = jax.tree_util.tree_flatten(state)
+    leaves = [np.asarray(leaf) for leaf in leaves]
+    signature = (treedef, tuple((leaf.shape, leaf.dtype) for leaf in leaves))
+    if self._signature is None:
+      self._signature = signature
+    elif signature != self._signature:
+      raise ValueError(
+        f"{self.name}: child(state, k) returned a state whose structure, shapes or dtypes "
+        f"differ from root()'s: {signature} against {self._signature}"
+      )
     key = tuple(leaf.tobytes() for leaf in leaves)
-    if key not in self._states:
-      self._states[key] = jax.tree_util.tree_map(np.asarray, state)
-      self._unevaluated.append(key)
+    self._states.setdefault(key, jax.tree_util.tree_unflatten(treedef, leaves))
+    return key
+
+  def _hand_out(self, key: PublicStateKey) -> PublicStateKey:
+    """Queues a state the builder is given, for the next batch."""
+    if key not in self._facts and key not in self._evaluated:
+      self._handed_out.append(key)
     return key
 
   def facts(self, key: PublicStateKey) -> _Facts:
-    """The game's functions at the public state ``key`` (evaluated once, checked). A miss
-    evaluates it together with the states found before it and not evaluated yet (the builder
-    walks breadth first, so a batch is mostly one depth), :data:`BATCH` at a time."""
-    if key not in self._facts:
-      batch = [key]
-      while self._unevaluated and len(batch) < BATCH:
-        pending = self._unevaluated.popleft()
-        if pending != key and pending not in self._facts:
-          batch.append(pending)
-      self._evaluate_batch(batch)
-    return self._facts[key]
+    """The game's functions at the public state ``key``, checked when first read. A miss
+    evaluates it together with the states handed to the builder and not evaluated yet (the
+    builder walks breadth first, so a batch is mostly one depth), :data:`BATCH` at a time."""
+    facts = self._facts.get(key)
+    if facts is None:
+      if key not in self._evaluated:
+        batch = {key: None}  # ordered, without repeats
+        while self._handed_out and len(batch) < BATCH:
+          pending = self._handed_out.popleft()
+          if pending not in self._facts and pending not in self._evaluated:
+            batch[pending] = None
+        self._evaluate_batch(list(batch))
+      kind, legal, transitions, children, utility, encoding = self._evaluated.pop(key)
+      _check_state(self.game, self._states[key], kind, legal, transitions, utility, encoding)
+      slots = [
+        self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
+        for k, present in enumerate(transitions.present.tolist())
+      ]
+      facts = self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
+    return facts
 
   def _evaluate_batch(self, keys: list[PublicStateKey]) -> None:
     states = [self._states[key] for key in keys]
@@ -114,20 +138,14 @@ class PublicGameRules(rules_lib.GameRules):
           f"{_describe(self.game, states[0])}: its functions failed: {type(error).__name__}: "
           f"{error}"
         ) from error
-    for i, (key, state) in enumerate(zip(keys, states, strict=True)):
-      kind, legal, transitions, children, utility, encoding = jax.tree_util.tree_map(
-        lambda x, i=i: x[i], evaluated
-      )
-      kind = int(kind)
-      _check_state(self.game, state, kind, legal, transitions, utility, encoding)
-      slots = [
-        self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
-        for k, present in enumerate(transitions.present.tolist())
-      ]
-      self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
+    for i, key in enumerate(keys):
+      kind, *rest = jax.tree_util.tree_map(lambda x, i=i: x[i], evaluated)
+      self._evaluated[key] = (int(kind), *rest)
 
   def initial_state(self) -> PublicStateKey:
-    return self._key(self.game.root())
+    with jax.enable_x64(True):  # the state's dtypes as its children's, built in float64
+      root = self.game.root()
+    return self._hand_out(self._key(root))
 
   def deal_probabilities(self) -> np.ndarray:
     return np.asarray(self.game.deal(), np.float64)
@@ -151,7 +169,7 @@ class PublicGameRules(rules_lib.GameRules):
       outcomes.append(
         rules_lib.ActionOutcome(
           k,
-          facts.children[k],
+          self._hand_out(facts.children[k]),
           int(t.next_infostate[infostate, action]),
           None if mask.all() else frozenset(np.flatnonzero(mask).tolist()),
         )
@@ -161,7 +179,9 @@ class PublicGameRules(rules_lib.GameRules):
   def chance_outcomes(self, state: PublicStateKey) -> list[rules_lib.ChanceOutcome]:
     facts = self.facts(state)
     return [
-      rules_lib.ChanceOutcome(k, facts.children[k], float(facts.transitions.probability[k]))
+      rules_lib.ChanceOutcome(
+        k, self._hand_out(facts.children[k]), float(facts.transitions.probability[k])
+      )
       for k in np.flatnonzero(facts.transitions.present).tolist()
     ]
 
@@ -198,6 +218,12 @@ def _check_sizes(game: public_game_lib.PublicGame) -> None:
     value = getattr(game, field, None)
     if not isinstance(value, int | np.integer) or value < 1:
       raise ValueError(f"{game.name}: {field} must be a positive int, got {value!r}")
+  chance = game.max_chance_outcomes
+  if not isinstance(chance, int | np.integer) or not 0 <= chance <= game.max_children:
+    raise ValueError(
+      f"{game.name}: max_chance_outcomes must be an int in 0..max_children "
+      f"({game.max_children}), got {chance!r}"
+    )
 
 
 def _check_state(
