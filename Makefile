@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml requirements.lock
 
 install: $(STAMP)
 
-# The SoG demo (about 8 minutes on 2 cores, installed): the shipped Leduc CVPN evaluated by SoG's protocol
+# The SoG demo (8-12 minutes on 2 cores, installed, by the day's compile speed): the shipped Leduc CVPN evaluated by SoG's protocol
 # at SoG(33,1) and SoG(100,1) (table + out/demo/leduc_shipped.png: mbb/h against s with the seeds' ribbon and
 # fig. 3's points), then three minutes of self-play from scratch.
 demo: $(STAMP)
