@@ -18,61 +18,67 @@ and scripts take it with
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 import sog.games
 
 CHECK, BET = 0, 1  # facing a bet the same actions read fold and call
-_TERMINAL_LINES = ((CHECK, CHECK), (BET, CHECK), (BET, BET), (CHECK, BET, CHECK), (CHECK, BET, BET))
 _LONGEST_LINE = 3
 
 
-class OneCardPoker(sog.games.GameRules):
-  """The rules: a public state is the betting line (a tuple of actions), an infostate a card."""
+class OneCardPoker(sog.games.PublicGame):
+  """The game as pure JAX functions of a public state: the betting line ([3] int32, -1 after its
+  end). A player's infostate is its card; public child k is action k (everyone sees the bets)."""
 
   num_actions = 2
+  max_children = 2  # the most public children a state has: one per action
+  encoding_size = 2 * _LONGEST_LINE
 
   def __init__(self, cards: int = 4):
     self.cards = cards
     self.name = f"one_card_poker(cards={cards})"  # the canonical name `load` gives
     self.num_infostates = (cards, cards)
 
-  def initial_state(self) -> tuple[int, ...]:
-    return ()
-
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     deal = 1.0 - np.eye(self.cards)  # two distinct cards, every pair equally likely
     return deal / deal.sum()
 
-  def kind(self, state: tuple[int, ...]) -> int:
-    if state in _TERMINAL_LINES:
-      return sog.games.TERMINAL
-    return sog.games.PLAYER_0 if len(state) % 2 == 0 else sog.games.PLAYER_1
+  def root(self):
+    return jnp.full(_LONGEST_LINE, -1, jnp.int32)
 
-  def legal_actions(self, state, infostate):
-    return (CHECK, BET)
+  def kind(self, line):
+    length = (line >= 0).sum()
+    # Over after check-check, bet-check and bet-bet, and always after three actions.
+    over = (length == 3) | ((length == 2) & ~((line[0] == CHECK) & (line[1] == BET)))
+    return jnp.where(over, sog.games.TERMINAL, length % 2).astype(jnp.int32)
 
-  def outcomes(self, state, infostate, action):
-    # The action is public and the actor keeps its card: one outcome, the same infostate.
-    return (
-      sog.games.ActionOutcome(
-        observation=action, next_state=(*state, action), next_infostate=infostate
-      ),
-    )
+  def legal(self, line):
+    # [S, A]: both actions at every card, while a player acts.
+    acting = self.kind(line) < sog.games.CHANCE
+    return jnp.broadcast_to(acting, (self.cards, self.num_actions))
 
-  def utility(self, state, infostate_0, infostate_1) -> float:
-    if state[-1] == CHECK and BET in state:  # a fold: whoever bet last takes the antes
-      return 1.0 if len(state) % 2 == 0 else -1.0
-    stake = 2.0 if BET in state else 1.0
-    return stake if infostate_0 > infostate_1 else -stake
+  def transitions(self, line):
+    # The action is public and the actor keeps its card: child k is action k.
+    return sog.games.action_children(self, self.legal(line))
 
-  def encoding_size(self) -> int:
-    return 2 * _LONGEST_LINE
+  def child(self, line, k):
+    return line.at[(line >= 0).sum()].set(k, mode="drop")
 
-  def encode(self, state) -> np.ndarray:
-    code = np.zeros((_LONGEST_LINE, 2), np.float32)  # one-hot action per position of the line
-    code[np.arange(len(state)), list(state)] = 1.0
-    return code.ravel()
+  def utility(self, line):
+    # [S, S]: player 0's payoff for each pair of cards.
+    length = (line >= 0).sum()
+    bet = (line == BET).any()
+    last = line[jnp.maximum(length - 1, 0)]
+    folded = jnp.where(length % 2 == 0, 1.0, -1.0)  # whoever bet last takes the antes
+    stake = jnp.where(bet, 2.0, 1.0)
+    cards = jnp.arange(self.cards)
+    showdown = jnp.where(cards[:, None] > cards[None, :], stake, -stake)
+    return jnp.where((last == CHECK) & bet, folded, showdown)
+
+  def encode(self, line):
+    # One-hot action per position of the line.
+    return (line[:, None] == jnp.arange(2)[None, :]).astype(jnp.float32).ravel()
 
   def action_name(self, action: int) -> str:
     return ("check", "bet")[action]

@@ -100,19 +100,9 @@ def test_converged_subgame_solves_are_zero_sum_and_unexploitable(name, rng):
 
 
 # Round 4 of the glasses map: Mr X (revealed at 10 in round 3) moved again, unseen; detectives to
-# move.
-_GLASSES_ROUND_4 = (
-  ("x", 0, -1),
-  ("d", 0, 0, 1, False),
-  ("d", 1, 0, 9, False),
-  ("x", 0, -1),
-  ("d", 0, 0, 0, False),
-  ("d", 1, 0, 7, False),
-  ("x", 0, 9),
-  ("d", 0, 0, 1, False),
-  ("d", 1, 0, 6, False),
-  ("x", 0, -1),
-)
+# move. Paths are child slots: Mr X's unseen taxi move is slot 0 and his move to station 10 slot 9
+# (0-based); a detective's move to station d without a catch is slot A + d = 12 + d.
+_GLASSES_ROUND_4 = (0, 13, 21, 0, 12, 19, 9, 13, 18, 0)
 
 
 @pytest.mark.parametrize(

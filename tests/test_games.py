@@ -8,7 +8,7 @@ import pytest
 
 import sog.games
 from sog.games import conformance
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from tests.conftest import ALL_GAMES
 from tests.conftest import load
 
@@ -21,7 +21,9 @@ def test_conformance(name, check, rng):
 
 def _broken(game, **fields):
   """``game`` with tree fields replaced (copies), as a conformance check sees it."""
-  return types.SimpleNamespace(rules=game.rules, tree=dataclasses.replace(game.tree, **fields))
+  return types.SimpleNamespace(
+    public_game=game.public_game, tree=dataclasses.replace(game.tree, **fields)
+  )
 
 
 def _with(array, index, value):
@@ -34,10 +36,10 @@ def _broken_trees():
   """Each check against a tree broken in the way it names (every check here can fail)."""
   kuhn, leduc = load("kuhn_poker"), load("leduc_poker")
   tree = leduc.tree
-  chance = int(np.flatnonzero(tree.kind == rules_lib.CHANCE)[0])
+  chance = int(np.flatnonzero(tree.kind == public_game.CHANCE)[0])
   chance_child = int(np.flatnonzero(tree.parent == chance)[0])
   acting = np.argwhere(kuhn.tree.decision_infostates(0))[0]
-  terminal = int(np.flatnonzero(kuhn.tree.kind == rules_lib.TERMINAL)[0])
+  terminal = int(np.flatnonzero(kuhn.tree.kind == public_game.TERMINAL)[0])
   kuhn_child = int(np.flatnonzero(kuhn.tree.parent == 0)[0])
   return [
     (
@@ -124,17 +126,17 @@ def test_bad_names_raise_clear_errors(name, message):
 def test_glasses_rules():
   """Spot checks of the glasses map (SoG fig. S3) as the foundation issue fixes its rules."""
   game = load("scotland_yard(map=glasses)")
-  tree, rules = game.tree, game.rules
+  tree, rules = game.tree, game.public_game
   assert tree.root_ranges[0].argmax() == 5  # Mr X starts at station 6 (0-based 5)
   np.testing.assert_array_equal(np.flatnonzero(tree.legal[0, 5]), [4, 6])  # to stations 5 or 7
   # After round 1 Mr X may be at 5 or 7, privately.
   child = int(np.flatnonzero(tree.parent == 0)[0])
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, 0]), [4, 6])
   # His station is public after his move in round 3 (depth 6: 2 rounds of 3 moves).
-  reveal = np.flatnonzero((tree.depth == 7) & (tree.kind != rules_lib.TERMINAL))
+  reveal = np.flatnonzero((tree.depth == 7) & (tree.kind != public_game.TERMINAL))
   assert reveal.size and (tree.valid[reveal, 0].sum(-1) == 1).all()
   # Mr X is paid -1 when caught and +1 when he survives the last round, and only then.
-  terminal = np.flatnonzero(tree.kind == rules_lib.TERMINAL)
+  terminal = np.flatnonzero(tree.kind == public_game.TERMINAL)
   payoffs = tree.payoff[terminal][
     tree.valid[terminal, 0][:, :, None] & tree.valid[terminal, 1][:, None]
   ]

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from sog.games import rules
+from sog.games import public_game
 from sog.protocol import composed
 from sog.search import gtcfr
 from sog.search import leaf_models
@@ -108,7 +108,7 @@ def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
 
 def test_chance_nodes_open_with_their_parent():
   game = load("leduc_poker")
-  chance = game.tree.kind == rules.CHANCE
+  chance = game.tree.kind == public_game.CHANCE
   frontiers = {}
   for mode in gtcfr.OPEN_CHANCE:
     searcher = gtcfr.GTCFR(
@@ -177,7 +177,7 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   )
   inner = np.asarray(tables.inner_nodes)
   kind = np.asarray(tables.kind)[inner]
-  player = kind < rules.CHANCE
+  player = kind < public_game.CHANCE
   checked_late = 0
   for t in range(1, 31):
     interior = np.asarray(state.expanded)[inner] & player
@@ -196,11 +196,11 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
   tree = load("leduc_poker").tree
   own = composed.previous_decisions(tree, "own")
   nearest = composed.previous_decisions(tree, "nearest")
-  decision = tree.kind < rules.CHANCE
+  decision = tree.kind < public_game.CHANCE
   for n in np.flatnonzero(decision):
     above, p = [], tree.parent[n]
     while p >= 0:
-      if tree.kind[p] < rules.CHANCE:
+      if tree.kind[p] < public_game.CHANCE:
         above.append(p)
       p = tree.parent[p]
     assert nearest[n] == (above[0] if above else -1)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sog.eval import best_response
-from sog.games import rules
+from sog.games import public_game
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.search import cfr
@@ -247,7 +247,8 @@ def test_unbatched_search_stops_calling_the_leaf_model_once_its_tree_is_complete
     game, leaf_lib.cvpn_leaf_model(network, params, game.name), gtcfr.GTCFRConfig(simulations=40)
   )
   tree = game.tree
-  node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < rules.CHANCE))[0])  # 8 nodes below
+  # 8 nodes below
+  node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < public_game.CHANCE))[0])
   subgame = searcher.subgames(node)
   start = gtcfr.root_start(subgame.tables, jnp.asarray(tree.root_ranges, jnp.float32))
   twice = lambda x: np.stack([np.asarray(x)] * 2)  # noqa: E731
@@ -296,7 +297,7 @@ def test_search_result_is_consistent():
   # The tree is closed under parents, and exactly the children of interior nodes are in it.
   assert in_tree[0] and expanded[0]
   assert (in_tree[1:] == expanded[tree.parent[1:]]).all()
-  assert not (expanded & (tree.kind == rules.TERMINAL)).any()
+  assert not (expanded & (tree.kind == public_game.TERMINAL)).any()
   assert int(result.nodes) == in_tree.sum() > 1 + (tree.parent == 0).sum()
   # Root policy is a distribution over legal actions at every valid infostate of the actor.
   actor = tree.kind[0]
@@ -313,7 +314,7 @@ def test_search_result_is_consistent():
   valid = np.asarray(queries.valid)
   assert valid.all()
   nodes = np.asarray(queries.nodes)[valid]
-  assert in_tree[nodes].all() and (tree.kind[nodes] != rules.TERMINAL).all()
+  assert in_tree[nodes].all() and (tree.kind[nodes] != public_game.TERMINAL).all()
   assert (np.asarray(queries.ranges)[valid][~tree.valid[nodes]] == 0).all()
   # Leaf-model calls: one at the root, one per CFR pass (two updates per phase here), one at the
   # end.
@@ -342,7 +343,7 @@ def test_bad_config_raises_before_tracing():
       leduc, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=100, leaf_capacity=4)
     )
   with pytest.raises(ValueError, match="terminal"):
-    terminal = int(np.flatnonzero(game.tree.kind == rules.TERMINAL)[0])
+    terminal = int(np.flatnonzero(game.tree.kind == public_game.TERMINAL)[0])
     gtcfr.GTCFR(game.tree.subtree(terminal), leaf_models.zero_leaf_model())
   with pytest.raises(ValueError, match="oracle iterations"):
     leaf_models.exact_leaf_model(0)
@@ -403,7 +404,8 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   state = grow(tables, searcher.root_ranges(None))
   tree = game.tree
   active, expanded, added = (np.asarray(x) for x in (state.in_tree, state.expanded, state.added))
-  players = np.flatnonzero(expanded & (tree.kind < rules.CHANCE))[1:]  # the root starts with all
+  # The root starts with all.
+  players = np.flatnonzero(expanded & (tree.kind < public_game.CHANCE))[1:]
   assert players.size
   for node in players:
     actor = tree.kind[node]
@@ -472,7 +474,7 @@ def test_perfect_information_expansion_adds_one_child_per_simulation():
   assert set(growth.tolist()) <= {0, 1}
   in_tree = np.asarray(state.in_tree)
   if (growth == 0).any():
-    assert (in_tree & (tree.kind == rules.TERMINAL)).any()
+    assert (in_tree & (tree.kind == public_game.TERMINAL)).any()
   assert growth.sum() >= 0.75 * config.simulations
   added, expanded = np.asarray(state.added), np.asarray(state.expanded)
   grown = np.flatnonzero(expanded)[1:]  # the root starts with all its actions

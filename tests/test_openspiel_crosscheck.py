@@ -81,7 +81,8 @@ def test_replayed_histories_have_openspiel_returns(name, rng):
     world = openspiel_bridge.locate(game, state)
     s0, s1 = world.infostates
     assert game.tree.kind[world.node] == sog.games.TERMINAL
-    ours = game.rules.utility(world.rules_state, s0, s1)
+    # The tree's payoff is the utility weighted by the pair's chance weight W[s0, s1] > 0.
+    ours = game.tree.payoff[world.node, s0, s1] / game.tree.pair_weight[world.node, s0, s1]
     assert state.returns() == pytest.approx([ours, -ours])
 
 

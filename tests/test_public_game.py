@@ -1,8 +1,9 @@
 """The public-state game interface (:class:`sog.games.PublicGame`): enumeration walks it into the
-same tables the rules protocol gave (digests recorded from the rules-protocol definitions at commit
-22f0587, before Kuhn and Leduc moved to the interface), its functions run under ``jit`` and
-``vmap``, a user's game written against it loads by name, and a game that breaks the interface's
-contract is refused with a ``ValueError`` naming the broken rule."""
+same tables the retired rules protocol gave (digests recorded from the rules-protocol definitions:
+the built-in games at commit 22f0587, before they moved to the interface; the test games here at
+6250428, before the protocol was removed), its functions run under ``jit`` and ``vmap``, a user's
+game written against it loads by name, and a game that breaks the interface's contract is refused
+with a ``ValueError`` naming the broken rule."""
 
 import dataclasses
 import hashlib
@@ -16,7 +17,7 @@ import pytest
 
 import sog.games
 from sog.games import builder
-from sog.games import public_rules
+from sog.games import walk
 from tests.conftest import ROOT
 from tests.conftest import TIC_TAC_TOE
 from tests.test_register import _CARDS
@@ -49,92 +50,31 @@ def tree_digest(tree: sog.games.PublicTree) -> dict[str, str]:
     "liars_dice(faces=5)",
     "scotland_yard(map=glasses_short)",
     "scotland_yard(map=glasses_hidden_short)",
+    "scotland_yard(map=glasses)",
+    "scotland_yard(map=glasses_hidden)",
     "connect_four",
     TIC_TAC_TOE,
   ],
 )
 def test_enumerated_tables_equal_the_recorded_ones(name):
-  """Bit for bit: every array, path and size of the public tree (the games written against the
-  interface walk their JAX definitions; Scotland Yard guards the tables until it moves too).
-  Sequential RPS's paths name child slots now, where its rules named the observations "ready" and
-  "hidden"."""
+  """Bit for bit: every array, path and size of the public tree, walked from each game's JAX
+  definition. Paths name child slots now: sequential RPS's rules named its observations "ready"
+  and "hidden", Scotland Yard's ("x", transport, revealed station) and ("d", detective, transport,
+  station, caught)."""
   game = sog.games.load(name)
   digest, recorded = tree_digest(game.tree), dict(_DIGESTS[game.name])
-  if name == "sequential_rps":
+  if name == "sequential_rps" or name.startswith("scotland_yard"):
     del digest["paths"], recorded["paths"]
+  if name == "sequential_rps":
     assert game.tree.paths == ((), (0,), (0, 0), (0, 0, 0), (0, 0, 1), (0, 0, 2))
   assert digest == recorded
 
 
-class PublicCoinShowdown(sog.games.PublicGame):
-  """tests.test_register's CoinShowdown written against the public-state interface: the state is
-  the history ([3] int32, -1 after its end); child k is action k below a player node and coin side
-  k below the chance node."""
-
-  num_actions, max_children, max_chance_outcomes, encoding_size = 2, 2, 2, 5
-
-  def __init__(self, cards: int = 3):
-    self.cards, self.name = cards, f"public_coin_showdown(cards={cards})"
-    self.num_infostates = (cards, cards)
-
-  def deal(self) -> np.ndarray:
-    deal = 1.0 - np.eye(self.cards)
-    return deal / deal.sum()
-
-  def root(self) -> chex.Array:
-    return jnp.full(3, -1, jnp.int32)
-
-  def kind(self, state):
-    length = (state >= 0).sum()
-    kinds = jnp.array(
-      [sog.games.PLAYER_0, sog.games.CHANCE, sog.games.PLAYER_1, sog.games.TERMINAL]
-    )
-    over = (length == 1) & (state[0] == 0)  # player 0 passed
-    return jnp.where(over, sog.games.TERMINAL, kinds[length]).astype(jnp.int32)
-
-  def legal(self, state):
-    acting = self.kind(state) < sog.games.CHANCE
-    return jnp.broadcast_to(acting, (self.cards, 2))
-
-  def transitions(self, state):
-    legal = self.legal(state)
-    chance = self.kind(state) == sog.games.CHANCE
-    return sog.games.Transitions(
-      present=legal[0] | chance,
-      child=jnp.broadcast_to(jnp.arange(2)[None, :, None], (self.cards, 2, 1)),  # child k: action k
-      next_infostate=jnp.broadcast_to(jnp.arange(self.cards)[:, None], (self.cards, 2)),
-      probability=jnp.full(2, 0.5),
-      likelihood=jnp.full((2, self.cards, self.cards), 0.5),
-    )
-
-  def child(self, state, k):
-    return state.at[(state >= 0).sum()].set(k, mode="drop")
-
-  def utility(self, state):
-    cards = jnp.arange(self.cards)
-    high_wins = (cards[:, None] > cards[None, :]) == (state[1] == 0)
-    showdown = jnp.where(high_wins, 2.0, -2.0)
-    return jnp.where(state[0] == 0, -1.0, jnp.where(state[2] == 0, 1.0, showdown))
-
-  def encode(self, state):
-    length = (state >= 0).sum()
-    code = (jnp.arange(3) < length).astype(jnp.float32)
-    side = jnp.zeros(2, jnp.float32).at[jnp.maximum(state[1], 0)].set((length > 1) * 1.0)
-    return jnp.concatenate([code, side])
-
-
-@pytest.fixture(scope="module")
-def public_coin_game():
-  sog.games.register("public_coin_showdown", PublicCoinShowdown, {"cards": _CARDS}, replace=True)
-  return sog.games.load("public_coin_showdown")
-
-
-def test_a_users_public_game_enumerates_to_the_same_tables_as_its_rules_version(public_coin_game):
-  sog.games.check_game(public_coin_game)
-  rules_tree = builder.build_public_tree(CoinShowdown())
-  ours, theirs = tree_digest(public_coin_game.tree), tree_digest(rules_tree)
-  del ours["name"], theirs["name"]
-  assert ours == theirs
+def test_a_users_game_enumerates_to_the_tables_its_rules_version_gave():
+  sog.games.register("coin_showdown", CoinShowdown, {"cards": _CARDS}, replace=True)
+  game = sog.games.load("coin_showdown")
+  sog.games.check_game(game)
+  assert tree_digest(game.tree) == _DIGESTS["coin_showdown(cards=3)"]
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
@@ -142,14 +82,14 @@ def test_the_functions_batch_under_vmap_as_they_run_one_state_at_a_time(name):
   """Batched = unbatched: the game's functions vmapped over every public state of a level give each
   state's own results, and they reproduce the enumerated tree's kinds and legal masks."""
   game = sog.games.load(name)
-  rules = game.rules
-  public = rules.game
-  keys = [rules.initial_state()]
+  public = game.public_game
+  walker = walk.PublicGameWalk(public)
+  keys = [walker.root()]
   states, kinds = [], []
   while keys:  # breadth first over the public states, as the builder visits them
     key = keys.pop(0)
-    states.append(rules._states[key])
-    facts = rules.facts(key)
+    states.append(walker.state(key))
+    facts = walker.facts(key)
     kinds.append(facts.kind)
     keys.extend(k for k in facts.children if k is not None)
   batch = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *states)
@@ -165,59 +105,12 @@ def test_the_functions_batch_under_vmap_as_they_run_one_state_at_a_time(name):
   assert sorted(kinds) == sorted(game.tree.kind.tolist())
 
 
-HIT, MISS = 0, 1
-
-
-class GuessRules(sog.games.GameRules):
-  """A game whose public observation depends on the opponent's private state, as a detective's
-  catch does: player 0 holds one of three cards; player 1 (nothing private) names a card, and a hit
-  ends the game (+1 to player 1); after a miss player 0 stays (+1) or raises (+2 if its card is
-  higher than the named one, else -2). Observations are the child slots of :class:`GuessGame`."""
-
-  name, num_infostates, num_actions = "guess", (3, 1), 3
-
-  def initial_state(self):
-    return ()
-
-  def deal_probabilities(self):
-    return np.full((3, 1), 1.0 / 3)
-
-  def kind(self, state):
-    if len(state) == 2 or (len(state) == 1 and state[0] < 3):
-      return sog.games.TERMINAL
-    return (sog.games.PLAYER_1, sog.games.PLAYER_0)[len(state)]
-
-  def legal_actions(self, state, infostate):
-    return (0, 1, 2) if not state else (0, 1)
-
-  def outcomes(self, state, infostate, action):
-    if state:
-      return (sog.games.ActionOutcome(action, (*state, action), infostate),)
-    others = frozenset({0, 1, 2} - {action})
-    return (
-      sog.games.ActionOutcome(action, (action,), infostate, frozenset({action})),
-      sog.games.ActionOutcome(3 + action, (3 + action,), infostate, others),
-    )
-
-  def utility(self, state, infostate_0, infostate_1):
-    if len(state) == 1:
-      return -1.0
-    if state[1] == 0:
-      return 1.0
-    return 2.0 if infostate_0 > state[0] - 3 else -2.0
-
-  def encoding_size(self):
-    return 7
-
-  def encode(self, state):
-    code = np.zeros(7, np.float32)
-    code[state[0] if state else 6] = 1.0
-    return code
-
-
 class GuessGame(sog.games.PublicGame):
-  """:class:`GuessRules` as a PublicGame: the state is [named slot, player 0's action] (-1 before);
-  below player 1's node child k < 3 is "hit card k", child 3 + k "missed card k"."""
+  """A game whose public child depends on the opponent's private state, as a detective's catch
+  does: player 0 holds one of three cards; player 1 (nothing private) names a card, and a hit ends
+  the game (+1 to player 1); after a miss player 0 stays (+1) or raises (+2 if its card is higher
+  than the named one, else -2). The state is [named slot, player 0's action] (-1 before); below
+  player 1's node child k < 3 is "hit card k", child 3 + k "missed card k"."""
 
   name, num_infostates, num_actions = "guess", (3, 1), 3
   max_children, encoding_size, child_depends_on_opponent = 6, 7, True
@@ -266,17 +159,16 @@ class GuessGame(sog.games.PublicGame):
     return jnp.zeros(7, jnp.float32).at[jnp.where(state[0] < 0, 6, state[0])].set(1.0)
 
 
-def test_a_child_that_depends_on_the_opponent_enumerates_as_the_rules_opponent_masks_do():
-  ours = builder.build_public_tree(public_rules.PublicGameRules(GuessGame()))
-  theirs = builder.build_public_tree(GuessRules())
-  assert tree_digest(ours) == tree_digest(theirs)
+def test_a_child_that_depends_on_the_opponent_enumerates_as_the_rules_opponent_masks_did():
+  ours = builder.build_public_tree(GuessGame())
+  assert tree_digest(ours) == _DIGESTS["guess"]
   assert ours.size_summary()["public_states"] == 1 + 6 + 2 * 3  # the root, hits and misses, stays
   hit, miss = ours.node_of_path((0,)), ours.node_of_path((3,))  # player 1 named card 0
   assert ours.valid[hit, 0].tolist() == [True, False, False]
   assert ours.valid[miss, 0].tolist() == [False, True, True]
 
 
-class _Broken(PublicCoinShowdown):
+class _Broken(CoinShowdown):
   """The coin game with one contract rule broken (``rule`` names which)."""
 
   def __init__(self, rule: str):
@@ -314,7 +206,7 @@ class _Broken(PublicCoinShowdown):
     return jnp.append(child, k) if self.rule == "structure" else child
 
 
-class _MissingInfostate(PublicCoinShowdown):
+class _MissingInfostate(CoinShowdown):
   """Player 1 holds nothing private (S1 = 1) but the game says actions are legal for its
   infostates 1 and 2 at player 1's node."""
 
@@ -345,7 +237,7 @@ class _MissingInfostate(PublicCoinShowdown):
 )
 def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, message):
   with pytest.raises(ValueError, match=message):
-    builder.build_public_tree(public_rules.PublicGameRules(game))
+    builder.build_public_tree(game)
 
 
 @pytest.mark.parametrize(
@@ -360,7 +252,7 @@ def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, messag
   ],
 )
 def test_bad_sizes_are_refused(field, value, message):
-  game = PublicCoinShowdown()
+  game = CoinShowdown()
   setattr(game, field, value)
   with pytest.raises(ValueError, match=message):
-    public_rules.PublicGameRules(game)
+    walk.PublicGameWalk(game)

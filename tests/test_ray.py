@@ -16,7 +16,7 @@ import pytest
 import ray
 
 import sog.games
-from sog.games import rules
+from sog.games import public_game
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import distributed
@@ -45,7 +45,7 @@ def _kuhn_examples(count: int, seed: int) -> buffers.Examples:
   tree = sog.games.load("kuhn_poker").tree
   rng = np.random.default_rng(seed)
   S, A = tree.max_infostates, tree.num_actions
-  inner = np.flatnonzero(tree.kind != rules.TERMINAL)
+  inner = np.flatnonzero(tree.kind != public_game.TERMINAL)
   return buffers.Examples(
     nodes=rng.choice(inner, count).astype(np.int32),
     ranges=rng.dirichlet(np.ones(S), (count, 2)).astype(np.float32),

@@ -5,7 +5,9 @@ import json
 import subprocess
 import sys
 
+import chex
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -25,57 +27,65 @@ FOLD, CALL = 0, 1
 HEADS, TAILS = 0, 1
 
 
-class CoinShowdown(sog.games.GameRules):
+class CoinShowdown(sog.games.PublicGame):
   """Each player holds one of ``cards`` distinct cards. Player 0 passes (losing 1) or plays; a
   public coin is tossed; player 1 folds (losing 1) or calls, and the showdown for 2 goes to the high
-  card on heads and to the low card on tails. Small, with private information and public chance."""
+  card on heads and to the low card on tails. Small, with private information and public chance.
 
-  num_actions = 2
+  The public state is the history ([3] int32, -1 after its end); child k is action k below a player
+  node and coin side k below the chance node.
+  """
+
+  num_actions, max_children, max_chance_outcomes, encoding_size = 2, 2, 2, 5
 
   def __init__(self, cards: int = 3):
     self.cards, self.name = cards, f"coin_showdown(cards={cards})"
     self.num_infostates = (cards, cards)
 
-  def initial_state(self):
-    return ()
-
-  def deal_probabilities(self):
+  def deal(self) -> np.ndarray:
     deal = 1.0 - np.eye(self.cards)
     return deal / deal.sum()
 
+  def root(self) -> chex.Array:
+    return jnp.full(3, -1, jnp.int32)
+
   def kind(self, state):
-    if state == (PASS,) or len(state) == 3:
-      return sog.games.TERMINAL
-    return (sog.games.PLAYER_0, sog.games.CHANCE, sog.games.PLAYER_1)[len(state)]
+    length = (state >= 0).sum()
+    kinds = jnp.array(
+      [sog.games.PLAYER_0, sog.games.CHANCE, sog.games.PLAYER_1, sog.games.TERMINAL]
+    )
+    over = (length == 1) & (state[0] == PASS)
+    return jnp.where(over, sog.games.TERMINAL, kinds[length]).astype(jnp.int32)
 
-  def legal_actions(self, state, infostate):
-    return (0, 1)
+  def legal(self, state):
+    acting = self.kind(state) < sog.games.CHANCE
+    return jnp.broadcast_to(acting, (self.cards, 2))
 
-  def outcomes(self, state, infostate, action):
-    return (sog.games.ActionOutcome(action, (*state, action), infostate),)
+  def transitions(self, state):
+    legal = self.legal(state)
+    chance = self.kind(state) == sog.games.CHANCE
+    return sog.games.Transitions(
+      present=legal[0] | chance,
+      child=jnp.broadcast_to(jnp.arange(2)[None, :, None], (self.cards, 2, 1)),  # child k: action k
+      next_infostate=jnp.broadcast_to(jnp.arange(self.cards)[:, None], (self.cards, 2)),
+      probability=jnp.full(2, 0.5),
+      likelihood=jnp.full((2, self.cards, self.cards), 0.5),  # the coin ignores the cards
+    )
 
-  def chance_outcomes(self, state):
-    return tuple(sog.games.ChanceOutcome(side, (*state, side), 0.5) for side in (HEADS, TAILS))
+  def child(self, state, k):
+    return state.at[(state >= 0).sum()].set(k, mode="drop")
 
-  def chance_likelihood(self, state, observation, infostate_0, infostate_1):
-    return 0.5  # the coin does not depend on the cards
-
-  def utility(self, state, infostate_0, infostate_1):
-    if state == (PASS,):
-      return -1.0
-    if state[2] == FOLD:
-      return 1.0
-    high_wins = state[1] == HEADS
-    return 2.0 if (infostate_0 > infostate_1) == high_wins else -2.0
-
-  def encoding_size(self):
-    return 5
+  def utility(self, state):
+    cards = jnp.arange(self.cards)
+    high_wins = (cards[:, None] > cards[None, :]) == (state[1] == HEADS)
+    showdown = jnp.where(high_wins, 2.0, -2.0)
+    return jnp.where(state[0] == PASS, -1.0, jnp.where(state[2] == FOLD, 1.0, showdown))
 
   def encode(self, state):
-    code = np.zeros(5, np.float32)
-    code[: len(state)] = 1.0
-    code[3 + (state[1] if len(state) > 1 else 0)] = float(len(state) > 1)
-    return code
+    length = (state >= 0).sum()
+    code = (jnp.arange(3) < length).astype(jnp.float32)
+    side = jnp.zeros(2, jnp.float32).at[jnp.maximum(state[1], 0)].set((length > 1) * 1.0)
+    return jnp.concatenate([code, side])
 
 
 _CARDS = sog.games.GameParameter(int, 3, choices=(2, 3, 4))
@@ -186,13 +196,13 @@ def test_scripts_and_configs_take_a_game_module():
 
 
 class _NoLegalAction(CoinShowdown):
-  def legal_actions(self, state, infostate):
-    return () if state == () and infostate == 0 else (0, 1)
+  def legal(self, state):
+    return super().legal(state).at[1].set(False)  # card 1 cannot act
 
 
 class _BadChance(CoinShowdown):
-  def chance_outcomes(self, state):
-    return tuple(sog.games.ChanceOutcome(side, (*state, side), 0.4) for side in (HEADS, TAILS))
+  def transitions(self, state):
+    return super().transitions(state).replace(probability=jnp.full(2, 0.4))
 
 
 @pytest.mark.parametrize(
@@ -207,9 +217,9 @@ class _BadChance(CoinShowdown):
     ),
     (("bad_parameter", CoinShowdown, {"cards": 3}), "GameParameter"),
     (("wrong_name", CoinShowdown), "must carry its canonical name, 'wrong_name'"),
-    (("not_rules", lambda: object()), "not a sog.games.PublicGame or sog.games.GameRules"),
+    (("not_a_game", lambda: object()), "returned object, not a sog.games.PublicGame"),
     (("no_legal_action", lambda: _rename(_NoLegalAction(), "no_legal_action")), "no legal action"),
-    (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 0.8"),
+    (("bad_chance", lambda: _rename(_BadChance(), "bad_chance")), "sum to 1, got \\[0.4, 0.4\\]"),
     (
       ("bad_kind", CoinShowdown, {"cards": sog.games.GameParameter(float, 3, (2, 3))}),
       "must have kind int, float or str and a default of that kind",
@@ -240,9 +250,9 @@ def test_a_name_is_registered_once_unless_replaced(coin_game):
     registry.import_game_modules("examples/one_card_poker.py")
 
 
-def _rename(rules, name):
-  rules.name = name
-  return rules
+def _rename(game, name):
+  game.name = name
+  return game
 
 
 def test_the_conformance_checks_refuse_what_is_not_a_loaded_game():

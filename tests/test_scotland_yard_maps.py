@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import sog.games
-from sog.games import scotland_yard
+from sog.games import scotland_yard_map
 
-_GLASSES = json.loads((scotland_yard.MAPS_DIR / "glasses.json").read_text())
+_GLASSES = json.loads((scotland_yard_map.MAPS_DIR / "glasses.json").read_text())
 
 
 def _write(tmp_path, data, name="custom.json"):
@@ -32,7 +32,7 @@ def test_map_file_outside_the_package_loads_by_path(tmp_path):
 def test_map_file_name_defaults_to_its_stem(tmp_path):
   data = {k: v for k, v in _GLASSES.items() if k != "name"}
   assert (
-    scotland_yard.ScotlandYardMap.load(str(_write(tmp_path, data, "harbour.json"))).name
+    scotland_yard_map.ScotlandYardMap.load(str(_write(tmp_path, data, "harbour.json"))).name
     == "harbour"
   )
 
@@ -102,10 +102,8 @@ def test_private_start_is_a_uniform_deal_only_mr_x_sees(tmp_path):
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[0, 0]), [4, 5, 6])
   # Nothing about the start is public: the detectives' encoding marks Mr X's station as not yet
   # known, and after his first move from 6 he may be at any neighbour of 5, 6 or 7.
-  rules = game.rules
-  assert (
-    rules.encoding_size() == sog.games.load("scotland_yard(map=glasses)").rules.encoding_size() + 1
-  )
+  glasses = sog.games.load("scotland_yard(map=glasses)")
+  assert game.public_game.encoding_size == glasses.public_game.encoding_size + 1
   assert tree.encoding[0][-1] == 1.0
   child = int(np.flatnonzero(tree.parent == 0)[0])
   np.testing.assert_array_equal(np.flatnonzero(tree.valid[child, 0]), [2, 3, 4, 5, 6, 7, 8])
@@ -117,16 +115,16 @@ def test_private_start_is_a_uniform_deal_only_mr_x_sees(tmp_path):
   assert root.is_chance_node() and root.chance_outcomes() == [(4, 1 / 3), (5, 1 / 3), (6, 1 / 3)]
 
 
-@pytest.mark.parametrize("name", scotland_yard.available_maps())
+@pytest.mark.parametrize("name", scotland_yard_map.available_maps())
 def test_every_shipped_map_parses_under_its_file_name(name):
-  assert scotland_yard.ScotlandYardMap.load(name).name == name
+  assert scotland_yard_map.ScotlandYardMap.load(name).name == name
 
 
 def test_glasses_hidden6_is_glasses_hidden_with_one_more_round_and_ticket():
   """The benchmark map differs from glasses_hidden only in its length
   (docs/results/scotland_yard.md, "glasses_hidden6")."""
   hidden, longer = (
-    scotland_yard.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6")
+    scotland_yard_map.ScotlandYardMap.load(n) for n in ("glasses_hidden", "glasses_hidden6")
   )
   assert longer.rounds == hidden.rounds + 1
   assert longer.mr_x_tickets == tuple(t + 1 for t in hidden.mr_x_tickets)

@@ -7,7 +7,7 @@ import pytest
 
 from sog.eval import best_response
 from sog.games import load
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import resolving
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
@@ -20,7 +20,8 @@ def test_subgames_of_a_depth_share_shapes_and_map_back_to_the_game(name):
   subgames = subgames_lib.Subgames(tree, frontier_bound=10_000)
   for depth in range(tree.num_levels):
     built = [
-      subgames(n) for n in np.flatnonzero((tree.depth == depth) & (tree.kind != rules_lib.TERMINAL))
+      subgames(n)
+      for n in np.flatnonzero((tree.depth == depth) & (tree.kind != public_game.TERMINAL))
     ]
     if not built:
       continue

@@ -37,8 +37,8 @@ import numpy as np
 
 from sog.baselines import regret
 from sog.games import propagation
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.search import cfr
 from sog.search import solver as solver_lib
 
@@ -66,7 +66,7 @@ def _chance_tables(tree) -> _ChanceTables:
   for d, level in enumerate(tree.levels):
     start = tree.level_starts[d]
     nodes = start + np.arange(level.inner)
-    chance = tree.kind[nodes] == rules_lib.CHANCE
+    chance = tree.kind[nodes] == public_game.CHANCE
     child = tree.up_child[nodes]  # [inner, A, K]
     probability = np.where(child >= 0, tree.chance_probability[np.maximum(child, 0)], 0.0)
     probability[~chance] = 0.0
@@ -74,7 +74,7 @@ def _chance_tables(tree) -> _ChanceTables:
     probabilities.append(probability.reshape(level.inner, child.shape[1] * child.shape[2]))
     is_chance.append(chance)
     parents = tree.parent[start + np.arange(level.size)]
-    chance_parent.append((parents >= 0) & (tree.kind[np.maximum(parents, 0)] == rules_lib.CHANCE))
+    chance_parent.append((parents >= 0) & (tree.kind[np.maximum(parents, 0)] == public_game.CHANCE))
   return _ChanceTables(tuple(is_chance), tuple(probabilities), tuple(chance_parent))
 
 

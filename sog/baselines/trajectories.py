@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 
 
@@ -85,7 +85,7 @@ class Simulator:
       child, n0, n1, weight = self._slots(node, s0, s1)
       actor = jnp.clip(kind, 0, 1)
       own = jnp.where(actor == 0, s0, s1)
-      decision = ~done & (kind <= rules_lib.PLAYER_1)
+      decision = ~done & (kind <= public_game.PLAYER_1)
       legal = self.legal[node, own]
       acting = jnp.where(legal, policy[node, own], 0.0)
       action = jax.random.categorical(key, jnp.log(acting))
@@ -93,11 +93,13 @@ class Simulator:
       # one slot drawn with P(c | s0, s1) = q(c) W_c / W_node.
       chance_weight = (self.chance_probability[jnp.maximum(child, 0)] * weight).reshape(-1)
       decision_weight = jnp.where(jnp.arange(child.shape[0])[:, None] == action, weight, 0.0)
-      slot_weight = jnp.where(kind == rules_lib.CHANCE, chance_weight, decision_weight.reshape(-1))
+      slot_weight = jnp.where(
+        kind == public_game.CHANCE, chance_weight, decision_weight.reshape(-1)
+      )
       slot = jax.random.categorical(
         jax.random.fold_in(key, 1), jnp.log(jnp.where(slot_weight > 0, slot_weight, 0.0))
       )
-      terminal = kind == rules_lib.TERMINAL
+      terminal = kind == public_game.TERMINAL
       moved = ~done & ~terminal
       record = dict(
         decision=decision,

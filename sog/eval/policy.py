@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from sog.games import propagation
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 
 
 def decision_rows(tree: tree_lib.PublicTree) -> np.ndarray:
   """Boolean [N, S]: the rows a policy must define (a player acts at a valid infostate)."""
-  return tree.decision_infostates(rules_lib.PLAYER_0) | tree.decision_infostates(rules_lib.PLAYER_1)
+  return tree.decision_infostates(public_game.PLAYER_0) | tree.decision_infostates(
+    public_game.PLAYER_1
+  )
 
 
 def uniform_policy(tree: tree_lib.PublicTree) -> np.ndarray:

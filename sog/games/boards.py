@@ -18,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.games import rules as rules_lib
 
 EMPTY, CROSS, NOUGHT = 0, 1, 2  # player 0 marks a cross (X), player 1 a nought (O)
 NO_CELL = -1  # what :meth:`KInARow.cell` gives for an illegal action
@@ -71,14 +70,14 @@ class KInARow(public_game.PublicGame):
 
   def kind(self, state: chex.Array) -> chex.Array:
     over = (self.winner(state) != EMPTY) | (state != EMPTY).all()
-    return jnp.where(over, rules_lib.TERMINAL, self.to_move(state)).astype(jnp.int32)
+    return jnp.where(over, public_game.TERMINAL, self.to_move(state)).astype(jnp.int32)
 
   def _cells(self, state: chex.Array) -> chex.Array:
     """[A]: the cell each action marks (NO_CELL where it is illegal)."""
     return jax.vmap(self.cell, in_axes=(None, 0))(state, jnp.arange(self.num_actions))
 
   def legal(self, state: chex.Array) -> chex.Array:
-    acting = self.kind(state) < rules_lib.CHANCE
+    acting = self.kind(state) < public_game.CHANCE
     return ((self._cells(state) != NO_CELL) & acting)[None]
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:

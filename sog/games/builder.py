@@ -1,4 +1,5 @@
-"""Enumerates a game's whole public tree from its rules into a :class:`~sog.games.tree.PublicTree`.
+"""Enumerates a game's whole public tree into a :class:`~sog.games.tree.PublicTree`, walking its
+:class:`~sog.games.public_game.PublicGame` definition (:mod:`sog.games.walk`).
 
 Breadth-first over public states. For every node the builder keeps the pair weight W[s0, s1] (the
 chance weight of the world state relative to the product of the prior marginals; zero for impossible
@@ -15,13 +16,14 @@ import dataclasses
 
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
+from sog.games import walk as walk_lib
 
 
 @dataclasses.dataclass
 class _Node:
-  state: rules_lib.PublicState
+  state: walk_lib.PublicStateKey
   parent: int
   depth: int
   path: tuple
@@ -41,55 +43,60 @@ def _orient(weight: np.ndarray, actor: int) -> np.ndarray:
   return weight if actor == 0 else weight.T
 
 
-def build_public_tree(rules: rules_lib.GameRules) -> tree_lib.PublicTree:
-  """Enumerates every public state of ``rules`` and returns the game's public tree."""
-  s0_count, s1_count = rules.num_infostates
-  S, A = max(s0_count, s1_count), rules.num_actions
+def build_public_tree(game: public_game.PublicGame) -> tree_lib.PublicTree:
+  """Enumerates every public state of ``game`` and returns its public tree; ``ValueError`` naming
+  the rule a game's functions break (:mod:`sog.games.walk`) or an assumption of the factored model
+  it breaks."""
+  walk = walk_lib.PublicGameWalk(game)
+  s0_count, s1_count = walk.num_infostates
+  S, A = max(s0_count, s1_count), walk.num_actions
   deal = np.zeros((S, S))
-  deal[:s0_count, :s1_count] = np.asarray(rules.deal_probabilities(), np.float64)
+  deal[:s0_count, :s1_count] = np.asarray(walk.deal(), np.float64)
   if deal.min() < 0 or not np.isclose(deal.sum(), 1.0, atol=1e-12):
-    raise ValueError(f"{rules.name}: deal probabilities must be non-negative and sum to 1")
+    raise ValueError(f"{walk.name}: deal probabilities must be non-negative and sum to 1")
   priors = np.stack([deal.sum(1), deal.sum(0)])
   denominator = np.outer(priors[0], priors[1])
   root_weight = np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
   identity_sources = ({s: [(s, 0)] for s in range(S)}, {s: [(s, 0)] for s in range(S)})
-  nodes = [_Node(rules.initial_state(), -1, 0, (), root_weight, identity_sources, np.ones((2, S)))]
+  nodes = [_Node(walk.root(), -1, 0, (), root_weight, identity_sources, np.ones((2, S)))]
 
   index = 0
   while index < len(nodes):
-    _expand(rules, nodes, index, S)
+    _expand(walk, nodes, index, S)
     index += 1
   # OpenSpiel also counts the chance histories of the private deal: the root chance node, and when
   # both players are dealt (poker, dice) one more per player 0's outcome, where player 1's deal
   # follows.
   outcomes = [int((p > 0).sum()) for p in priors]
   deal_histories = 0 if max(outcomes) == 1 else 1 + (outcomes[0] if min(outcomes) > 1 else 0)
-  return _to_tree(rules, nodes, priors, S, A, deal_histories)
+  return _to_tree(walk, nodes, priors, S, A, deal_histories)
 
 
-def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) -> None:
+def _expand(walk: walk_lib.PublicGameWalk, nodes: list[_Node], index: int, S: int) -> None:
   node = nodes[index]
-  node.kind = kind = rules.kind(node.state)
-  if kind == rules_lib.TERMINAL:
+  node.kind = kind = walk.kind(node.state)
+  if kind == public_game.TERMINAL:
     return
-  if kind == rules_lib.CHANCE:
-    _expand_chance(rules, nodes, index, S)
+  if kind == public_game.CHANCE:
+    _expand_chance(walk, nodes, index, S)
     return
-  if kind not in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
-    raise ValueError(f"{rules.name}: unknown node kind {kind}")
+  if kind not in (public_game.PLAYER_0, public_game.PLAYER_1):
+    raise ValueError(f"{walk.name}: unknown node kind {kind}")
   actor, opponent = kind, 1 - kind
   weight = _orient(node.weight, actor)
   actor_valid = np.flatnonzero(weight.sum(1) > 0).tolist()
   opponent_valid = weight.sum(0) > 0
-  masks = {None: opponent_valid}  # opponent mask of the rules -> valid opponent infostates in it
-  # observation -> [state, {child infostate: [(s, a)]}, opponent mask, {child infostate: W row}]
+  masks = {
+    None: opponent_valid
+  }  # an outcome's opponent mask -> the valid opponent infostates in it
+  # slot -> [state, {child infostate: [(s, a)]}, opponent mask, {child infostate: W row}]
   children: dict = {}
   for s in actor_valid:
-    legal = rules.legal_actions(node.state, s)
+    legal = walk.legal_actions(node.state, s)
     if len(legal) == 0:
-      raise ValueError(f"{rules.name}: no legal action at {node.path} for infostate {s}")
+      raise ValueError(f"{walk.name}: no legal action at {node.path} for infostate {s}")
     for a in legal:
-      for outcome in rules.outcomes(node.state, s, int(a)):
+      for outcome in walk.outcomes(node.state, s, int(a)):
         key = outcome.opponent_mask
         mask = masks.get(key)
         if mask is None:
@@ -98,9 +105,9 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
           mask = masks[key] = mask & opponent_valid
         if mask is not opponent_valid and not mask.any():
           continue
-        entry = children.get(outcome.observation)
+        entry = children.get(outcome.slot)
         if entry is None:
-          entry = children[outcome.observation] = [
+          entry = children[outcome.slot] = [
             outcome.next_state,
             collections.defaultdict(list),
             mask,
@@ -110,8 +117,8 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
           entry[2] is mask or np.array_equal(entry[2], mask)
         ):
           raise ValueError(
-            f"{rules.name}: observation {outcome.observation!r} at {node.path} does not "
-            "key a unique public child with one opponent mask"
+            f"{walk.name}: slot {outcome.slot} at {node.path} does not hold a unique "
+            "public child with one opponent mask"
           )
         entry[1][outcome.next_infostate].append((s, int(a)))
         # Where W[s] > 0 the opponent's infostate is valid, so the full mask leaves the row as it
@@ -120,13 +127,13 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
         previous = entry[3].get(outcome.next_infostate)
         if previous is not None and previous.any() and not np.allclose(previous, row):
           raise ValueError(
-            f"{rules.name}: merged infostate {outcome.next_infostate} at "
-            f"{(*node.path, outcome.observation)} has inconsistent chance weights"
+            f"{walk.name}: merged infostate {outcome.next_infostate} at "
+            f"{(*node.path, outcome.slot)} has inconsistent chance weights"
           )
         entry[3][outcome.next_infostate] = row
   actor_counts = node.path_counts[actor].tolist()
   infostates_in = {id(mask): np.flatnonzero(mask).tolist() for mask in masks.values()}
-  for observation, (state, actor_sources, mask, rows) in children.items():
+  for slot, (state, actor_sources, mask, rows) in children.items():
     child_weight = np.zeros((S, S))
     for child_s, row in rows.items():
       child_weight[child_s] = row
@@ -144,7 +151,7 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
         state,
         index,
         node.depth + 1,
-        (*node.path, observation),
+        (*node.path, slot),
         _orient(child_weight, actor),
         tuple(sources),
         counts,
@@ -157,18 +164,16 @@ def _expand(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) 
       node.targets[(opponent, s, None)].append((child, s, 1.0))
 
 
-def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S: int) -> None:
+def _expand_chance(walk: walk_lib.PublicGameWalk, nodes: list[_Node], index: int, S: int) -> None:
   node = nodes[index]
-  outcomes = rules.chance_outcomes(node.state)
+  outcomes = walk.chance_outcomes(node.state)
   total = sum(o.probability for o in outcomes)
   if not np.isclose(total, 1.0, atol=1e-12):
-    raise ValueError(f"{rules.name}: chance probabilities at {node.path} sum to {total}, not 1")
+    raise ValueError(f"{walk.name}: chance probabilities at {node.path} sum to {total}, not 1")
   for outcome in outcomes:
     likelihood = np.zeros((S, S))
     for s0, s1 in zip(*np.nonzero(node.weight), strict=True):
-      likelihood[s0, s1] = rules.chance_likelihood(
-        node.state, outcome.observation, int(s0), int(s1)
-      )
+      likelihood[s0, s1] = walk.chance_likelihood(node.state, outcome.slot, int(s0), int(s1))
     child_weight = node.weight * likelihood / outcome.probability
     if not child_weight.any():
       continue
@@ -180,7 +185,7 @@ def _expand_chance(rules: rules_lib.GameRules, nodes: list[_Node], index: int, S
         outcome.next_state,
         index,
         node.depth + 1,
-        (*node.path, outcome.observation),
+        (*node.path, outcome.slot),
         child_weight,
         sources,
         node.path_counts * np.stack(valid),
@@ -199,7 +204,7 @@ def _child_slots(node: _Node, A: int) -> dict[tuple[int, int], int]:
   reached by several actions, such as Mr X's unrevealed move, sits in one slot per action). Below a
   chance node, the children fill the slots in order.
   """
-  if node.kind in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
+  if node.kind in (public_game.PLAYER_0, public_game.PLAYER_1):
     per_action: dict[int, list[int]] = collections.defaultdict(list)
     for (player, _, a), targets in node.targets.items():
       if player == node.kind:
@@ -210,7 +215,7 @@ def _child_slots(node: _Node, A: int) -> dict[tuple[int, int], int]:
 
 
 def _to_tree(
-  rules: rules_lib.GameRules,
+  walk: walk_lib.PublicGameWalk,
   nodes: list[_Node],
   priors: np.ndarray,
   S: int,
@@ -227,12 +232,12 @@ def _to_tree(
     .sum((1, 2))
     .astype(np.int64)
   )
-  encoding = np.stack([rules.encode(n.state) for n in nodes]).astype(np.float32)
+  encoding = np.stack([walk.encode(n.state) for n in nodes]).astype(np.float32)
   payoff = np.zeros((N, S, S))
-  for i in np.flatnonzero(kind == rules_lib.TERMINAL).tolist():
+  for i in np.flatnonzero(kind == public_game.TERMINAL).tolist():
     node = nodes[i]
     for s0, s1 in zip(*np.nonzero(node.weight), strict=True):
-      payoff[i, s0, s1] = node.weight[s0, s1] * rules.utility(node.state, int(s0), int(s1))
+      payoff[i, s0, s1] = node.weight[s0, s1] * walk.utility(node.state, int(s0), int(s1))
   # Down edges: (node, player, infostate, j) -> (source infostate, action), gathered then written
   # once.
   down = [
@@ -276,16 +281,16 @@ def _to_tree(
     up_infostate[i, slot_a, slot_k, player, s] = [row[5] for row in edge_rows]
     up_weight[i, slot_a, slot_k, player, s] = [row[6] for row in edge_rows]
   legal = np.zeros((N, S, A), bool)
-  legal[kind >= rules_lib.CHANCE, :, 0] = True
-  for i in np.flatnonzero(kind < rules_lib.CHANCE).tolist():
+  legal[kind >= public_game.CHANCE, :, 0] = True
+  for i in np.flatnonzero(kind < public_game.CHANCE).tolist():
     node = nodes[i]
     actor_valid = np.flatnonzero(valid[i, node.kind]).tolist()
     for s in actor_valid:
-      legal[i, s, list(rules.legal_actions(node.state, s))] = True
+      legal[i, s, list(walk.legal_actions(node.state, s))] = True
     legal[i, ~valid[i, node.kind]] = legal[i, actor_valid[0]]
   tree = tree_lib.PublicTree(
-    name=rules.name,
-    num_infostates=tuple(rules.num_infostates),
+    name=walk.name,
+    num_infostates=tuple(walk.num_infostates),
     num_actions=A,
     kind=kind,
     depth=np.array([n.depth for n in nodes], np.int32),
@@ -311,6 +316,6 @@ def _to_tree(
     prior_weight=np.zeros((N, 2, S)),
   )
   # Within each depth, non-terminal nodes first: a level's terminals are then one static slice.
-  order = np.lexsort((kind == rules_lib.TERMINAL, tree.depth))
+  order = np.lexsort((kind == public_game.TERMINAL, tree.depth))
   tree = dataclasses.replace(tree.select(order), game_node=np.arange(N, dtype=np.int32))
   return dataclasses.replace(tree, prior_weight=tree_lib.prior_weights(tree))

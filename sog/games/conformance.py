@@ -1,10 +1,10 @@
 """The conformance checks every game's enumerated public tree passes (an API test in the style of
 pgx's).
 
-Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``rules`` and ``tree``)
-and a NumPy generator, and raises ``ValueError`` naming the game and the property it breaks. The
-test suite runs them on every built-in game; :func:`sog.games.register` runs them on a new game
-before it keeps its name, and a user can run them with :func:`check_game`.
+Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``public_game`` and
+``tree``) and a NumPy generator, and raises ``ValueError`` naming the game and the property it
+breaks. The test suite runs them on every built-in game; :func:`sog.games.register` runs them on a
+new game before it keeps its name, and a user can run them with :func:`check_game`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from sog.games import propagation
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 
 _TOLERANCE = 1e-9
@@ -54,7 +54,7 @@ def chance_probabilities_sum_to_one(game, rng: np.random.Generator) -> None:
   """A chance node's children's probabilities sum to 1; every other child has probability 1."""
   del rng
   tree = game.tree
-  for node in np.flatnonzero(tree.kind == rules_lib.CHANCE):
+  for node in np.flatnonzero(tree.kind == public_game.CHANCE):
     children = np.flatnonzero(tree.parent == node)
     _require(children.size > 0, game, f"chance node {tree.paths[node]} has no outcome")
     _require(
@@ -62,7 +62,7 @@ def chance_probabilities_sum_to_one(game, rng: np.random.Generator) -> None:
       game,
       f"chance probabilities at {tree.paths[node]} do not sum to 1",
     )
-  not_chance = tree.kind[np.maximum(tree.parent, 0)] != rules_lib.CHANCE
+  not_chance = tree.kind[np.maximum(tree.parent, 0)] != public_game.CHANCE
   _require(
     tree.chance_probability[not_chance] == 1.0,
     game,
@@ -76,7 +76,7 @@ def children_match_legal_actions(game, rng: np.random.Generator) -> None:
   reach, and no opponent infostate appears out of nothing (vectorised over nodes)."""
   del rng
   tree = game.tree
-  nodes = np.flatnonzero(tree.kind <= rules_lib.PLAYER_1)
+  nodes = np.flatnonzero(tree.kind <= public_game.PLAYER_1)
   actor = tree.kind[nodes].astype(np.int64)
   edges = tree.up_weight[nodes, :, :, actor] > 0  # [n, A, K, S]
   has_child = edges.any(2).transpose(0, 2, 1)  # [n, S, A]
@@ -106,7 +106,9 @@ def children_match_legal_actions(game, rng: np.random.Generator) -> None:
     game,
     "an opponent infostate appears at a child that is impossible at its parent",
   )
-  _require(~(tree.up_child[tree.kind == rules_lib.TERMINAL] >= 0), game, "a terminal has children")
+  _require(
+    ~(tree.up_child[tree.kind == public_game.TERMINAL] >= 0), game, "a terminal has children"
+  )
 
 
 def tree_is_breadth_first(game, rng: np.random.Generator) -> None:
@@ -122,14 +124,14 @@ def tree_is_breadth_first(game, rng: np.random.Generator) -> None:
 
 
 def encoding_has_fixed_shape(game, rng: np.random.Generator) -> None:
-  """Each public state's encoding is ``rules.encoding_size()`` finite floats, and they differ."""
+  """Each public state's encoding is ``public_game.encoding_size`` finite floats; they differ."""
   del rng
   encoding = game.tree.encoding
   _require(
-    encoding.shape == (game.tree.num_nodes, game.rules.encoding_size()),
+    encoding.shape == (game.tree.num_nodes, game.public_game.encoding_size),
     game,
     f"encodings have shape {encoding.shape}, not (public states, encoding_size()) = "
-    f"{(game.tree.num_nodes, game.rules.encoding_size())}",
+    f"{(game.tree.num_nodes, game.public_game.encoding_size)}",
   )
   _require(np.isfinite(encoding), game, "an encoding is not finite")
   _require(

@@ -11,7 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.games import rules as rules_lib
 
 PASS, BET = 0, 1
 _NUM_CARDS = 3
@@ -36,10 +35,10 @@ class KuhnPoker(public_game.PublicGame):
     length = (state >= 0).sum()
     # Over after two actions unless they were pass, bet (player 0 must answer); always after three.
     over = (length == 3) | ((length == 2) & ~((state[0] == PASS) & (state[1] == BET)))
-    return jnp.where(over, rules_lib.TERMINAL, length % 2).astype(jnp.int32)
+    return jnp.where(over, public_game.TERMINAL, length % 2).astype(jnp.int32)
 
   def legal(self, state: chex.Array) -> chex.Array:
-    acting = self.kind(state) < rules_lib.CHANCE
+    acting = self.kind(state) < public_game.CHANCE
     return jnp.broadcast_to(acting, (_NUM_CARDS, self.num_actions))
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:

@@ -16,7 +16,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.games import rules as rules_lib
 
 FOLD, CALL, RAISE = 0, 1, 2
 _NUM_CARDS = 6
@@ -81,19 +80,19 @@ class LeducPoker(public_game.PublicGame):
     actions = state.history[state.round]
     length = state.lengths[state.round]
     round_over = (length >= 2) & (actions[jnp.maximum(length - 1, 0)] == CALL)
-    over_kind = jnp.where(state.round == 0, rules_lib.CHANCE, rules_lib.TERMINAL)
+    over_kind = jnp.where(state.round == 0, public_game.CHANCE, public_game.TERMINAL)
     kind = jnp.where(round_over, over_kind, length % 2)
-    return jnp.where((state.history == FOLD).any(), rules_lib.TERMINAL, kind).astype(jnp.int32)
+    return jnp.where((state.history == FOLD).any(), public_game.TERMINAL, kind).astype(jnp.int32)
 
   def legal(self, state: LeducState) -> chex.Array:
     chips = _contributions(state)
     raises = (state.history[state.round] == RAISE).sum()
     legal = jnp.stack([chips[0] != chips[1], jnp.bool_(True), raises < _MAX_RAISES])
-    acting = self.kind(state) < rules_lib.CHANCE
+    acting = self.kind(state) < public_game.CHANCE
     return jnp.broadcast_to(legal & acting, (_NUM_CARDS, self.num_actions))
 
   def transitions(self, state: LeducState) -> public_game.Transitions:
-    chance = self.kind(state) == rules_lib.CHANCE
+    chance = self.kind(state) == public_game.CHANCE
     cards = jnp.arange(_NUM_CARDS)
     # P(card k | s0, s1): uniform over the 4 cards neither player holds.
     held = (cards[:, None, None] == cards[None, :, None]) | (
@@ -107,7 +106,7 @@ class LeducPoker(public_game.PublicGame):
     )
 
   def child(self, state: LeducState, k: chex.Array) -> LeducState:
-    chance = self.kind(state) == rules_lib.CHANCE
+    chance = self.kind(state) == public_game.CHANCE
     played = state.history.at[state.round, state.lengths[state.round]].set(k, mode="drop")
     return LeducState(
       history=jnp.where(chance, state.history, played),

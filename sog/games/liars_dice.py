@@ -14,7 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.games import rules as rules_lib
 
 VALID_FACES = (4, 5, 6)
 
@@ -45,14 +44,14 @@ class LiarsDice(public_game.PublicGame):
 
   def kind(self, state: chex.Array) -> chex.Array:
     over = self._last(state) == self.liar
-    return jnp.where(over, rules_lib.TERMINAL, (state >= 0).sum() % 2).astype(jnp.int32)
+    return jnp.where(over, public_game.TERMINAL, (state >= 0).sum() % 2).astype(jnp.int32)
 
   def legal(self, state: chex.Array) -> chex.Array:
     actions = jnp.arange(self.num_actions)
     last = self._last(state)
     bids = (actions > last) & (actions < self.num_bids)
     legal = bids | ((actions == self.liar) & (last >= 0))
-    acting = self.kind(state) < rules_lib.CHANCE
+    acting = self.kind(state) < public_game.CHANCE
     return jnp.broadcast_to(legal & acting, (self.faces, self.num_actions))
 
   def transitions(self, state: chex.Array) -> public_game.Transitions:

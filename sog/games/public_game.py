@@ -4,7 +4,7 @@ A :class:`PublicGame` is a factored two-player zero-sum game (DESIGN.md, "The ga
 from its public states. A world state is (public state, private state of player 0, private state of
 player 1); player i's infostate at a public state is its private state s_i in ``range(S_i)``. Every
 function below takes a public state (any pytree of fixed-shape arrays) and is pure, so a search can
-call it inside ``jit`` and ``vmap``, and enumeration (:mod:`sog.games.public_rules`) walks the same
+call it inside ``jit`` and ``vmap``, and enumeration (:mod:`sog.games.walk`) walks the same
 functions into tables for exact evaluation of small games. Arrays over infostates are padded to
 S = max(S0, S1); over public children to K, the most children a public state has.
 
@@ -30,10 +30,9 @@ import flax.struct
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import rules as rules_lib
-
-PLAYER_0, PLAYER_1 = rules_lib.PLAYER_0, rules_lib.PLAYER_1
-CHANCE, TERMINAL = rules_lib.CHANCE, rules_lib.TERMINAL
+#: A public state's kind: who acts, or chance, or the end.
+PLAYER_0, PLAYER_1, CHANCE, TERMINAL = 0, 1, 2, 3
+KIND_NAMES = ("player_0", "player_1", "chance", "terminal")
 
 
 @flax.struct.dataclass

@@ -1,8 +1,8 @@
 """Loading games by OpenSpiel-style names (``load("liars_dice(faces=4)")``), and registering new
 ones.
 
-A game written outside the package (a :class:`~sog.games.public_game.PublicGame` or
-:class:`~sog.games.rules.GameRules` subclass) becomes loadable by name with :func:`register`;
+A game written outside the package (a :class:`~sog.games.public_game.PublicGame` subclass)
+becomes loadable by name with :func:`register`;
 scripts and configs that run in other processes name the module that registers it
 (``--game_module``, ``config.game_modules``) and :func:`import_game_modules` imports it.
 """
@@ -27,9 +27,8 @@ from sog.games import leduc_poker
 from sog.games import liars_dice
 from sog.games import pgx_games
 from sog.games import public_game
-from sog.games import public_rules
-from sog.games import rules as rules_lib
 from sog.games import scotland_yard
+from sog.games import scotland_yard_map
 from sog.games import sequential_rps
 from sog.games import tic_tac_toe
 from sog.games import tree as tree_lib
@@ -67,7 +66,7 @@ class GameParameter:
 
 @dataclasses.dataclass(frozen=True)
 class _Entry:
-  make: Callable[..., rules_lib.GameRules | public_game.PublicGame]
+  make: Callable[..., public_game.PublicGame]
   parameters: dict[str, GameParameter]
 
 
@@ -87,8 +86,8 @@ _REGISTRY: dict[str, _Entry] = {
       "map": GameParameter(
         str,
         "glasses",
-        scotland_yard.available_maps,
-        scotland_yard.is_map_file,
+        scotland_yard_map.available_maps,
+        scotland_yard_map.is_map_file,
         "or a path to a .json map file",
       )
     },
@@ -101,24 +100,25 @@ _BUILT_IN = frozenset(_REGISTRY)
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Game:
-  """A loaded game: its rules and its whole public tree."""
+  """A loaded game: its definition and its whole public tree.
+
+  Attributes:
+    name: the canonical name.
+    public_game: the game's rules, as pure JAX functions of a public state.
+    tree: its public tree, enumerated from ``public_game``.
+  """
 
   name: str
-  rules: rules_lib.GameRules
+  public_game: public_game.PublicGame
   tree: tree_lib.PublicTree
 
   @property
-  def public_game(self) -> public_game.PublicGame | None:
-    """The JAX public-state definition the tree was walked from (None for a rules-protocol game)."""
-    return self.rules.game if isinstance(self.rules, public_rules.PublicGameRules) else None
-
-  @property
   def num_infostates(self) -> tuple[int, int]:
-    return self.rules.num_infostates
+    return self.tree.num_infostates
 
   @property
   def num_actions(self) -> int:
-    return self.rules.num_actions
+    return self.tree.num_actions
 
 
 def registered_games() -> tuple[str, ...]:
@@ -129,29 +129,29 @@ def registered_games() -> tuple[str, ...]:
 
 def register(
   name: str,
-  rules_factory: Callable[..., rules_lib.GameRules],
+  factory: Callable[..., public_game.PublicGame],
   parameters: Mapping[str, GameParameter] | None = None,
   *,
   replace: bool = False,
   check: bool = True,
 ) -> None:
-  """Makes ``load(name)`` (and ``load("name(key=value,...)")``) build
-  ``rules_factory(**parameters)``.
+  """Makes ``load(name)`` (and ``load("name(key=value,...)")``) build ``factory(**parameters)``.
 
   Args:
     name: the game's base name: lower case letters, digits and underscores, starting with a letter.
-    rules_factory: called with every parameter by keyword (defaults filled) and returning the rules
-      (a :class:`~sog.games.public_game.PublicGame` or a :class:`~sog.games.rules.GameRules`);
-      their ``name`` must be the canonical name :func:`canonical_name` gives (``"name"`` without
-      parameters, else ``"name(key=value,...)"`` in the order of ``parameters``).
+    factory: called with every parameter by keyword (defaults filled) and returning the game, a
+      :class:`~sog.games.public_game.PublicGame` (a subclass itself will do); its ``name`` must be
+      the canonical name :func:`canonical_name` gives (``"name"`` without parameters, else
+      ``"name(key=value,...)"`` in the order of ``parameters``).
     parameters: the parameters a name may set, each with its type, default and choices.
     replace: allows registering a name again (a notebook cell run twice); never a built-in game.
-    check: loads the game at its default parameters and runs the conformance checks
-      (:func:`sog.games.conformance.check_game`) before the name is kept.
+    check: loads the game at its default parameters (enumerating it) and runs the conformance
+      checks (:func:`sog.games.conformance.check_game`) before the name is kept.
 
   Raises:
-    ValueError: for a bad or taken name, bad parameters, or (with ``check``) rules that break the
-      game model's assumptions; the registry is then left as it was.
+    ValueError: for a bad or taken name, bad parameters, or (with ``check``) a game whose functions
+      break the interface's contract or the game model's assumptions; the registry is then left as
+      it was.
   """
   if not isinstance(name, str) or not _NAME.fullmatch(name):
     raise ValueError(
@@ -163,10 +163,10 @@ def register(
     raise ValueError(
       f"game {name!r} is already registered{hint}; registered games: {', '.join(_REGISTRY)}"
     )
-  if not callable(rules_factory):
+  if not callable(factory):
     raise ValueError(
-      f"{name}: rules_factory must be callable (a GameRules subclass or a function "
-      f"returning one), got {rules_factory!r}"
+      f"{name}: factory must be callable (a sog.games.PublicGame subclass or a function "
+      f"returning one), got {factory!r}"
     )
   parameters = dict(parameters or {})
   for key, parameter in parameters.items():
@@ -188,7 +188,7 @@ def register(
         f"valid choices: {parameter.valid_choices()}"
       )
   previous = _REGISTRY.get(name)
-  _REGISTRY[name] = _Entry(rules_factory, parameters)
+  _REGISTRY[name] = _Entry(factory, parameters)
   _forget_loaded(name)
   if not check:
     return
@@ -305,24 +305,21 @@ def load_enumerated(name: str, purpose: str) -> Game:
 
 
 def _forget_loaded(base: str) -> None:
-  """Drops the loaded games of base name ``base`` (registered again: their rules may differ)."""
+  """Drops the loaded games of base name ``base`` (registered again: the game may differ)."""
   for name in [name for name in _LOADED if name == base or name.startswith(base + "(")]:
     del _LOADED[name]
 
 
 def _build(name: str) -> Game:
   base, params = parse_name(name)
-  rules = _REGISTRY[base].make(**params)
-  if isinstance(rules, public_game.PublicGame):
-    rules = public_rules.PublicGameRules(rules)
-  if not isinstance(rules, rules_lib.GameRules):
+  game = _REGISTRY[base].make(**params)
+  if not isinstance(game, public_game.PublicGame):
     raise ValueError(
-      f"{name}: the registered factory returned {type(rules).__name__}, not a "
-      "sog.games.PublicGame or sog.games.GameRules"
+      f"{name}: the registered factory returned {type(game).__name__}, not a sog.games.PublicGame"
     )
-  if getattr(rules, "name", None) != name:
+  if getattr(game, "name", None) != name:
     raise ValueError(
-      f"{name}: the rules are named {getattr(rules, 'name', None)!r}; a game's rules "
-      f"must carry its canonical name, {name!r} (set `name` in the rules)"
+      f"{name}: the game is named {getattr(game, 'name', None)!r}; a game must carry its "
+      f"canonical name, {name!r} (set `name` in the game)"
     )
-  return Game(name=name, rules=rules, tree=builder.build_public_tree(rules))
+  return Game(name=name, public_game=game, tree=builder.build_public_tree(game))

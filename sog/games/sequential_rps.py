@@ -25,12 +25,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.games import rules as rules_lib
 
 ROCK, PAPER, SCISSORS = 0, 1, 2
 #: Player 0's payoff for (player 0's pick, player 1's pick).
 PAYOFF = np.array([[0.0, -1.0, 2.0], [1.0, 0.0, -2.0], [-2.0, 2.0, 0.0]])
-_KINDS = (rules_lib.PLAYER_1, rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.TERMINAL)
+_KINDS = (public_game.PLAYER_1, public_game.PLAYER_0, public_game.PLAYER_1, public_game.TERMINAL)
 
 
 class SequentialRPS(public_game.PublicGame):

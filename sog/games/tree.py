@@ -40,7 +40,7 @@ import flax.struct
 import jax
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 
 
 @flax.struct.dataclass
@@ -145,7 +145,7 @@ class PublicTree:
 
   def size_summary(self) -> dict[str, object]:
     """Sizes: public states (by kind), infostates per player, world states over public states."""
-    by_kind = {name: int((self.kind == k).sum()) for k, name in enumerate(rules_lib.KIND_NAMES)}
+    by_kind = {name: int((self.kind == k).sum()) for k, name in enumerate(public_game.KIND_NAMES)}
     return {
       "public_states": self.num_nodes,
       "public_states_by_kind": by_kind,
@@ -181,7 +181,7 @@ class PublicTree:
     keep = self.descendants(node, max_depth)
     depth = self.depth[keep] - self.depth[node]
     cut = np.zeros(len(keep), bool) if max_depth is None else depth == max_depth
-    sub = self.limited(keep, self.is_leaf[keep] | (cut & (self.kind[keep] != rules_lib.TERMINAL)))
+    sub = self.limited(keep, self.is_leaf[keep] | (cut & (self.kind[keep] != public_game.TERMINAL)))
     return dataclasses.replace(sub, depth=depth.astype(np.int32), deal_histories=0)
 
   def limited(self, nodes: np.ndarray, leaves: np.ndarray) -> PublicTree:
@@ -214,13 +214,13 @@ class PublicTree:
         f"{len(inner)} inner, {len(terminal)} terminal, {len(dummy_kinds)} kinds"
       )
     starts = np.concatenate([self.level_starts, np.full(levels - self.num_levels, self.num_nodes)])
-    terminal_node = self.kind == rules_lib.TERMINAL
+    terminal_node = self.kind == public_game.TERMINAL
     order, kinds, depth = [], [], []
     for d in range(levels):
       nodes = np.arange(starts[d], starts[d + 1])
       blocks = (
         (nodes[~terminal_node[nodes]], inner[d], dummy_kinds[d]),
-        (nodes[terminal_node[nodes]], terminal[d], rules_lib.TERMINAL),
+        (nodes[terminal_node[nodes]], terminal[d], public_game.TERMINAL),
       )
       for real, size, kind in blocks:
         if real.size > size:
@@ -310,7 +310,7 @@ def _make_level(tree: PublicTree, d: int) -> Level:
     up_weight=up_weight,
     same_infostates=bool(((up_infostate == np.arange(S)) | (up_weight == 0)).all()),
     actors=tuple(p for p in (0, 1) if (tree.kind[lo:hi] == p).any()),
-    inner=int((tree.kind[lo:hi] != rules_lib.TERMINAL).sum()),
+    inner=int((tree.kind[lo:hi] != public_game.TERMINAL).sum()),
     inner_terminals=False,
   )
 

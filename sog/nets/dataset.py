@@ -17,8 +17,8 @@ import numpy as np
 
 from sog.eval import policy as policy_lib
 from sog.games import propagation
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import losses
 from sog.nets import train
@@ -59,7 +59,7 @@ def random_pbs(
 ) -> tuple[np.ndarray, np.ndarray]:
   """``count`` public belief states: non-terminal public states drawn uniformly (sorted) and their
   ranges from :func:`sample_ranges`."""
-  candidates = np.flatnonzero(game.tree.kind != rules_lib.TERMINAL)
+  candidates = np.flatnonzero(game.tree.kind != public_game.TERMINAL)
   nodes = np.sort(rng.choice(candidates, size=count))
   return nodes, sample_ranges(game, nodes, rng, policies)
 
@@ -105,7 +105,7 @@ def generate(
   that is one group of just those.
   """
   tree = game.tree
-  candidates = np.flatnonzero(tree.kind != rules_lib.TERMINAL)
+  candidates = np.flatnonzero(tree.kind != public_game.TERMINAL)
   nodes, ranges = random_pbs(game, count, rng)
   values = np.zeros((count, 2, tree.max_infostates))
   policy = np.zeros((count, tree.max_infostates, tree.num_actions))

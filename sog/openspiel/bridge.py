@@ -1,10 +1,9 @@
 """The bridge to OpenSpiel: the matching OpenSpiel game, world-state correspondence, and policies.
 
-An OpenSpiel history is replayed through sog's rules to find its public state (node) and both
-private
-states: the first two chance outcomes of a poker or dice game are the private deal (card or die
-indices, as OpenSpiel numbers them), later chance outcomes and every move map to public
-observations.
+An OpenSpiel history is replayed through sog's public tree to find its public state (node) and both
+private states: the first two chance outcomes of a poker or dice game are the private deal (card or
+die indices, as OpenSpiel numbers them), a later chance outcome is the public child in its slot, and
+a move is the child its action reaches (:func:`step`).
 """
 
 from __future__ import annotations
@@ -46,42 +45,49 @@ def openspiel_game(game: registry.Game) -> pyspiel.Game:
 
 @dataclasses.dataclass(frozen=True)
 class WorldState:
-  """Where an OpenSpiel state sits in sog's model."""
+  """Where an OpenSpiel state sits in sog's model: a public tree node and both private states."""
 
   node: int
   infostates: tuple[int, int]
-  rules_state: object
 
 
 def _initial_world(game: registry.Game) -> WorldState:
-  deal = np.asarray(game.rules.deal_probabilities())
-  s0, s1 = np.unravel_index(int(deal.argmax()), deal.shape)
-  return WorldState(0, (int(s0), int(s1)), game.rules.initial_state())
+  root = game.tree.root_ranges
+  return WorldState(0, (int(root[0].argmax()), int(root[1].argmax())))
 
 
 def step(
   game: registry.Game, world: WorldState, os_state: pyspiel.State, action: int, dealt: int
 ) -> tuple[WorldState, int]:
-  """The world after ``os_state`` plays ``action``; ``dealt`` counts private deals so far."""
-  rules, tree = game.rules, game.tree
+  """The world after ``os_state`` plays ``action``; ``dealt`` counts private deals so far.
+
+  A public chance outcome is the child in its slot (the path's next entry); a move by the actor
+  (infostate s) is the child its action leads to from s that the opponent's infostate is valid
+  in (a detective's move catches Mr X or not by where he is), with the actor's infostate there.
+  """
+  tree = game.tree
   if os_state.is_chance_node() and dealt < 2:
     infostates = list(world.infostates)
     infostates[dealt] = int(action)
     return dataclasses.replace(world, infostates=tuple(infostates)), dealt + 1
-  path = tree.paths[world.node]
   if os_state.is_chance_node():
-    outcome = next(o for o in rules.chance_outcomes(world.rules_state) if o.observation == action)
-    node = tree.node_of_path((*path, outcome.observation))
-    return WorldState(node, world.infostates, outcome.next_state), dealt
+    node = tree.node_of_path((*tree.paths[world.node], int(action)))
+    return WorldState(node, world.infostates), dealt
   actor = os_state.current_player()
-  opponent_infostate = world.infostates[1 - actor]
-  for outcome in rules.outcomes(world.rules_state, world.infostates[actor], int(action)):
-    if outcome.opponent_mask is None or opponent_infostate in outcome.opponent_mask:
-      break
-  infostates = list(world.infostates)
-  infostates[actor] = outcome.next_infostate
-  node = tree.node_of_path((*path, outcome.observation))
-  return WorldState(node, tuple(infostates), outcome.next_state), dealt
+  s, opponent_s = world.infostates[actor], world.infostates[1 - actor]
+  for k, child in enumerate(tree.up_child[world.node, action].tolist()):
+    if (
+      child >= 0
+      and tree.up_weight[world.node, action, k, actor, s] > 0
+      and tree.valid[child, 1 - actor, opponent_s]
+    ):
+      infostates = list(world.infostates)
+      infostates[actor] = int(tree.up_infostate[world.node, action, k, actor, s])
+      return WorldState(child, tuple(infostates)), dealt
+  raise ValueError(
+    f"{game.name}: action {action} of player {actor} at node {world.node} (infostates "
+    f"{world.infostates}) reaches no public state of sog's tree"
+  )
 
 
 def locate(game: registry.Game, os_state: pyspiel.State) -> WorldState:

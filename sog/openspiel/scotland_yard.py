@@ -1,5 +1,6 @@
-"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME_OR_PATH)``), with sog's
-rules.
+"""Scotland Yard as an OpenSpiel Python game (``sog_scotland_yard(map=NAME_OR_PATH)``), stepping
+through sog's definition of its rules (:mod:`sog.games.scotland_yard`, walked by
+:class:`~sog.games.walk.PublicGameWalk`, which evaluates each public state once and keeps it).
 
 Registering it lets OpenSpiel's own algorithms (best response, exploitability, IS-MCTS) run on the
 same game as :mod:`sog.games.scotland_yard`. Infostates here have perfect recall: Mr X's infostate
@@ -11,10 +12,15 @@ possible starts (0-based stations, uniform); only he observes it.
 
 from __future__ import annotations
 
+import functools
+
+import jax
 import numpy as np
 import pyspiel
 
+from sog.games import public_game
 from sog.games import scotland_yard
+from sog.games import walk as walk_lib
 
 SHORT_NAME = "sog_scotland_yard"
 _DEFAULT_MAP = "glasses"
@@ -37,12 +43,20 @@ _GAME_TYPE = pyspiel.GameType(
 )
 
 
+@functools.cache
+def _walk(map_name: str) -> walk_lib.PublicGameWalk:
+  """One walk per map for every OpenSpiel game, state and clone (a cloned state copies its
+  attributes, so it names the map and looks the walk up here)."""
+  return walk_lib.PublicGameWalk(scotland_yard.ScotlandYard(map=map_name))
+
+
 class ScotlandYardGame(pyspiel.Game):
-  """OpenSpiel game over a :class:`~sog.games.scotland_yard.ScotlandYard` rule set."""
+  """OpenSpiel game over a :class:`~sog.games.scotland_yard.ScotlandYard` definition."""
 
   def __init__(self, params=None):
     params = dict(params or {})
-    self.rules = scotland_yard.ScotlandYard(map=params.get("map", _DEFAULT_MAP))
+    self.map_name = params.get("map", _DEFAULT_MAP)
+    self.rules = _walk(self.map_name).game
     m = self.rules.map
     info = pyspiel.GameInfo(
       num_distinct_actions=self.rules.num_actions,
@@ -60,51 +74,63 @@ class ScotlandYardGame(pyspiel.Game):
 
   def make_py_observer(self, iig_obs_type=None, params=None):
     perfect_recall = iig_obs_type is not None and iig_obs_type.perfect_recall
-    return ScotlandYardObserver(self.rules, perfect_recall)
+    return ScotlandYardObserver(self, perfect_recall)
 
 
 class ScotlandYardState(pyspiel.State):
-  """A world state: the public state, Mr X's station and path, and the public observations."""
+  """A world state: the public state, Mr X's station and path, and the public child slots taken
+  (the public observations)."""
 
   def __init__(self, game: ScotlandYardGame):
     super().__init__(game)
-    self.rules = game.rules
-    self.public = self.rules.initial_state()
+    self.map_name = game.map_name
+    self.public = self.walk.root()
     m = self.rules.map
     self.mr_x_path = [] if m.private_start else [m.mr_x_starts[0]]  # empty until chance draws it
-    self.observations: list = []
+    self.observations: list[int] = []
+
+  @property
+  def walk(self) -> walk_lib.PublicGameWalk:
+    return _walk(self.map_name)
+
+  @property
+  def rules(self) -> scotland_yard.ScotlandYard:
+    return self.walk.game
+
+  def _kind(self) -> int:
+    return self.walk.kind(self.public)
 
   def current_player(self):
     if not self.mr_x_path:
       return pyspiel.PlayerId.CHANCE
-    if self.rules.kind(self.public) == scotland_yard.rules_lib.TERMINAL:
-      return pyspiel.PlayerId.TERMINAL
-    return 0 if self.public.mover == 0 else 1
+    kind = self._kind()
+    return pyspiel.PlayerId.TERMINAL if kind == public_game.TERMINAL else kind
 
   def chance_outcomes(self):
     starts = self.rules.map.mr_x_starts
     return [(station, 1.0 / len(starts)) for station in starts]
 
   def _actor_infostate(self) -> int:
-    return self.mr_x_path[-1] if self.public.mover == 0 else 0
+    return self.mr_x_path[-1] if self._kind() == public_game.PLAYER_0 else 0
 
   def _legal_actions(self, player):
     if player == pyspiel.PlayerId.CHANCE:
       return list(self.rules.map.mr_x_starts)
-    return sorted(self.rules.legal_actions(self.public, self._actor_infostate()))
+    return self.walk.legal_actions(self.public, self._actor_infostate())
 
   def _apply_action(self, action):
     if not self.mr_x_path:
       self.mr_x_path.append(int(action))
       return
     station = self.mr_x_path[-1]
-    for outcome in self.rules.outcomes(self.public, self._actor_infostate(), action):
+    mr_x_moves = self._kind() == public_game.PLAYER_0
+    for outcome in self.walk.outcomes(self.public, self._actor_infostate(), int(action)):
       if outcome.opponent_mask is None or station in outcome.opponent_mask:
         break
-    if self.public.mover == 0:
+    if mr_x_moves:
       self.mr_x_path.append(outcome.next_infostate)
     self.public = outcome.next_state
-    self.observations.append(outcome.observation)
+    self.observations.append(outcome.slot)
 
   def resample_from_infostate(self, player_id: int, probability_sampler) -> ScotlandYardState:
     """A world state the player cannot tell from this one, uniformly over Mr X's possible paths."""
@@ -118,8 +144,8 @@ class ScotlandYardState(pyspiel.State):
       for candidate in candidates:
         actions = (
           candidate.legal_actions()
-          if candidate.public.mover == 0
-          else [self._detective_action(observation)]
+          if candidate.current_player() == 0
+          else [observation % self.rules.num_actions]  # the detective's action, caught or not
         )
         for action in actions:
           child = candidate.child(action)
@@ -128,21 +154,16 @@ class ScotlandYardState(pyspiel.State):
       candidates = successors
     return candidates[min(int(probability_sampler() * len(candidates)), len(candidates) - 1)]
 
-  def _detective_action(self, observation) -> int:
-    if observation[2] == "pass":
-      return self.rules.map.pass_action
-    return self.rules.map.action(observation[2], observation[3])
-
   def _action_to_string(self, player, action):
     return self.rules.action_name(action)
 
   def is_terminal(self):
-    return bool(self.mr_x_path) and self.rules.kind(self.public) == scotland_yard.rules_lib.TERMINAL
+    return bool(self.mr_x_path) and self._kind() == public_game.TERMINAL
 
   def returns(self):
     if not self.is_terminal():
       return [0.0, 0.0]
-    u = self.rules.utility(self.public, self.mr_x_path[-1], 0)
+    u = self.walk.utility(self.public, self.mr_x_path[-1], 0)
     return [u, -u]
 
   def __str__(self):
@@ -152,15 +173,16 @@ class ScotlandYardState(pyspiel.State):
 class ScotlandYardObserver:
   """Strings and tensors for :class:`ScotlandYardState` (PyObserver interface)."""
 
-  def __init__(self, rules: scotland_yard.ScotlandYard, perfect_recall: bool):
-    self.rules = rules
+  def __init__(self, game: ScotlandYardGame, perfect_recall: bool):
+    self.walk = _walk(game.map_name)
     self.perfect_recall = perfect_recall
-    self.tensor = np.zeros(rules.encoding_size() + rules.map.num_stations, np.float32)
+    stations = game.rules.map.num_stations
+    self.tensor = np.zeros(game.rules.encoding_size + stations, np.float32)
     self.dict = {"observation": self.tensor}
 
   def set_from(self, state: ScotlandYardState, player: int):
     self.tensor.fill(0.0)
-    code = self.rules.encode(state.public)
+    code = self.walk.encode(state.public)
     self.tensor[: code.size] = code
     if player == 0 and state.mr_x_path:
       self.tensor[code.size + state.mr_x_path[-1]] = 1.0
@@ -170,7 +192,10 @@ class ScotlandYardObserver:
       private = f" path={state.mr_x_path}" if player == 0 else ""
       return f"p{player} public={state.observations}{private}"
     private = f" at={state.mr_x_path[-1] if state.mr_x_path else None}" if player == 0 else ""
-    return f"p{player} {state.public}{private}"
+    public = [
+      np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(self.walk.state(state.public))
+    ]
+    return f"p{player} {public}{private}"
 
 
 pyspiel.register_game(_GAME_TYPE, ScotlandYardGame)

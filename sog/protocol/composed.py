@@ -25,7 +25,7 @@ import numpy as np
 
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search import gtcfr
 from sog.search import resolver as resolver_lib
@@ -102,7 +102,7 @@ def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> n
     above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
     nearest_above = nearest[tree.parent[n]] if tree.parent[n] >= 0 else -1
     last[n], nearest[n] = above, nearest_above
-    if tree.kind[n] in (rules_lib.PLAYER_0, rules_lib.PLAYER_1):
+    if tree.kind[n] in (public_game.PLAYER_0, public_game.PLAYER_1):
       previous[n] = above[tree.kind[n]] if predecessor == "own" else nearest_above
       last[n, tree.kind[n]] = nearest[n] = n
   return previous
@@ -173,7 +173,7 @@ def compose(
   resolver = resolver_lib.Resolver(searcher, resolving_config)
   initial = resolver.initial_summary()
   kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
-  decisions = np.flatnonzero(tree.kind < rules_lib.CHANCE)
+  decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   growth = SearchGrowth()
   for depth in range(tree.num_levels):

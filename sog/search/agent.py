@@ -16,8 +16,8 @@ import jax
 import numpy as np
 
 from sog.eval import policy as policy_lib
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolver as resolver_lib
@@ -71,8 +71,8 @@ class SoGAgent:
     """
     tree = self.game.tree
     if not 0 <= node < tree.num_nodes or tree.kind[node] not in (
-      rules_lib.PLAYER_0,
-      rules_lib.PLAYER_1,
+      public_game.PLAYER_0,
+      public_game.PLAYER_1,
     ):
       raise ValueError(f"node {node} is not a decision node of {self.game.name}")
     player = int(tree.kind[node])

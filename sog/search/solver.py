@@ -22,8 +22,8 @@ import numpy as np
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
 from sog.games import propagation
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import cfr
 from sog.search import leaf_models
@@ -205,7 +205,7 @@ def subgame_tree(
   game: registry.Game, node: int, max_depth: int | None = None
 ) -> tree_lib.PublicTree:
   """The subtree of ``game`` at public state ``node`` (cut ``max_depth`` levels down if given)."""
-  if game.tree.kind[node] == rules_lib.TERMINAL:
+  if game.tree.kind[node] == public_game.TERMINAL:
     raise ValueError(f"public state {node} is terminal: there is no subgame to solve")
   return game.tree.subtree(node, max_depth)
 
@@ -279,7 +279,7 @@ def _padded(
   base = getattr(template, name)
   filler = np.zeros((size - (0 if level is None else level.size), *base.shape[1:]), base.dtype)
   if name == "kind":
-    filler[:] = rules_lib.TERMINAL
+    filler[:] = public_game.TERMINAL
   elif name == "legal":
     filler[:] = True
   return filler if level is None else np.concatenate([getattr(level, name), filler])

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search import resolving
 from sog.search import tables as tables_lib
@@ -139,7 +139,7 @@ class Subgames:
   def __call__(self, node: int) -> Subgame:
     """The subgame below game node ``node``."""
     node = int(node)
-    if not 0 <= node < self.tree.num_nodes or self.tree.kind[node] == rules_lib.TERMINAL:
+    if not 0 <= node < self.tree.num_nodes or self.tree.kind[node] == public_game.TERMINAL:
       raise ValueError(
         f"a subgame's root must be a non-terminal node of {self.tree.name}, got {node}"
       )
@@ -172,7 +172,7 @@ def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:
   """Per depth of ``tree``, the shared shape of the subgames rooted at its non-terminal nodes."""
   depths = tree.num_levels
   ancestors = tables_lib.ancestors(tree)
-  terminal = tree.kind == rules_lib.TERMINAL
+  terminal = tree.kind == public_game.TERMINAL
   S = tree.max_infostates
   same = (
     ((tree.up_infostate == np.arange(S)) | (tree.up_weight == 0))
@@ -199,7 +199,7 @@ def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:
     levels = int(np.flatnonzero(size.sum(-1))[-1]) + 1
     present = kinds[at_depth].any(0)[:levels]  # [levels, 4]
     dummy = [
-      next((k for k in (0, 1, rules_lib.CHANCE) if row[k]), rules_lib.CHANCE) for row in present
+      next((k for k in (0, 1, public_game.CHANCE) if row[k]), public_game.CHANCE) for row in present
     ]
     templates[d] = _Template(
       inner=tuple(int(x) for x in size[:levels, 0]),

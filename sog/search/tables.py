@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search import cfr
 
@@ -120,7 +120,7 @@ def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
 
 def utility_scale(tree: tree_lib.PublicTree) -> float:
   """max |u_0| over the terminal world states of ``tree`` (payoff = W * u_0); 1 if all are 0."""
-  terminal = (tree.kind == rules_lib.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
+  terminal = (tree.kind == public_game.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
   utilities = np.abs(
     np.divide(tree.payoff, tree.pair_weight, out=np.zeros_like(tree.payoff), where=terminal)
   )
@@ -145,13 +145,13 @@ def frontier_capacity(
   or, with ``branches``, from any branch of the tree with the children of its nodes (a re-solving
   start). With ``chance_with_parent`` an expansion also adds the outcomes of the chance nodes it
   adds."""
-  non_terminal = tree.kind != rules_lib.TERMINAL
+  non_terminal = tree.kind != public_game.TERMINAL
   slots = tree.up_child.reshape(tree.num_nodes, -1)
   grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
   distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows, strict=True)])
   if chance_with_parent:  # a chance child is opened at once: its outcomes count instead of it
     chance_children = [
-      np.unique(row[g & (tree.kind[np.maximum(row, 0)] == rules_lib.CHANCE)])
+      np.unique(row[g & (tree.kind[np.maximum(row, 0)] == public_game.CHANCE)])
       for row, g in zip(slots, grows, strict=True)
     ]
     distinct = distinct + np.array([distinct[c].sum() for c in chance_children], np.int64)
@@ -163,7 +163,7 @@ def frontier_capacity(
   ):  # (the top-k bound does not count opened chance outcomes)
     per_action = grows.reshape(tree.up_child.shape).sum(-1)
     top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
-    added = np.where(tree.kind == rules_lib.CHANCE, distinct, np.minimum(distinct, top))
+    added = np.where(tree.kind == public_game.CHANCE, distinct, np.minimum(distinct, top))
   initial = distinct.astype(np.int64)
   if branches:  # the most children along any path from the root (parents come first)
     for n in range(1, tree.num_nodes):
@@ -193,11 +193,11 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   t1 = jnp.where(actor == 1, own_next, s1)
   fits = (tables.up_weight[node, action, :, actor, own] > 0) & (weight_next(t0, t1)[action] > 0)
   player_slot = action * children.shape[1] + jnp.argmax(fits)
-  slot = jnp.where(kind == rules_lib.CHANCE, chance_slot, player_slot)
+  slot = jnp.where(kind == public_game.CHANCE, chance_slot, player_slot)
   k = slot % children.shape[1]
   next0 = jnp.where(actor == 0, own_next[k], s0)
   next1 = jnp.where(actor == 1, own_next[k], s1)
-  is_chance = kind == rules_lib.CHANCE
+  is_chance = kind == public_game.CHANCE
   return children.ravel()[slot], jnp.where(is_chance, s0, next0), jnp.where(is_chance, s1, next1)
 
 

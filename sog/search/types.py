@@ -43,17 +43,15 @@ class GTCFRConfig:
       (self-play's actors and query solver hand them on; other searches ignore them).
     updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
       OpenSpiel's CFR+: two passes and two leaf-model calls per update, and far faster convergence
-      per update) or "simultaneous" (SoG's GT-CFR as the paper states it). Measured on Leduc by
-      SoG's protocol with the exact oracle at SoG(100,1), 3 seeds: 57 mbb/h alternating against 128
-      simultaneous (docs/results/leduc_protocol.md).
+      per update) or "simultaneous" (SoG's GT-CFR as the paper states it); the two are compared
+      in docs/results/leduc_protocol.md.
     redraws: how often a simulation whose walk added no public state (it ended at a terminal, or
       found nothing missing) is walked again from a new world state, while the focus's subgame is
       not complete, so that each of the s simulations adds to the tree as the paper's complexity
       section counts them ("k child states are added to the tree at each iteration"); 0: every walk
       counts as a simulation, whatever it adds (the library before this option). Every walk's
-      visits count either way. Leduc, cold exact oracle, SoG(100,1) by the protocol, seeds 0-4:
-      149 -> 96 mbb/h with the paper's simultaneous updates (docs/results/leduc_selfplay.md, "How
-      the search grows").
+      visits count either way. What redraws buy is measured in docs/results/leduc_selfplay.md,
+      "How the search grows".
     tie_break: how PUCT breaks a tie of Q + U between actions: "prior" (the highest prior, at random
       among equal priors) or "action" (the lowest action index, argmax's order: fold first in poker;
       the library before this option). At an infostate with no visits U is 0, so PUCT is argmax Q,

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import gtcfr
 from sog.search import resolver as resolver_lib
 from sog.search import resolving
@@ -60,7 +60,7 @@ def _through_chance(tables: tables_lib.SearchTables, node, s0, s1, rng):
     return (*tables_lib.step_world(tables, node, s0, s1, 0, now), rng)
 
   node, s0, s1, _ = jax.lax.while_loop(
-    lambda c: tables.kind[c[0]] == rules_lib.CHANCE, step, (node, s0, s1, rng)
+    lambda c: tables.kind[c[0]] == public_game.CHANCE, step, (node, s0, s1, rng)
   )
   return node, s0, s1
 
@@ -151,7 +151,7 @@ class Actors:
         self._advance(self.tables, game.node, *game.world, action, jax.random.fold_in(step_key, g))
       )
       game.node, game.world = int(node), np.array([s0, s1])
-      if self.tree.kind[game.node] == rules_lib.TERMINAL:
+      if self.tree.kind[game.node] == public_game.TERMINAL:
         finished.append(
           self._line_examples(game.line, outcome(self.tree, game.node, game.world), rng)
         )

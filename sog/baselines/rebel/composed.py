@@ -30,8 +30,8 @@ from sog.baselines.rebel import config as config_lib
 from sog.baselines.rebel import search
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.protocol import composed
 from sog.search import leaf_models
@@ -124,7 +124,7 @@ class ReBeL:
     seeds, policies = composed.uniform_policies(tree, seeds, batch_size)
     started = time.perf_counter()
     jobs = [(k, 0, self.root_beliefs) for k in range(len(seeds))]
-    roots = (tree.depth % depth == 0) & (tree.kind != rules_lib.TERMINAL)
+    roots = (tree.depth % depth == 0) & (tree.kind != public_game.TERMINAL)
     total, done = int(roots.sum()) * len(seeds), 0
     while jobs:
       following = []
@@ -169,7 +169,7 @@ class ReBeL:
     real = game >= 0
     decide = np.zeros_like(real)
     decide[real] = (tree.depth[game[real]] - subgame.depth < depth) & (
-      tree.kind[game[real]] < rules_lib.CHANCE
+      tree.kind[game[real]] < public_game.CHANCE
     )
     policy[game[decide]] = policy_lib.normalised(
       np.asarray(solution.policy[row][decide], np.float64), tree.legal[game[decide]]
@@ -178,7 +178,7 @@ class ReBeL:
     if depth + 1 >= len(tables.levels):
       return []
     cut = subgame.game_nodes[tables.level_starts[depth] : tables.level_starts[depth + 1]]
-    leaves = cut[(cut >= 0) & (tree.kind[np.maximum(cut, 0)] != rules_lib.TERMINAL)]
+    leaves = cut[(cut >= 0) & (tree.kind[np.maximum(cut, 0)] != public_game.TERMINAL)]
     return [
       (k, int(node), leaf_beliefs(tree, subgame, solution.leaf_ranges[row], node, depth))
       for node in leaves

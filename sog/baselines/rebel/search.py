@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from sog.baselines.rebel import config as config_lib
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import cfr
 from sog.search import leaf_models
 from sog.search import tables as tables_lib
@@ -58,7 +58,7 @@ def slab_levels(tables: tables_lib.SearchTables, depth: int) -> cfr.Levels:
   levels = tables.levels[: depth + 1]
   cut = levels[-1]
   real = tables.split(tables.game_node >= 0)[depth]
-  return (*levels[:-1], cut.replace(is_leaf=real & (cut.kind != rules_lib.TERMINAL)))
+  return (*levels[:-1], cut.replace(is_leaf=real & (cut.kind != public_game.TERMINAL)))
 
 
 def slab_rows(tables: tables_lib.SearchTables, depth: int) -> int:

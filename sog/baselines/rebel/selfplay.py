@@ -34,7 +34,7 @@ from sog.baselines.rebel import composed
 from sog.baselines.rebel import config as rebel_config
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
@@ -101,7 +101,7 @@ def walk(
     probabilities = jnp.where(probabilities.sum() > 0, probabilities, 1.0)  # chance, terminal
     action = jax.random.categorical(keys[3 * step + 2], jnp.log(probabilities))
     child, t0, t1 = tables_lib.step_world(tables, node, s0, s1, action, keys[3 * step + 3])
-    done = kind == rules_lib.TERMINAL
+    done = kind == public_game.TERMINAL
     node, s0, s1 = (jnp.where(done, node, child), jnp.where(done, s0, t0), jnp.where(done, s1, t1))
   return node
 
@@ -217,7 +217,7 @@ class ReBeLSelfPlay:
       )
     )
     for i, (game, node) in enumerate(zip(rows, reached, strict=True)):
-      if tree.kind[node] == rules_lib.TERMINAL:
+      if tree.kind[node] == public_game.TERMINAL:
         self.counters["games"] += 1
         self.roots[game], self.ranges[game] = 0, self.rebel.root_beliefs
         continue

@@ -7,7 +7,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import cfr
 from sog.search import tables as tables_lib
 from sog.search import types
@@ -52,7 +52,7 @@ def _select_action(tables, state: types.SearchState, pending, node, infostate, c
 def open_chance(tables, state: types.SearchState, nodes, mask) -> types.SearchState:
   """Expands the chance nodes among ``nodes`` [B] (where ``mask`` [B]) that are not expanded yet:
   all their outcomes join the tree (``open_chance="with_parent"``)."""
-  opens = mask & (tables.kind[nodes] == rules_lib.CHANCE) & ~state.expanded[nodes]
+  opens = mask & (tables.kind[nodes] == public_game.CHANCE) & ~state.expanded[nodes]
   children = tables.up_child[nodes]
   activate = opens[:, None, None] & (children >= 0)
   positions = tables.inner_position[nodes]
@@ -81,7 +81,7 @@ def _expand(
   num_actions = tables.legal.shape[-1]
   valid = tables.valid[node, actor]
   missing = tables.can_act[node] & ~state.added[node]
-  chance = tables.kind[node] == rules_lib.CHANCE
+  chance = tables.kind[node] == public_game.CHANCE
   if k is None or k >= num_actions:
     new = missing
   else:
@@ -130,12 +130,12 @@ def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, 
     rng, action_rng, chance_rng = jax.random.split(rng, 3)
     kind = tables.kind[node]
     infostate = jnp.where(kind == 1, s1, s0)
-    is_player = kind < rules_lib.CHANCE
+    is_player = kind < public_game.CHANCE
     action = jnp.where(
       is_player, _select_action(tables, state, pending, node, infostate, config, action_rng), 0
     )
     stop_here = ~state.expanded[node] | (is_player & ~state.added[node, action])
-    moves = (kind != rules_lib.TERMINAL) & ~stop_here
+    moves = (kind != public_game.TERMINAL) & ~stop_here
     counted = moves & is_player
     path = tuple(
       p.at[i].set(jnp.where(counted, x, p[i]))
@@ -169,7 +169,7 @@ def _walk(tables, state: types.SearchState, pending, config: types.GTCFRConfig, 
   counted = counted.astype(state.visits.dtype)
   size = state.in_tree.sum()
   state = state.replace(visits=state.visits.at[rows, infostates, actions].add(counted))
-  state = _expand(tables, state, node, action, config, k, tables.kind[node] != rules_lib.TERMINAL)
+  state = _expand(tables, state, node, action, config, k, tables.kind[node] != public_game.TERMINAL)
   grew = state.in_tree.sum() > size
   state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
   return state, pending.at[rows, infostates, actions].add(counted), grew
@@ -181,7 +181,7 @@ def fully_grown(tables, state: types.SearchState) -> chex.Array:
   focus = state.start.focus
   below = tables.ancestors[:, (tables.ancestors[focus] >= 0).sum() - 1] == focus
   missing = (
-    state.expanded & (tables.kind < rules_lib.CHANCE) & (tables.can_act & ~state.added).any(-1)
+    state.expanded & (tables.kind < public_game.CHANCE) & (tables.can_act & ~state.added).any(-1)
   )
   leaves = frontier_lib.current_frontier(tables, state)
   return ~((leaves | missing) & below).any()

@@ -10,7 +10,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import cfr
 from sog.search import tables as tables_lib
 from sog.search import types
@@ -18,7 +18,7 @@ from sog.search import types
 
 def frontier_mask(kind: chex.Array, in_tree: chex.Array, expanded: chex.Array) -> chex.Array:
   """[N] bool: the frontier leaves: in the tree, not terminal, not expanded (NumPy or JAX)."""
-  return in_tree & ~expanded & (kind != rules_lib.TERMINAL)
+  return in_tree & ~expanded & (kind != public_game.TERMINAL)
 
 
 def current_frontier(tables: tables_lib.SearchTables, state: types.SearchState) -> chex.Array:
@@ -36,7 +36,7 @@ def available(tables: tables_lib.SearchTables, state: types.SearchState) -> chex
   """[M, S, A]: the actions CFR may play at each inner node: those whose children are in the tree
   (all legal ones at nodes outside it, where the policy is never used)."""
   legal = tables.to_inner(tables.legal)
-  restricted = tables.to_inner(state.expanded & (tables.kind < rules_lib.CHANCE))
+  restricted = tables.to_inner(state.expanded & (tables.kind < public_game.CHANCE))
   added = tables.to_inner(state.added)
   return legal & (added[:, None, :] | ~restricted[:, None, None])
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
+from sog.games import public_game
 from sog.games import registry
-from sog.games import rules as rules_lib
 from sog.games import tree as tree_lib
 from sog.search import leaf_models
 from sog.search import subgames as subgames_lib
@@ -51,7 +51,7 @@ class GTCFR:
     devices: Sequence[jax.Device] | None = None,
   ):
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
-    if tree.kind[0] == rules_lib.TERMINAL:
+    if tree.kind[0] == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
     leaf_models.check_model_game(leaf_model, tree.name, "GTCFR")
     self.tree, self.leaf_model, self.config = tree, leaf_model, config

@@ -8,7 +8,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from sog.games import rules as rules_lib
+from sog.games import public_game
 from sog.search import cfr
 from sog.search import gadget as gadget_lib
 from sog.search import types
@@ -165,7 +165,7 @@ def _update_players(
   prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
   leaf_policy_sums = state.leaf_policy_sums
   if out.policy_sums is not None:
-    acts = (tables.kind < rules_lib.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
+    acts = (tables.kind < public_game.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
     updated = tables.to_inner(acts)[:, None, None]
     leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
   rng, query_rng = jax.random.split(state.rng)

@@ -1,8 +1,11 @@
-"""Enumeration walks a :class:`~sog.games.public_game.PublicGame`: its functions seen as the rules
-protocol that :mod:`sog.games.builder` enumerates, so a game's tables come from its one definition.
+"""A walk over a :class:`~sog.games.public_game.PublicGame`'s public states, one state at a time:
+what :mod:`sog.games.builder` enumerates into a game's tables, and what the OpenSpiel bridge of a
+game too big to enumerate steps through, both from the game's one definition.
 
-:class:`PublicGameRules` evaluates the game's functions once per public state (vmapped over batches
-of the states the walk has found) and answers the builder's questions from the results. It checks
+:class:`PublicGameWalk` evaluates the game's functions once per public state (vmapped over batches
+of the states the walk has handed out) and answers questions about a state from the results: its
+kind, the legal actions of an infostate, the outcomes of an action (public child, the actor's next
+infostate, the opponent infostates that lead there), chance outcomes and likelihoods. It checks
 the interface's contract as it goes and raises ``ValueError`` naming the rule a game breaks and the
 public state: a function that fails, an array of the wrong shape, an unknown kind, a legal action at
 a chance or terminal state or for an infostate the actor does not have, a child slot out of range
@@ -25,19 +28,45 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game as public_game_lib
-from sog.games import rules as rules_lib
 
 _TOLERANCE = 1e-6
 #: Public states evaluated in one vmapped call.
 BATCH = 256
 
 
-#: A public state as a hashable key, its leaves' bytes: the builder's public state.
+#: A public state as a hashable key, its leaves' bytes.
 PublicStateKey = tuple[bytes, ...]
 
 
 @dataclasses.dataclass(frozen=True)
-class _Facts:
+class ActionOutcome:
+  """One public outcome of (actor infostate, action).
+
+  Attributes:
+    slot: the public child's slot k in the state's :class:`~sog.games.public_game.Transitions`.
+    next_state: the public child.
+    next_infostate: the actor's infostate in the child.
+    opponent_mask: the opponent infostates that produce this outcome (None: all of them), where
+      the public child depends on the opponent's private state.
+  """
+
+  slot: int
+  next_state: PublicStateKey
+  next_infostate: int
+  opponent_mask: frozenset[int] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ChanceOutcome:
+  """One public chance outcome in slot ``slot``, with its public probability."""
+
+  slot: int
+  next_state: PublicStateKey
+  probability: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Facts:
   """Everything the builder asks about one public state, as NumPy arrays."""
 
   kind: int
@@ -48,8 +77,9 @@ class _Facts:
   encoding: np.ndarray  # [E]
 
 
-class PublicGameRules(rules_lib.GameRules):
-  """The rules protocol of a :class:`~sog.games.public_game.PublicGame` (see the module docstring).
+class PublicGameWalk:
+  """A walk over the public states of a :class:`~sog.games.public_game.PublicGame` (see the module
+  docstring). States are named by :data:`PublicStateKey`; :meth:`root` is the first.
 
   Attributes:
     game: the public-state game it walks.
@@ -64,7 +94,7 @@ class PublicGameRules(rules_lib.GameRules):
     self._states: dict[PublicStateKey, chex.ArrayTree] = {}
     self._signature: tuple | None = None  # the root's tree structure, leaf shapes and dtypes
     self._evaluated: dict[PublicStateKey, tuple] = {}  # evaluated, not yet read (nor checked)
-    self._facts: dict[PublicStateKey, _Facts] = {}
+    self._facts: dict[PublicStateKey, Facts] = {}
     self._handed_out: collections.deque[PublicStateKey] = collections.deque()
     self._evaluate = jax.jit(jax.vmap(self._evaluate_state))
 
@@ -103,7 +133,7 @@ class PublicGameRules(rules_lib.GameRules):
       self._handed_out.append(key)
     return key
 
-  def facts(self, key: PublicStateKey) -> _Facts:
+  def facts(self, key: PublicStateKey) -> Facts:
     """The game's functions at the public state ``key``, checked when first read. A miss
     evaluates it together with the states handed to the builder and not evaluated yet (the
     builder walks breadth first, so a batch is mostly one depth), :data:`BATCH` at a time."""
@@ -122,7 +152,7 @@ class PublicGameRules(rules_lib.GameRules):
         self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
         for k, present in enumerate(transitions.present.tolist())
       ]
-      facts = self._facts[key] = _Facts(kind, legal, transitions, tuple(slots), utility, encoding)
+      facts = self._facts[key] = Facts(kind, legal, transitions, tuple(slots), utility, encoding)
     return facts
 
   def _evaluate_batch(self, keys: list[PublicStateKey]) -> None:
@@ -142,12 +172,16 @@ class PublicGameRules(rules_lib.GameRules):
       kind, *rest = jax.tree_util.tree_map(lambda x, i=i: x[i], evaluated)
       self._evaluated[key] = (int(kind), *rest)
 
-  def initial_state(self) -> PublicStateKey:
+  def state(self, key: PublicStateKey) -> chex.ArrayTree:
+    """The public state (NumPy leaves) a key names."""
+    return self._states[key]
+
+  def root(self) -> PublicStateKey:
     with jax.enable_x64(True):  # the state's dtypes as its children's, built in float64
       root = self.game.root()
     return self._hand_out(self._key(root))
 
-  def deal_probabilities(self) -> np.ndarray:
+  def deal(self) -> np.ndarray:
     return np.asarray(self.game.deal(), np.float64)
 
   def kind(self, state: PublicStateKey) -> int:
@@ -156,9 +190,7 @@ class PublicGameRules(rules_lib.GameRules):
   def legal_actions(self, state: PublicStateKey, infostate: int) -> list[int]:
     return np.flatnonzero(self.facts(state).legal[infostate]).tolist()
 
-  def outcomes(
-    self, state: PublicStateKey, infostate: int, action: int
-  ) -> list[rules_lib.ActionOutcome]:
+  def outcomes(self, state: PublicStateKey, infostate: int, action: int) -> list[ActionOutcome]:
     facts = self.facts(state)
     t = facts.transitions
     opponent_count = self.num_infostates[1 - facts.kind]
@@ -167,7 +199,7 @@ class PublicGameRules(rules_lib.GameRules):
     for k in np.unique(slots).tolist():
       mask = np.broadcast_to(slots == k, (opponent_count,))
       outcomes.append(
-        rules_lib.ActionOutcome(
+        ActionOutcome(
           k,
           self._hand_out(facts.children[k]),
           int(t.next_infostate[infostate, action]),
@@ -176,25 +208,20 @@ class PublicGameRules(rules_lib.GameRules):
       )
     return outcomes
 
-  def chance_outcomes(self, state: PublicStateKey) -> list[rules_lib.ChanceOutcome]:
+  def chance_outcomes(self, state: PublicStateKey) -> list[ChanceOutcome]:
     facts = self.facts(state)
     return [
-      rules_lib.ChanceOutcome(
-        k, self._hand_out(facts.children[k]), float(facts.transitions.probability[k])
-      )
+      ChanceOutcome(k, self._hand_out(facts.children[k]), float(facts.transitions.probability[k]))
       for k in np.flatnonzero(facts.transitions.present).tolist()
     ]
 
   def chance_likelihood(
-    self, state: PublicStateKey, observation: int, infostate_0: int, infostate_1: int
+    self, state: PublicStateKey, slot: int, infostate_0: int, infostate_1: int
   ) -> float:
-    return float(self.facts(state).transitions.likelihood[observation, infostate_0, infostate_1])
+    return float(self.facts(state).transitions.likelihood[slot, infostate_0, infostate_1])
 
   def utility(self, state: PublicStateKey, infostate_0: int, infostate_1: int) -> float:
     return float(self.facts(state).utility[infostate_0, infostate_1])
-
-  def encoding_size(self) -> int:
-    return int(self.game.encoding_size)
 
   def encode(self, state: PublicStateKey) -> np.ndarray:
     return self.facts(state).encoding
@@ -254,13 +281,18 @@ def _check_state(
   for name, (array, shape) in expected.items():
     if array.shape != shape:
       raise ValueError(f"{where()}: {name} has shape {array.shape}, expected {shape}")
-  if kind not in (rules_lib.PLAYER_0, rules_lib.PLAYER_1, rules_lib.CHANCE, rules_lib.TERMINAL):
+  if kind not in (
+    public_game_lib.PLAYER_0,
+    public_game_lib.PLAYER_1,
+    public_game_lib.CHANCE,
+    public_game_lib.TERMINAL,
+  ):
     raise ValueError(f"{where()}: kind {kind} is not PLAYER_0, PLAYER_1, CHANCE or TERMINAL")
-  if kind in (rules_lib.CHANCE, rules_lib.TERMINAL) and legal.any():
-    raise ValueError(f"{where()}: an action is legal at a {rules_lib.KIND_NAMES[kind]} state")
-  if kind == rules_lib.CHANCE:
+  if kind in (public_game_lib.CHANCE, public_game_lib.TERMINAL) and legal.any():
+    raise ValueError(f"{where()}: an action is legal at a {public_game_lib.KIND_NAMES[kind]} state")
+  if kind == public_game_lib.CHANCE:
     _check_chance(where, transitions, S0, S1)
-  elif kind == rules_lib.TERMINAL:
+  elif kind == public_game_lib.TERMINAL:
     if not np.isfinite(utility[:S0, :S1]).all():
       raise ValueError(f"{where()}: the utility is not finite")
   else:
