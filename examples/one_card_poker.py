@@ -34,6 +34,7 @@ class OneCardPoker(sog.games.PublicGame):
   num_actions = 2
   max_children = 2  # the most public children a state has: one per action
   encoding_size = 2 * _LONGEST_LINE
+  utility_scale = 2.0  # max |utility|: a called bet
 
   def __init__(self, cards: int = 4):
     self.cards = cards

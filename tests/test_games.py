@@ -46,6 +46,7 @@ def _broken_trees():
       conformance.terminal_values_are_zero_sum,
       _broken(kuhn, payoff=_with(kuhn.tree.payoff, (terminal, 0, 1), np.nan)),
     ),
+    (conformance.utility_scale_is_the_largest_payoff, _broken(kuhn, payoff=kuhn.tree.payoff * 2)),
     (
       conformance.legal_actions_where_players_act,
       _broken(kuhn, legal=_with(kuhn.tree.legal, tuple(acting), False)),
@@ -126,7 +127,7 @@ def test_bad_names_raise_clear_errors(name, message):
 def test_glasses_rules():
   """Spot checks of the glasses map (SoG fig. S3) as the foundation issue fixes its rules."""
   game = load("scotland_yard(map=glasses)")
-  tree, rules = game.tree, game.public_game
+  tree, public = game.tree, game.public_game
   assert tree.root_ranges[0].argmax() == 5  # Mr X starts at station 6 (0-based 5)
   np.testing.assert_array_equal(np.flatnonzero(tree.legal[0, 5]), [4, 6])  # to stations 5 or 7
   # After round 1 Mr X may be at 5 or 7, privately.
@@ -142,5 +143,5 @@ def test_glasses_rules():
   ]
   assert set(np.unique(payoffs)) == {-1.0, 1.0}
   wins = terminal[tree.payoff[terminal].max(axis=(1, 2)) > 0]
-  assert (tree.depth[wins] == 3 * rules.map.rounds).all()
-  assert rules.map.rounds == 5 and rules.map.reveal_rounds == {3}
+  assert (tree.depth[wins] == 3 * public.map.rounds).all()
+  assert public.map.rounds == 5 and public.map.reveal_rounds == {3}

@@ -114,6 +114,7 @@ class GuessGame(sog.games.PublicGame):
 
   name, num_infostates, num_actions = "guess", (3, 1), 3
   max_children, encoding_size, child_depends_on_opponent = 6, 7, True
+  utility_scale = 2.0  # a raise
 
   def deal(self):
     return np.full((3, 1), 1.0 / 3)

@@ -37,6 +37,7 @@ class CoinShowdown(sog.games.PublicGame):
   """
 
   num_actions, max_children, max_chance_outcomes, encoding_size = 2, 2, 2, 5
+  utility_scale = 2.0  # the showdown
 
   def __init__(self, cards: int = 3):
     self.cards, self.name = cards, f"coin_showdown(cards={cards})"

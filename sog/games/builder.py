@@ -80,15 +80,12 @@ def _expand(walk: walk_lib.PublicGameWalk, nodes: list[_Node], index: int, S: in
   if kind == public_game.CHANCE:
     _expand_chance(walk, nodes, index, S)
     return
-  if kind not in (public_game.PLAYER_0, public_game.PLAYER_1):
-    raise ValueError(f"{walk.name}: unknown node kind {kind}")
   actor, opponent = kind, 1 - kind
   weight = _orient(node.weight, actor)
   actor_valid = np.flatnonzero(weight.sum(1) > 0).tolist()
   opponent_valid = weight.sum(0) > 0
-  masks = {
-    None: opponent_valid
-  }  # an outcome's opponent mask -> the valid opponent infostates in it
+  # An outcome's opponent mask -> the valid opponent infostates in it.
+  masks = {None: opponent_valid}
   # slot -> [state, {child infostate: [(s, a)]}, opponent mask, {child infostate: W row}]
   children: dict = {}
   for s in actor_valid:

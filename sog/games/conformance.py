@@ -130,7 +130,7 @@ def encoding_has_fixed_shape(game, rng: np.random.Generator) -> None:
   _require(
     encoding.shape == (game.tree.num_nodes, game.public_game.encoding_size),
     game,
-    f"encodings have shape {encoding.shape}, not (public states, encoding_size()) = "
+    f"encodings have shape {encoding.shape}, not (public states, encoding_size) = "
     f"{(game.tree.num_nodes, game.public_game.encoding_size)}",
   )
   _require(np.isfinite(encoding), game, "an encoding is not finite")
@@ -189,8 +189,26 @@ def root_ranges_are_prior_marginals(game, rng: np.random.Generator) -> None:
   _require(~(tree.root_ranges > 0)[~tree.valid[0]], game, "an impossible infostate has root range")
 
 
+def utility_scale_is_the_largest_payoff(game, rng: np.random.Generator) -> None:
+  """The game's ``utility_scale`` is max |u_0| over the terminal world states that occur (the unit
+  a search scales values by; 1 where every payoff is 0)."""
+  del rng
+  tree = game.tree
+  occurs = (tree.kind == public_game.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
+  weight = np.where(occurs, tree.pair_weight, 1.0)
+  largest = float(np.abs(np.where(occurs, tree.payoff / weight, 0.0)).max()) or 1.0
+  scale = game.public_game.utility_scale
+  _require(
+    np.isclose(scale, largest, rtol=1e-6, atol=0.0),
+    game,
+    f"utility_scale is {scale!r} but the largest |utility| at a terminal is {largest}; set "
+    f"utility_scale = {largest} in the game",
+  )
+
+
 CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   terminal_values_are_zero_sum,
+  utility_scale_is_the_largest_payoff,
   legal_actions_where_players_act,
   chance_probabilities_sum_to_one,
   children_match_legal_actions,

@@ -23,6 +23,7 @@ class KuhnPoker(public_game.PublicGame):
   num_actions = 2
   max_children = 2
   encoding_size = 2 * _MAX_SEQUENCE
+  utility_scale = 2.0  # a called bet
 
   def deal(self) -> np.ndarray:
     deal = np.ones((_NUM_CARDS, _NUM_CARDS)) - np.eye(_NUM_CARDS)

@@ -44,7 +44,7 @@ class Transitions:
     child: [S, A, O] int32, the slot of the public child the actor reaches from infostate s with
       action a when the opponent holds o (any value where a is illegal at s). O = 1 (the same child
       for every o) unless the game's ``child_depends_on_opponent``, then O = S: the public
-      observation can depend on the opponent's private state (a detective landing on Mr X's
+      child can depend on the opponent's private state (a detective landing on Mr X's
       station sees him caught), and the opponent infostates that reach a child are those it admits.
     next_infostate: [S, A] int32, the actor's infostate in the child.
   Below a chance node (infostates are kept), outcome k in slot k < C:
@@ -74,7 +74,8 @@ class PublicGame(abc.ABC):
     child_depends_on_opponent: whether a public child can depend on the opponent's private state
       (:class:`Transitions`).
     encoding_size: E, the length of :meth:`encode`'s output.
-    utility_scale: max |u_0| over terminal states (the unit of PUCT's values on a node pool).
+    utility_scale: max |u_0| over the terminal world states (the unit of PUCT's values on a node
+      pool; :mod:`sog.games.conformance` holds an enumerable game to it).
   """
 
   name: str

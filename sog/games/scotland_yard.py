@@ -57,13 +57,15 @@ class ScotlandYardState:
   status: chex.Array
 
 
-def _select(condition: chex.Array, if_true: ScotlandYardState, if_false: ScotlandYardState):
+def _select(
+  condition: chex.Array, if_true: ScotlandYardState, if_false: ScotlandYardState
+) -> ScotlandYardState:
+  """``if_true`` where ``condition`` (a scalar) holds, else ``if_false``, leaf by leaf."""
   return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), if_true, if_false)
 
 
 class ScotlandYard(public_game.PublicGame):
-  """Scotland Yard on a :class:`~sog.games.scotland_yard_map.ScotlandYardMap`; see the module
-  docstring.
+  """Scotland Yard as a PublicGame on a map file (see the module docstring).
 
   Attributes:
     map: the map and its game parameters.
@@ -73,7 +75,8 @@ class ScotlandYard(public_game.PublicGame):
   child_depends_on_opponent = True
 
   def __init__(self, map: str = "glasses"):
-    self.map = m = scotland_yard_map.ScotlandYardMap.load(map)
+    self.map = scotland_yard_map.ScotlandYardMap.load(map)
+    m = self.map
     self.name = f"scotland_yard(map={map})"
     N, T, D = m.num_stations, len(m.transports), m.num_detectives
     self.num_infostates = (N, 1)
@@ -173,6 +176,7 @@ class ScotlandYard(public_game.PublicGame):
 
   def child(self, state: ScotlandYardState, k: chex.Array) -> ScotlandYardState:
     N, A = self.map.num_stations, self.num_actions
+    k = jnp.asarray(k, jnp.int32)  # the state's leaves stay int32 whatever k's dtype
     caught = jnp.int32(_CAUGHT)
     is_mr_x = state.mover == 0
     action = jnp.where(is_mr_x | (k < A), k, k - A)

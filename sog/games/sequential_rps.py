@@ -37,6 +37,7 @@ class SequentialRPS(public_game.PublicGame):
   num_infostates = (3, 1)
   num_actions = max_children = 3
   encoding_size = 4
+  utility_scale = float(np.abs(PAYOFF).max())
 
   def deal(self) -> np.ndarray:
     return np.array([[1.0], [0.0], [0.0]])  # player 0 has not picked yet: infostate 0

@@ -100,7 +100,8 @@ class PublicTree:
   deal_histories: int  # chance histories of the private deal above the root (as OpenSpiel)
   encoding: np.ndarray  # [N, E] float32
   root_ranges: np.ndarray  # [2, S] float64: the prior marginals of the private states
-  paths: tuple[tuple[Hashable, ...], ...]  # public observations from the game's root to each node
+  # The child slots from the game's root to each node (('padding', j) for a padding row).
+  paths: tuple[tuple[Hashable, ...], ...]
   src_infostate: np.ndarray  # [N, 2, S, J] int32
   src_action: np.ndarray  # [N, 2, S, J] int32
   src_weight: np.ndarray  # [N, 2, S, J] float64
@@ -136,7 +137,7 @@ class PublicTree:
     return {path: i for i, path in enumerate(self.paths)}
 
   def node_of_path(self, path: tuple[Hashable, ...]) -> int:
-    """The node reached by a sequence of public observations; ``KeyError`` if there is none."""
+    """The node reached by a sequence of child slots from the root; ``KeyError`` if none is."""
     return self._node_by_path[tuple(path)]
 
   def decision_infostates(self, player: int) -> np.ndarray:

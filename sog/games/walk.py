@@ -83,6 +83,7 @@ class PublicGameWalk:
 
   Attributes:
     game: the public-state game it walks.
+    name, num_infostates, num_actions: the game's.
   """
 
   def __init__(self, game: public_game_lib.PublicGame):

@@ -12,8 +12,8 @@ from sog.search import agent as agent_lib
 
 
 class SoGBot(pyspiel.Bot):
-  """``pyspiel.Bot`` over a :class:`SoGAgent`: each OpenSpiel state is replayed through sog's rules
-  to find its public state and the bot's infostate, and the agent re-solves there.
+  """``pyspiel.Bot`` over a :class:`SoGAgent`: each OpenSpiel state is replayed through sog's public
+  tree to find its public state and the bot's infostate, and the agent re-solves there.
 
   Args:
     agent: the SoG agent (its game must have an OpenSpiel counterpart).

@@ -46,7 +46,9 @@ _GAME_TYPE = pyspiel.GameType(
 @functools.cache
 def _walk(map_name: str) -> walk_lib.PublicGameWalk:
   """One walk per map for every OpenSpiel game, state and clone (a cloned state copies its
-  attributes, so it names the map and looks the walk up here)."""
+  attributes, so it names the map and looks the walk up here). It keeps every public state it
+  evaluated for the life of the process, and a map file is read once: a map file edited on disk
+  needs a new process."""
   return walk_lib.PublicGameWalk(scotland_yard.ScotlandYard(map=map_name))
 
 
@@ -56,10 +58,10 @@ class ScotlandYardGame(pyspiel.Game):
   def __init__(self, params=None):
     params = dict(params or {})
     self.map_name = params.get("map", _DEFAULT_MAP)
-    self.rules = _walk(self.map_name).game
-    m = self.rules.map
+    self.public_game = _walk(self.map_name).game
+    m = self.public_game.map
     info = pyspiel.GameInfo(
-      num_distinct_actions=self.rules.num_actions,
+      num_distinct_actions=self.public_game.num_actions,
       max_chance_outcomes=m.num_stations,
       num_players=2,
       min_utility=-1.0,
@@ -79,22 +81,22 @@ class ScotlandYardGame(pyspiel.Game):
 
 class ScotlandYardState(pyspiel.State):
   """A world state: the public state, Mr X's station and path, and the public child slots taken
-  (the public observations)."""
+  (the public observations): the slots of the public children it went through."""
 
   def __init__(self, game: ScotlandYardGame):
     super().__init__(game)
     self.map_name = game.map_name
     self.public = self.walk.root()
-    m = self.rules.map
+    m = self.public_game.map
     self.mr_x_path = [] if m.private_start else [m.mr_x_starts[0]]  # empty until chance draws it
-    self.observations: list[int] = []
+    self.slots: list[int] = []
 
   @property
   def walk(self) -> walk_lib.PublicGameWalk:
     return _walk(self.map_name)
 
   @property
-  def rules(self) -> scotland_yard.ScotlandYard:
+  def public_game(self) -> scotland_yard.ScotlandYard:
     return self.walk.game
 
   def _kind(self) -> int:
@@ -107,7 +109,7 @@ class ScotlandYardState(pyspiel.State):
     return pyspiel.PlayerId.TERMINAL if kind == public_game.TERMINAL else kind
 
   def chance_outcomes(self):
-    starts = self.rules.map.mr_x_starts
+    starts = self.public_game.map.mr_x_starts
     return [(station, 1.0 / len(starts)) for station in starts]
 
   def _actor_infostate(self) -> int:
@@ -115,7 +117,7 @@ class ScotlandYardState(pyspiel.State):
 
   def _legal_actions(self, player):
     if player == pyspiel.PlayerId.CHANCE:
-      return list(self.rules.map.mr_x_starts)
+      return list(self.public_game.map.mr_x_starts)
     return self.walk.legal_actions(self.public, self._actor_infostate())
 
   def _apply_action(self, action):
@@ -130,7 +132,7 @@ class ScotlandYardState(pyspiel.State):
     if mr_x_moves:
       self.mr_x_path.append(outcome.next_infostate)
     self.public = outcome.next_state
-    self.observations.append(outcome.slot)
+    self.slots.append(outcome.slot)
 
   def resample_from_infostate(self, player_id: int, probability_sampler) -> ScotlandYardState:
     """A world state the player cannot tell from this one, uniformly over Mr X's possible paths."""
@@ -138,24 +140,25 @@ class ScotlandYardState(pyspiel.State):
       return self.clone()
     candidates = [self.get_game().new_initial_state()]
     if candidates[0].is_chance_node():
-      candidates = [candidates[0].child(start) for start in self.rules.map.mr_x_starts]
-    for observation in self.observations:
+      candidates = [candidates[0].child(start) for start in self.public_game.map.mr_x_starts]
+    for slot in self.slots:
       successors = []
       for candidate in candidates:
         actions = (
           candidate.legal_actions()
           if candidate.current_player() == 0
-          else [observation % self.rules.num_actions]  # the detective's action, caught or not
+          # A detective's slot is its action a (a catch) or A + a (ScotlandYard's layout).
+          else [slot % self.public_game.num_actions]
         )
         for action in actions:
           child = candidate.child(action)
-          if child.observations[-1] == observation:
+          if child.slots[-1] == slot:
             successors.append(child)
       candidates = successors
     return candidates[min(int(probability_sampler() * len(candidates)), len(candidates) - 1)]
 
   def _action_to_string(self, player, action):
-    return self.rules.action_name(action)
+    return self.public_game.action_name(action)
 
   def is_terminal(self):
     return bool(self.mr_x_path) and self._kind() == public_game.TERMINAL
@@ -167,7 +170,7 @@ class ScotlandYardState(pyspiel.State):
     return [u, -u]
 
   def __str__(self):
-    return f"public={self.observations} mr_x={[s + 1 for s in self.mr_x_path]}"
+    return f"public={self.slots} mr_x={[s + 1 for s in self.mr_x_path]}"
 
 
 class ScotlandYardObserver:
@@ -176,8 +179,8 @@ class ScotlandYardObserver:
   def __init__(self, game: ScotlandYardGame, perfect_recall: bool):
     self.walk = _walk(game.map_name)
     self.perfect_recall = perfect_recall
-    stations = game.rules.map.num_stations
-    self.tensor = np.zeros(game.rules.encoding_size + stations, np.float32)
+    stations = game.public_game.map.num_stations
+    self.tensor = np.zeros(game.public_game.encoding_size + stations, np.float32)
     self.dict = {"observation": self.tensor}
 
   def set_from(self, state: ScotlandYardState, player: int):
@@ -190,7 +193,7 @@ class ScotlandYardObserver:
   def string_from(self, state: ScotlandYardState, player: int) -> str:
     if self.perfect_recall:
       private = f" path={state.mr_x_path}" if player == 0 else ""
-      return f"p{player} public={state.observations}{private}"
+      return f"p{player} public={state.slots}{private}"
     private = f" at={state.mr_x_path[-1] if state.mr_x_path else None}" if player == 0 else ""
     public = [
       np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(self.walk.state(state.public))
