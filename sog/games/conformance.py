@@ -193,10 +193,7 @@ def utility_scale_is_the_largest_payoff(game, rng: np.random.Generator) -> None:
   """The game's ``utility_scale`` is max |u_0| over the terminal world states that occur (the unit
   a search scales values by; 1 where every payoff is 0)."""
   del rng
-  tree = game.tree
-  occurs = (tree.kind == public_game.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
-  weight = np.where(occurs, tree.pair_weight, 1.0)
-  largest = float(np.abs(np.where(occurs, tree.payoff / weight, 0.0)).max()) or 1.0
+  largest = game.tree.largest_utility()
   scale = game.public_game.utility_scale
   _require(
     np.isclose(scale, largest, rtol=1e-6, atol=0.0),

@@ -140,6 +140,14 @@ class PublicTree:
     """The node reached by a sequence of child slots from the root; ``KeyError`` if none is."""
     return self._node_by_path[tuple(path)]
 
+  def largest_utility(self) -> float:
+    """max |u_0| over the terminal world states that occur (payoff = W * u_0); 1 if all are 0."""
+    terminal = (self.kind == public_game.TERMINAL)[:, None, None] & (self.pair_weight > 0)
+    utilities = np.abs(
+      np.divide(self.payoff, self.pair_weight, out=np.zeros_like(self.payoff), where=terminal)
+    )
+    return float(utilities.max()) or 1.0
+
   def decision_infostates(self, player: int) -> np.ndarray:
     """Boolean [N, S]: the (public state, infostate) pairs where ``player`` acts."""
     return (self.kind == player)[:, None] & self.valid[:, player, :]

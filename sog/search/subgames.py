@@ -114,7 +114,7 @@ class Subgames:
   def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int):
     self.tree = tree
     self.frontier_bound = frontier_bound
-    self._utility_scale = tables_lib.utility_scale(tree)
+    self._utility_scale = tree.largest_utility()
     self._templates = _templates(tree)
     self._built: dict[int, Subgame] = {}
 

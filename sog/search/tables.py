@@ -100,7 +100,7 @@ def make_tables(tree: tree_lib.PublicTree, dtype=jnp.float32) -> SearchTables:
     game_node=jnp.asarray(tree.game_node),
     inner_nodes=jnp.asarray(inner_nodes, jnp.int32),
     inner_position=jnp.asarray(inner_position),
-    utility_scale=jnp.asarray(utility_scale(tree), dtype),
+    utility_scale=jnp.asarray(tree.largest_utility(), dtype),
     level_starts=tuple(int(x) for x in tree.level_starts),
   )
 
@@ -116,15 +116,6 @@ def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
       table[lo:hi, :d] = np.where((parent >= 0)[:, None], table[parent, :d], -1)
     table[lo:hi, d] = np.arange(lo, hi)
   return table
-
-
-def utility_scale(tree: tree_lib.PublicTree) -> float:
-  """max |u_0| over the terminal world states of ``tree`` (payoff = W * u_0); 1 if all are 0."""
-  terminal = (tree.kind == public_game.TERMINAL)[:, None, None] & (tree.pair_weight > 0)
-  utilities = np.abs(
-    np.divide(tree.payoff, tree.pair_weight, out=np.zeros_like(tree.payoff), where=terminal)
-  )
-  return float(utilities.max()) or 1.0
 
 
 def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
