@@ -6,8 +6,16 @@ tic-tac-toe), so a CFR pass costs the grown tree and nothing is ever enumerated.
 Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
 ``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher``
 (:class:`PoolGTCFR`).
+
+Imperfect information (issue 48, the one GT-CFR in progress): ``beliefs`` (:class:`BeliefTree`, a
+pool of public states with both players' infostates, grown from any
+:class:`~sog.games.public_game.PublicGame`) and ``belief_cfr`` (CFR+ passes over it, each node
+touched once). The searches above do not use them yet.
 """
 
+from sog.search.pool import belief_cfr
+from sog.search.pool import beliefs
+from sog.search.pool.beliefs import BeliefTree
 from sog.search.pool.core import finish
 from sog.search.pool.core import init
 from sog.search.pool.core import node_capacity
@@ -22,12 +30,15 @@ from sog.search.pool.types import Tree
 from sog.search.pool.types import zero_pool_leaf_model
 
 __all__ = [
+  "BeliefTree",
   "PoolGTCFR",
   "PoolLeafModel",
   "PoolLeafOutput",
   "PoolResult",
   "PoolState",
   "Tree",
+  "belief_cfr",
+  "beliefs",
   "finish",
   "init",
   "node_capacity",

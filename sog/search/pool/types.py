@@ -11,8 +11,25 @@ import chex
 import jax.numpy as jnp
 
 
+class Slots:
+  """What a pool of P node slots answers from its ``parent`` [P] and ``num_nodes`` (the slots in
+  use are the first ``num_nodes``)."""
+
+  parent: chex.Array
+  num_nodes: chex.Array
+
+  @property
+  def capacity(self) -> int:
+    return int(self.parent.shape[-1])
+
+  @property
+  def used(self) -> chex.Array:
+    """[P] bool: the slots holding nodes."""
+    return jnp.arange(self.parent.shape[-1]) < self.num_nodes
+
+
 @chex.dataclass(frozen=True)
-class Tree:
+class Tree(Slots):
   """A search tree in a pool of P node slots (slots 0..num_nodes-1 hold nodes; the root is slot 0).
 
   A node's children are added after it, so slot order is a topological order. Per-node statistics
@@ -62,15 +79,6 @@ class Tree:
   interior_since: chex.Array
   num_nodes: chex.Array
   height: chex.Array
-
-  @property
-  def capacity(self) -> int:
-    return int(self.parent.shape[-1])
-
-  @property
-  def used(self) -> chex.Array:
-    """[P] bool: the slots holding nodes."""
-    return jnp.arange(self.parent.shape[-1]) < self.num_nodes
 
 
 @chex.dataclass(frozen=True)

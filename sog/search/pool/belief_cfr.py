@@ -1,0 +1,269 @@
+"""Public-tree CFR+ on a :class:`~sog.search.pool.beliefs.BeliefTree`: ranges down, counterfactual
+values up, and one player's regret-matching+ update, over the pool's used slots only.
+
+The arithmetic is :mod:`sog.search.cfr`'s (DESIGN.md, "The game model"), on parent pointers
+instead of level tables. Per node, ranges and values are [2, S] and a policy is the actor's [S, A]:
+
+  * down: the parent actor's range reaches the child through the (s, a) that lead there,
+    r_i(c, s') = sum_{(s, a) -> (c, s')} r_i(p, s) pi(a | s); every other range passes unchanged
+    where the child admits the infostate;
+  * up: a terminal's v_0(s0) = sum_s1 W u_0 r_1(s1) (and v_1 with -u_0 and r_0); a frontier leaf
+    takes the given leaf values; an interior node's actor has Q_i(s, a) = sum of v_i(c, s') over
+    the children (s, a) reaches and v_i(s) = sum_a pi(a | s) Q_i(s, a), the others sum their
+    values over the children that admit them (weighted by P(k) below chance).
+
+A pass visits the used slots depth by depth in chunks of one depth (:class:`LevelOrder`), so it
+costs the grown tree, each node once, not height x capacity.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.games import public_game
+from sog.search import cfr
+from sog.search.pool import beliefs
+
+
+def matching(sums: chex.Array, legal: chex.Array) -> chex.Array:
+  """Regret matching [P, S, A] over ``legal``, zero rows where nothing is legal (chance and
+  terminal nodes)."""
+  some = legal.any(-1, keepdims=True)
+  return jnp.where(some, cfr.regret_matching(sums, legal | ~some), 0.0)
+
+
+#: Nodes a pass handles in one step (all of one depth).
+CHUNK = 32
+
+
+@chex.dataclass(frozen=True)
+class LevelOrder:
+  """The used slots by depth (then slot), cut into chunks of at most ``CHUNK`` nodes of one depth:
+  a pass walks the chunks down (or up) and touches each node once.
+
+  Attributes:
+    order: [P + CHUNK] int32 the used slots by (depth, slot), then P (no node).
+    level_start: [P + 1] int32 the position in ``order`` of each depth's first node.
+    level_size: [P + 1] int32 the nodes at each depth.
+    chunks_before: [P + 1] int32 the chunks of the depths above each depth.
+    num_chunks: int32 scalar.
+  """
+
+  order: chex.Array
+  level_start: chex.Array
+  level_size: chex.Array
+  chunks_before: chex.Array
+  num_chunks: chex.Array
+
+  def chunk(self, c: chex.Array) -> chex.Array:
+    """[CHUNK] int32 the nodes of chunk ``c`` (P where the chunk is shorter)."""
+    depth = jnp.searchsorted(self.chunks_before, c, side="right") - 1
+    first = (c - self.chunks_before[depth]) * CHUNK
+    nodes = jax.lax.dynamic_slice(self.order, (self.level_start[depth] + first,), (CHUNK,))
+    return jnp.where(
+      jnp.arange(CHUNK) < self.level_size[depth] - first, nodes, self.order.size - CHUNK
+    )
+
+
+def level_order(tree: beliefs.BeliefTree) -> LevelOrder:
+  """The :class:`LevelOrder` of the tree's used slots."""
+  P = tree.capacity
+  depth = jnp.where(tree.used, tree.depth, P)
+  order = jnp.argsort(depth, stable=True).astype(jnp.int32)
+  order = jnp.concatenate([jnp.where(tree.used[order], order, P), jnp.full(CHUNK, P, jnp.int32)])
+  size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)
+  chunks = (size + CHUNK - 1) // CHUNK
+  return LevelOrder(
+    order=order,
+    level_start=jnp.cumsum(size) - size,
+    level_size=size,
+    chunks_before=jnp.cumsum(chunks) - chunks,
+    num_chunks=chunks.sum(),
+  )
+
+
+def _actors(kind: chex.Array) -> chex.Array:
+  """[n, 2, 1] bool: whether each player is the actor at nodes of ``kind`` [n] (neither at
+  chance)."""
+  return (kind[:, None] == jnp.arange(2))[..., None]
+
+
+class _Rows(NamedTuple):
+  """The per-node fields a pass reads, at a chunk's nodes."""
+
+  parent: chex.Array
+  kind: chex.Array
+  payoff: chex.Array
+  edges: chex.Array
+  passes: chex.Array
+  probability: chex.Array
+  expanded: chex.Array
+
+
+def _gather(tree: beliefs.BeliefTree, nodes: chex.Array) -> _Rows:
+  """The fields at ``nodes`` (clipped: a chunk's padding reads slot P - 1, and is dropped)."""
+  at = jnp.minimum(nodes, tree.capacity - 1)
+  return _Rows(*(getattr(tree, field)[at] for field in _Rows._fields))
+
+
+def reach_down(
+  tree: beliefs.BeliefTree,
+  policy: chex.Array,
+  root_ranges: chex.Array,
+  order: LevelOrder | None = None,
+) -> chex.Array:
+  """[P, 2, S] both players' ranges under ``policy`` [P, S, A] from ``root_ranges`` [2, S]."""
+  order = level_order(tree) if order is None else order
+  P, S, _ = policy.shape
+  root = root_ranges * tree.valid[0]
+
+  def down(c, ranges):
+    nodes = order.chunk(c)
+    parent = jnp.maximum(tree.parent[jnp.minimum(nodes, P - 1)], 0)
+    child = _gather(tree, nodes)
+    above = ranges[parent]  # [B, 2, S]
+    parent_kind = tree.kind[parent]
+    own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
+    flow = child.edges * policy[parent] * own[..., None]  # [B, S, A]
+    into = tree.next_infostate[parent]
+    rows = jnp.broadcast_to(jnp.arange(CHUNK)[:, None, None], into.shape)
+    moved = jnp.zeros((CHUNK, S), ranges.dtype).at[rows, into].add(flow)
+    new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
+    new = jnp.where((child.parent < 0)[:, None, None], root, new)
+    return ranges.at[nodes].set(new, mode="drop")
+
+  return jax.lax.fori_loop(0, order.num_chunks, down, jnp.zeros((P, 2, S), root_ranges.dtype))
+
+
+def terminal_values(payoff: chex.Array, ranges: chex.Array) -> chex.Array:
+  """v_0(s0) = sum_s1 W u_0 r_1(s1) and v_1(s1) = -sum_s0 W u_0 r_0(s0), as [n, 2, S]."""
+  v0 = jnp.einsum("nab,nb->na", payoff, ranges[:, 1])
+  v1 = -jnp.einsum("nab,na->nb", payoff, ranges[:, 0])
+  return jnp.stack([v0, v1], axis=1)
+
+
+def values_up(
+  tree: beliefs.BeliefTree,
+  policy: chex.Array,
+  ranges: chex.Array,
+  leaf_values: chex.Array | None = None,
+  order: LevelOrder | None = None,
+) -> tuple[chex.Array, chex.Array]:
+  """Counterfactual values [P, 2, S] of ``policy`` and the actor's action values Q [P, S, A]
+  (frontier leaves, the used nodes not expanded that are not terminal, take ``leaf_values``
+  [P, 2, S]; zero without).
+
+  Depth by depth from the deepest: a chunk's nodes take their values (from the children's sums,
+  complete by then) and add their parts into their parents' sums."""
+  order = level_order(tree) if order is None else order
+  P, S, A = policy.shape
+
+  def up(i, carry):
+    values, q, passed = carry
+    nodes = order.chunk(order.num_chunks - 1 - i)
+    node = _gather(tree, nodes)
+    at = jnp.minimum(nodes, P - 1)
+    terminal = (node.kind == public_game.TERMINAL)[:, None, None]
+    leaf = 0.0 if leaf_values is None else leaf_values[at]
+    base = jnp.where(terminal, terminal_values(node.payoff, ranges[at]), leaf)
+    acting = (policy[at] * q[at]).sum(-1)[:, None, :]
+    interior = jnp.where(_actors(node.kind), acting, passed[at])
+    value = jnp.where(node.expanded[:, None, None], interior, base)
+    # this chunk's parts of its parents' sums
+    # the root and a chunk's padding send nothing
+    parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
+    above = jnp.minimum(parent, P - 1)
+    own = jnp.take_along_axis(value, jnp.clip(tree.kind[above], 0, 1)[:, None, None], 1)[:, 0]
+    reached = jnp.take_along_axis(own, tree.next_infostate[above].reshape(CHUNK, S * A), 1)
+    reached = jnp.where(node.edges, reached.reshape(CHUNK, S, A), 0.0)
+    return (
+      values.at[nodes].set(value, mode="drop"),
+      q.at[parent].add(reached, mode="drop"),
+      passed.at[parent].add(node.passes * node.probability[:, None, None] * value, mode="drop"),
+    )
+
+  zeros = jnp.zeros((P, 2, S), ranges.dtype)
+  values, q, _ = jax.lax.fori_loop(
+    0, order.num_chunks, up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros)
+  )
+  return values, q
+
+
+@chex.dataclass(frozen=True)
+class CFRState:
+  """Cumulative regrets and linearly weighted policy sums [P, S, A] at the pool's nodes."""
+
+  regrets: chex.Array
+  policy_sums: chex.Array
+  iteration: chex.Array
+
+
+def init_state(tree: beliefs.BeliefTree) -> CFRState:
+  zeros = jnp.zeros(tree.legal.shape, tree.weight.dtype)
+  return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0))
+
+
+def update_player(
+  tree: beliefs.BeliefTree,
+  state: CFRState,
+  policy: chex.Array,
+  ranges: chex.Array,
+  values: chex.Array,
+  q: chex.Array,
+  player: int,
+  weight: chex.Array,
+) -> CFRState:
+  """Regret-matching+ and linear averaging (weight t) at ``player``'s interior nodes, valid
+  infostates and legal actions, from one pass."""
+  own_values = values[:, player][..., None]
+  own_range = ranges[:, player][..., None]
+  acting = (
+    (tree.used & tree.expanded & (tree.kind == player))[:, None, None]
+    & tree.valid[:, player][..., None]
+    & tree.legal
+  )
+  return state.replace(
+    regrets=jnp.where(acting, jnp.maximum(state.regrets + q - own_values, 0.0), state.regrets),
+    policy_sums=jnp.where(
+      acting, state.policy_sums + weight * own_range * policy, state.policy_sums
+    ),
+  )
+
+
+def iteration(
+  tree: beliefs.BeliefTree,
+  state: CFRState,
+  root_ranges: chex.Array,
+  updates: cfr.Updates,
+  order: LevelOrder | None = None,
+) -> CFRState:
+  """One CFR+ iteration on the whole pool: player 0 then player 1 (``"alternating"``), or both
+  from one pass (``"simultaneous"``); ``order`` is the tree's :func:`level_order` (computed when
+  None; a loop over a fixed tree computes it once)."""
+  weight = (state.iteration + 1).astype(tree.weight.dtype)
+  groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
+  order = level_order(tree) if order is None else order
+  for group in groups:
+    policy = matching(state.regrets, tree.legal)
+    ranges = reach_down(tree, policy, root_ranges, order)
+    values, q = values_up(tree, policy, ranges, order=order)
+    for player in group:
+      state = update_player(tree, state, policy, ranges, values, q, player, weight)
+  return state.replace(iteration=state.iteration + 1)
+
+
+def average_policy(tree: beliefs.BeliefTree, state: CFRState) -> chex.Array:
+  """[P, S, A] the linearly weighted average policy (uniform where a row was never reached)."""
+  return matching(state.policy_sums, tree.legal)
+
+
+def root_values(
+  tree: beliefs.BeliefTree, policy: chex.Array, root_ranges: chex.Array
+) -> chex.Array:
+  """[2, S] the root's counterfactual values of ``policy`` on a fully grown pool."""
+  ranges = reach_down(tree, policy, root_ranges)
+  return values_up(tree, policy, ranges)[0][0]

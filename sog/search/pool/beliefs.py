@@ -1,0 +1,275 @@
+"""The node pool for any game: public states with both players' infostates, grown from a
+:class:`~sog.games.public_game.PublicGame`'s functions without enumerating its tree.
+
+A :class:`BeliefTree` holds in P fixed slots the public states a search has added, and for each the
+structure CFR needs over infostates (DESIGN.md, "The game model"): the pair weight W(s0, s1) (the
+chance weight of a world state relative to the product of the prior marginals, zero where the pair
+is impossible), the actor's legal actions per infostate, and the edge from its parent: which of the
+parent actor's (s, a) lead to it (the actor's range flows down through those, into the infostate
+``next_infostate`` names) and which infostates of the others pass down unchanged (the opponent's
+that the child admits; both players' below a chance node, weighted there by the outcome's public
+probability P(k)). Perfect information is the case S = 1.
+
+:func:`add_children` adds every public child of a node at once, from one call of the game's
+``transitions`` and ``child``: SoG expands all actions in imperfect-information games (k = all).
+The children a node gets, their pair weights and edges are those the enumerating builder
+(:mod:`sog.games.builder`) gives the same public states (a child no valid world state reaches is
+not added), so a fully grown pool is the game's public tree in another order.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import public_game
+from sog.games import tree as tree_lib
+from sog.search.pool import types
+
+
+@chex.dataclass(frozen=True)
+class BeliefTree(types.Slots):
+  """A public tree in a pool of P node slots (the root in slot 0; a node's children come after it).
+
+  Attributes:
+    states: the public states [P, ...] (a pytree; a free slot holds the root's).
+    parent: [P] int32 parent slot (-1 at the root and in free slots).
+    slot: [P] int32 the child slot k of the parent's transitions that holds the node.
+    children: [P, K] int32 the node in each child slot (-1: none, or not added).
+    depth: [P] int32 public moves below the root.
+    kind: [P] int32 PLAYER_0, PLAYER_1, CHANCE or TERMINAL.
+    legal: [P, S, A] bool the actor's legal actions (an infostate the actor cannot hold here takes
+      the first valid one's row; all False at chance and terminal nodes).
+    weight: [P, S, S] the pair weight W(s0, s1).
+    payoff: [P, S, S] W(s0, s1) u_0(s0, s1) at terminals (zero elsewhere).
+    next_infostate: [P, S, A] int32 the actor's infostate in the child that (s, a) reaches (set
+      when the node's children are added).
+    edges: [P, S, A] bool the parent actor's (s, a) that reach the node.
+    passes: [P, 2, S] bool the infostates whose range passes down from the parent unchanged.
+    probability: [P] the public probability of the chance outcome that led here (1 otherwise).
+    expanded: [P] bool nodes whose children are in the tree.
+    num_nodes: int32 scalar, slots in use.
+    height: int32 scalar, the deepest node's depth.
+  """
+
+  states: chex.ArrayTree
+  parent: chex.Array
+  slot: chex.Array
+  children: chex.Array
+  depth: chex.Array
+  kind: chex.Array
+  legal: chex.Array
+  weight: chex.Array
+  payoff: chex.Array
+  next_infostate: chex.Array
+  edges: chex.Array
+  passes: chex.Array
+  probability: chex.Array
+  expanded: chex.Array
+  num_nodes: chex.Array
+  height: chex.Array
+
+  @property
+  def valid(self) -> chex.Array:
+    """[P, 2, S] bool: the infostates each player can hold at the node (W > 0 for some pair)."""
+    return jnp.stack([self.weight.sum(2) > 0, self.weight.sum(1) > 0], axis=1)
+
+
+def prior_ranges(game: public_game.PublicGame) -> np.ndarray:
+  """[2, S] float64: each player's marginal p_i(s) of the private deal (the root's ranges)."""
+  deal = _padded_deal(game)
+  return np.stack([deal.sum(1), deal.sum(0)])
+
+
+def _padded_deal(game: public_game.PublicGame) -> np.ndarray:
+  S = game.max_infostates
+  s0, s1 = game.num_infostates
+  deal = np.zeros((S, S))
+  deal[:s0, :s1] = np.asarray(game.deal(), np.float64)
+  return deal
+
+
+def root_weight(game: public_game.PublicGame) -> np.ndarray:
+  """[S, S] float64: W at the root, the deal over the product of its marginals."""
+  deal = _padded_deal(game)
+  denominator = np.outer(deal.sum(1), deal.sum(0))
+  return np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
+
+
+def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
+  """``legal`` [S, A] with the rows of infostates the actor cannot hold replaced by the first
+  valid one's (the table search's convention: every row a distribution, none read)."""
+  first = legal[jnp.argmax(actor_valid)]
+  return jnp.where(actor_valid[:, None], legal, first[None, :])
+
+
+def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: chex.Array):
+  """A node's kind, legal actions (:class:`BeliefTree`'s convention) and payoff from its state and
+  pair weight."""
+  kind = jnp.asarray(game.kind(state), jnp.int32)
+  actor = jnp.clip(kind, 0, 1)
+  actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
+  is_player = kind < public_game.CHANCE
+  legal = jnp.where(is_player, _actor_rows(game.legal(state), actor_valid), False)
+  payoff = jnp.where(kind == public_game.TERMINAL, weight * game.utility(state), 0.0)
+  return kind, legal, payoff.astype(weight.dtype)
+
+
+def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
+  """A pool of ``capacity`` slots holding the game's root (after the private deal)."""
+  S, A, K = game.max_infostates, game.num_actions, game.max_children
+  root = game.root()
+  weight = jnp.asarray(root_weight(game), dtype)
+  kind, legal, payoff = _node_facts(game, root, weight)
+  per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
+  return BeliefTree(
+    states=jax.tree.map(lambda x: jnp.broadcast_to(x, (capacity, *jnp.shape(x))), root),
+    parent=per_node(-1, jnp.int32),
+    slot=per_node(-1, jnp.int32),
+    children=jnp.full((capacity, K), -1, jnp.int32),
+    depth=per_node(0, jnp.int32),
+    kind=per_node(public_game.TERMINAL, jnp.int32).at[0].set(kind),
+    legal=jnp.zeros((capacity, S, A), bool).at[0].set(legal),
+    weight=jnp.zeros((capacity, S, S), dtype).at[0].set(weight),
+    payoff=jnp.zeros((capacity, S, S), dtype).at[0].set(payoff),
+    next_infostate=jnp.zeros((capacity, S, A), jnp.int32),
+    edges=jnp.zeros((capacity, S, A), bool),
+    passes=jnp.zeros((capacity, 2, S), bool),
+    probability=jnp.ones(capacity, dtype),
+    expanded=per_node(False, bool),
+    num_nodes=jnp.int32(1),
+    height=jnp.int32(0),
+  )
+
+
+def _player_children(transitions: public_game.Transitions, weight, legal, actor, num_slots: int):
+  """Below a player node: per child slot k, the actor's (s, a) that reach it [K, S, A], the
+  opponent infostates it admits [K, S], and its pair weight [K, S, S] (indexed [s0, s1])."""
+  S = legal.shape[0]
+  oriented = jnp.where(actor == 0, weight, weight.T)  # [actor s, opponent o]
+  actor_valid, opponent_valid = oriented.sum(1) > 0, oriented.sum(0) > 0
+  slots = jnp.broadcast_to(transitions.child, (*legal.shape, S))  # [S, A, O]
+  reachable = actor_valid[:, None, None] & legal[..., None] & opponent_valid[None, None, :]
+  hits = reachable[None] & (slots[None] == jnp.arange(num_slots)[:, None, None, None])
+  edges = hits.any(-1)  # [K, S, A]
+  admitted = hits.any((1, 2))  # [K, O]
+  # W in the child: the row of the source infostate s for the actor's next infostate s', the
+  # opponent's columns it does not admit zeroed (sources merged into one s' agree on their row).
+  lands = transitions.next_infostate[..., None] == jnp.arange(S)  # [S, A, S']
+  source = (edges[..., None] & lands[None]).any(2)  # [K, S, S']
+  rows = jnp.where(source[..., None], oriented[None, :, None, :], 0.0).max(1)  # [K, S', O]
+  rows = rows * admitted[:, None, :]
+  child_weight = jnp.where(actor == 0, rows, rows.transpose(0, 2, 1))
+  return edges, admitted, child_weight
+
+
+def _chance_children(transitions: public_game.Transitions, weight, num_slots: int):
+  """Below a chance node: per child slot k, W(s0, s1) P(k | s0, s1) / P(k) [K, S, S] and P(k)."""
+  probability = transitions.probability
+  safe = jnp.where(probability > 0, probability, 1.0)
+  child_weight = jnp.where(
+    (probability > 0)[:, None, None],
+    weight[None] * transitions.likelihood / safe[:, None, None],
+    0.0,
+  )
+  pad = num_slots - probability.shape[0]
+  return (
+    jnp.pad(child_weight, [(0, pad), (0, 0), (0, 0)]),
+    jnp.pad(probability, [(0, pad)]),
+  )
+
+
+def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Array) -> BeliefTree:
+  """Adds every public child of ``node`` (one a valid world state reaches) in the next free slots,
+  in slot order, and marks ``node`` expanded. A terminal gets none; slots past the capacity are not
+  written (the caller checks the capacity)."""
+  K, dtype = game.max_children, tree.weight.dtype
+  state = jax.tree.map(lambda x: x[node], tree.states)
+  kind, weight, legal = tree.kind[node], tree.weight[node], tree.legal[node]
+  actor = jnp.clip(kind, 0, 1)
+  is_player = kind < public_game.CHANCE
+  transitions = game.transitions(state)
+  edges, admitted, player_weight = _player_children(transitions, weight, legal, actor, K)
+  if game.max_chance_outcomes:
+    chance_weight, probability = _chance_children(transitions, weight, K)
+  else:
+    chance_weight, probability = jnp.zeros_like(player_weight), jnp.zeros(K, dtype)
+  child_weight = jnp.where(is_player, player_weight, chance_weight).astype(dtype)
+  chance_valid = jnp.stack([chance_weight.sum(2) > 0, chance_weight.sum(1) > 0], axis=1)
+  opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
+  passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
+  reached = jnp.where(is_player, edges.any((1, 2)), transitions.present & child_weight.any((1, 2)))
+  exists = reached & (kind != public_game.TERMINAL)
+  slots = tree.num_nodes + jnp.cumsum(exists, dtype=jnp.int32) - 1
+  slots = jnp.where(exists & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
+  kids = jax.vmap(game.child, in_axes=(None, 0))(state, jnp.arange(K, dtype=jnp.int32))
+  kid_kind, kid_legal, kid_payoff = jax.vmap(lambda s, w: _node_facts(game, s, w))(
+    kids, child_weight
+  )
+  put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
+  depth = tree.depth[node] + 1
+  return tree.replace(
+    states=jax.tree.map(put, tree.states, kids),
+    parent=put(tree.parent, jnp.full(K, node, jnp.int32)),
+    slot=put(tree.slot, jnp.arange(K, dtype=jnp.int32)),
+    children=tree.children.at[node].set(jnp.where(slots < tree.capacity, slots, -1)),
+    depth=put(tree.depth, jnp.full(K, depth, jnp.int32)),
+    kind=put(tree.kind, kid_kind),
+    legal=put(tree.legal, kid_legal),
+    weight=put(tree.weight, child_weight),
+    payoff=put(tree.payoff, kid_payoff),
+    next_infostate=tree.next_infostate.at[node].set(
+      jnp.where(is_player, transitions.next_infostate, 0).astype(jnp.int32)
+    ),
+    edges=put(tree.edges, edges & is_player),
+    passes=put(tree.passes, passes),
+    probability=put(tree.probability, jnp.where(is_player, 1.0, probability).astype(dtype)),
+    expanded=tree.expanded.at[node].set(kind != public_game.TERMINAL),
+    num_nodes=tree.num_nodes + exists.sum(dtype=jnp.int32),
+    height=jnp.maximum(tree.height, jnp.where(exists.any(), depth, 0)).astype(jnp.int32),
+  )
+
+
+def grow_all(game: public_game.PublicGame, tree: BeliefTree) -> BeliefTree:
+  """Expands every node in slot order until the tree holds the root's whole game (or the pool is
+  full: then ``num_nodes`` exceeds the capacity). Traceable."""
+
+  def expand(carry):
+    tree, node = carry
+    return add_children(game, tree, node), node + 1
+
+  tree, _ = jax.lax.while_loop(
+    lambda c: c[1] < jnp.minimum(c[0].num_nodes, c[0].capacity), expand, (tree, jnp.int32(0))
+  )
+  return tree
+
+
+def paths(tree: BeliefTree) -> list[tuple[int, ...]]:
+  """Each used node's sequence of child slots from the root (host side), as the enumerated tree's
+  ``paths`` name public states."""
+  parent, slot = np.asarray(tree.parent), np.asarray(tree.slot)
+  out: list[tuple[int, ...]] = []
+  for n in range(int(tree.num_nodes)):
+    out.append(() if parent[n] < 0 else (*out[parent[n]], int(slot[n])))
+  return out
+
+
+def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
+  """The game's whole public tree on a pool of ``capacity`` slots, grown from its functions without
+  enumeration (``ValueError`` if the game has more public states than that)."""
+  if not isinstance(capacity, int) or capacity < 1:
+    raise ValueError(f"capacity must be a positive int, got {capacity!r}")
+  tree = jax.jit(grow_all, static_argnums=0)(game, empty(game, capacity, dtype))
+  if int(tree.num_nodes) > capacity:
+    raise ValueError(
+      f"{game.name} has more than capacity={capacity} public states; give a larger capacity"
+    )
+  return tree
+
+
+def tree_nodes(tree: BeliefTree, public_tree: tree_lib.PublicTree) -> np.ndarray:
+  """[num_nodes] int: the enumerated tree's node of each used slot (matched by path), the map that
+  evaluates a pool's policy exactly on a game small enough to enumerate."""
+  return np.array([public_tree.node_of_path(path) for path in paths(tree)], np.int64)
