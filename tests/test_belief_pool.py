@@ -13,6 +13,7 @@ from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
+from sog.search.pool import worlds
 from tests.conftest import load
 
 GAMES = (
@@ -116,9 +117,10 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
 )
 def test_cfr_on_the_pool_is_the_table_cfr(name):
   """100 alternating CFR+ iterations in float64 give the table solver's average policy at every
-  valid infostate (to 1e-7: float64 rounding, grown over the iterations), and its exploitability. (In float32 the two sum merged ranges in different
-  orders, and a regret that is zero in exact arithmetic can come out 3e-8 on one side and 0 on the
-  other; regret matching+ then takes different actions, so only float64 compares exactly.)"""
+  valid infostate (to 1e-7: float64 rounding, grown over the iterations), and its exploitability.
+  (In float32 the two sum merged ranges in different orders, and a regret that is zero in exact
+  arithmetic can come out 3e-8 on one side and 0 on the other; regret matching+ then takes
+  different actions, so only float64 compares exactly.)"""
   iterations = 100
   game = load(name)
   tree = game.tree
@@ -148,6 +150,57 @@ def test_cfr_on_the_pool_is_the_table_cfr(name):
   assert sog.eval.exploitability(game, ours) == pytest.approx(
     sog.eval.exploitability(game, theirs), rel=1e-7
   )
+
+
+@pytest.mark.parametrize(
+  "name",
+  [
+    "kuhn_poker",
+    "leduc_poker",
+    "scotland_yard(map=glasses_short)",
+    "scotland_yard(map=glasses_hidden_short)",
+  ],
+)
+def test_world_states_walk_the_pool_as_the_tables(name):
+  """Random games from random world states: every move reaches the table's child with the table's
+  infostates, every chance node gives the table's outcome probabilities, and a world state drawn
+  from the same ranges with the same key is the table's."""
+  game, pool, nodes = _grown(name)
+  tree = game.tree
+  tables = tables_lib.make_tables(tree)
+  slot = {int(n): i for i, n in enumerate(nodes)}
+  ours, theirs = jax.jit(worlds.step_world), jax.jit(tables_lib.step_world)
+  rng = np.random.default_rng(0)
+  for game_index in range(20):
+    key = jax.random.PRNGKey(game_index)
+    ranges = jnp.asarray(rng.random((2, tree.max_infostates)), jnp.float32)
+    world = tables_lib.sample_world(tables, 0, ranges, key)
+    assert [int(x) for x in worlds.sample_world(pool, 0, ranges, key)] == [int(x) for x in world]
+    node, s0, s1 = 0, *(int(x) for x in world)
+    while tree.kind[node] != public_game.TERMINAL:
+      here = slot[node]
+      if tree.kind[node] == public_game.CHANCE:
+        children = tree.up_child[node]
+        weight = tables.up_weight[node, :, :, 0, s0] * np.where(
+          children >= 0, tree.pair_weight[np.maximum(children, 0), s0, s1], 0.0
+        )
+        expected = dict(
+          zip(children.ravel().tolist(), (weight / weight.sum()).ravel().tolist(), strict=True)
+        )
+        expected.pop(-1, None)
+        probabilities = np.asarray(worlds.chance_probabilities(pool, here, s0, s1))
+        kids = np.asarray(pool.children[here])
+        got = {int(nodes[c]): float(probabilities[k]) for k, c in enumerate(kids) if c >= 0}
+        assert got == pytest.approx(expected, abs=1e-6)
+        action = 0
+      else:
+        own = s0 if tree.kind[node] == 0 else s1
+        action = int(rng.choice(np.flatnonzero(tree.legal[node, own])))
+      child, t0, t1 = (int(x) for x in theirs(tables, node, s0, s1, action, key))
+      if tree.kind[node] != public_game.CHANCE:  # (a chance draw's layout is the table's own)
+        mine = [int(x) for x in ours(pool, here, s0, s1, action, key)]
+        assert [int(nodes[mine[0]]), *mine[1:]] == [child, t0, t1]
+      node, s0, s1 = child, t0, t1
 
 
 def test_a_pool_too_small_for_the_game_is_refused():

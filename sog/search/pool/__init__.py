@@ -9,12 +9,14 @@ Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CF
 
 Imperfect information (issue 48, the one GT-CFR in progress): ``beliefs`` (:class:`BeliefTree`, a
 pool of public states with both players' infostates, grown from any
-:class:`~sog.games.public_game.PublicGame`) and ``belief_cfr`` (CFR+ passes over it, each node
-touched once). The searches above do not use them yet.
+:class:`~sog.games.public_game.PublicGame`), ``belief_cfr`` (CFR+ passes over it, each node
+touched once) and ``worlds`` (world states drawn and stepped on it). The searches above do not use
+them yet.
 """
 
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
+from sog.search.pool import worlds
 from sog.search.pool.beliefs import BeliefTree
 from sog.search.pool.core import finish
 from sog.search.pool.core import init
@@ -44,5 +46,6 @@ __all__ = [
   "node_capacity",
   "run",
   "search",
+  "worlds",
   "zero_pool_leaf_model",
 ]
