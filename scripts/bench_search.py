@@ -139,7 +139,8 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
   """Seconds of one CFR update (every leaf row evaluated), one expansion simulation and one plain
   CFR+ iteration over the whole subgame, each timed in a compiled loop of 100 on the final state of
   a root search."""
-  tables, apply, capacity = searcher.tables, leaf_models.stateful_apply(model), searcher.capacity
+  tables, apply = searcher.tables, leaf_models.stateful_apply(model)
+  batches = gtcfr.LeafBatches((searcher.capacity,))  # one size: every leaf row evaluated
   start = gtcfr.root_start(tables, searcher.root_ranges(None))
   state = jax.jit(
     lambda params, rng: gtcfr_core.run(
@@ -150,7 +151,7 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
         tables, apply, params, rng, start, config, leaf_models.initial_state(model, tables, start)
       ),
       config,
-      capacity,
+      batches,
       searcher.k,
     )
   )(model.params, jax.random.PRNGKey(1))
@@ -160,7 +161,7 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
       jax.lax.fori_loop(
         0,
         loops,
-        lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, capacity),
+        lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, batches),
         state,
       ).cfr.regrets
     )

@@ -25,7 +25,7 @@ def _grown_by_simulation(game_name: str, config: gtcfr.GTCFRConfig, seed: int = 
 
   @jax.jit
   def phase(state):
-    return gtcfr.run(tables, apply, None, state, one_phase, searcher.capacity, searcher.k)
+    return gtcfr.run(tables, apply, None, state, one_phase, searcher.leaf_batches, searcher.k)
 
   state = gtcfr.init(
     tables,
@@ -149,7 +149,7 @@ def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updat
     )
     state = jax.jit(
       lambda s, config=config, searcher=searcher, apply=apply, tables=tables: gtcfr.run(
-        tables, apply, None, s, config, searcher.capacity, searcher.k
+        tables, apply, None, s, config, searcher.leaf_batches, searcher.k
       )
     )(state)
     policies[averaging] = np.asarray(state.cfr.policy_sums)
@@ -165,7 +165,7 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
   apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
   phase = jax.jit(
-    lambda s: gtcfr.run(tables, apply, None, s, config, searcher.capacity, searcher.k)
+    lambda s: gtcfr.run(tables, apply, None, s, config, searcher.leaf_batches, searcher.k)
   )
   state = gtcfr.init(
     tables,

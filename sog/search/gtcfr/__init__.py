@@ -33,12 +33,14 @@ masks: ``in_tree`` (counted by CFR) and ``expanded`` (an interior node, its chos
 in the tree). A node is a frontier leaf when it is in the tree, not terminal and not expanded. With
 k < infinity a player node becomes expanded once every infostate of its actor has an added action;
 until then it stays a frontier leaf. The leaf model sees at most ``capacity`` frontier leaves per
-pass, a bound derived from (s, c, k) and the game. Nodes outside the tree are carried along (their
-regrets never change and their values are overwritten at the frontier), so a pass costs a pass over
-the whole subgame whatever the tree's size: the price of fixed shapes, measured by
-``scripts/bench_search.py``. Searches rooted deep in a game therefore run on the compact tables of
-their root's subgame (:mod:`sog.search.subgames`, :meth:`GTCFR.search_in_subgames`), not on the
-whole game's.
+pass, a bound derived from (s, c, k) and the game; a pass calls it on the smallest of a few batch
+sizes that holds the frontier (in a vmapped batch of searches, the batch's largest frontier), and
+not at all while the frontier is empty (:class:`LeafBatches`). Nodes outside the tree are carried
+along (their regrets never change and their values are overwritten at the frontier), so a pass
+costs a pass over the whole subgame whatever the tree's size: the price of fixed shapes, measured
+by ``scripts/bench_search.py``. Searches rooted deep in a game therefore run on the compact tables
+of their root's subgame (:mod:`sog.search.subgames`, :meth:`GTCFR.search_in_subgames`), not on
+the whole game's.
 
 Soundness (SoG's Theorem 1) is about the average, over iterations, of the strategy each iteration
 played on the whole subgame: the search's policy in the tree and the leaf solver's below the
@@ -56,8 +58,9 @@ from sog.search.gtcfr.core import finish
 from sog.search.gtcfr.core import init
 from sog.search.gtcfr.core import run
 from sog.search.gtcfr.core import search
+from sog.search.gtcfr.frontier import LeafBatches
 from sog.search.gtcfr.frontier import frontier_mask
-from sog.search.gtcfr.frontier import leaf_batch_sizes
+from sog.search.gtcfr.frontier import leaf_batches
 from sog.search.gtcfr.searcher import GTCFR
 from sog.search.types import AVERAGING
 from sog.search.types import OPEN_CHANCE
@@ -75,6 +78,7 @@ __all__ = [
   "OPEN_CHANCE",
   "TIE_BREAKS",
   "GTCFRConfig",
+  "LeafBatches",
   "QuerySample",
   "SearchResult",
   "SearchState",
@@ -82,7 +86,7 @@ __all__ = [
   "finish",
   "frontier_mask",
   "init",
-  "leaf_batch_sizes",
+  "leaf_batches",
   "root_start",
   "run",
   "search",

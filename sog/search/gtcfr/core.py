@@ -94,7 +94,7 @@ def run(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  capacity: int | tuple[int, ...],
+  batches: frontier_lib.LeafBatches,
   k: int | None,
 ) -> types.SearchState:
   """The config's phases of CFR+ updates then expansion simulations, in one loop."""
@@ -103,7 +103,7 @@ def run(
     state = jax.lax.fori_loop(
       0,
       config.updates_per_phase,
-      lambda _, s: update_lib.cfr_update(tables, apply, params, s, config, capacity),
+      lambda _, s: update_lib.cfr_update(tables, apply, params, s, config, batches),
       state,
     )
     return expand_lib.grow(tables, state, config, k)
@@ -116,7 +116,7 @@ def finish(
   apply,
   params,
   state: types.SearchState,
-  capacity: int | tuple[int, ...],
+  batches: frontier_lib.LeafBatches,
 ) -> types.SearchResult:
   """The search's answer: the average policy and its values and ranges (the opponent's root range
   the gadget's average, when it is on), the policy and values at the focus."""
@@ -133,7 +133,7 @@ def finish(
     average,
     root_ranges,
     state,
-    frontier_lib.evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state),
+    frontier_lib.evaluate_frontier(tables, apply, params, frontier, batches, state.leaf_state),
     best_response_values=True,
   )
   values = jnp.concatenate(values)
@@ -166,11 +166,11 @@ def search(
   rng: chex.PRNGKey,
   start: types.Start,
   config: types.GTCFRConfig,
-  capacity: int | tuple[int, ...],
+  batches: frontier_lib.LeafBatches,
   k: int | None,
   leaf_state: Any = (),
 ) -> types.SearchResult:
   """One GT-CFR search from ``start``: init, run, finish."""
   state = init(tables, apply, params, rng, start, config, leaf_state)
-  state = run(tables, apply, params, state, config, capacity, k)
-  return finish(tables, apply, params, state, capacity)
+  state = run(tables, apply, params, state, config, batches, k)
+  return finish(tables, apply, params, state, batches)

@@ -5,6 +5,7 @@ and the leaf-values hook of a CFR pass (one leaf-model call on the frontier's pu
 from __future__ import annotations
 
 from typing import Any
+from typing import NamedTuple
 
 import chex
 import jax
@@ -41,34 +42,51 @@ def available(tables: tables_lib.SearchTables, state: types.SearchState) -> chex
   return legal & (added[:, None, :] | ~restricted[:, None, None])
 
 
-def leaf_batch_sizes(capacity: int | tuple[int, ...]) -> tuple[int, ...]:
-  """The leaf-model batch sizes an unbatched search chooses from (ascending, the last the capacity):
-  the capacity bound is loose (it covers any tree s simulations could grow), so a pass evaluates the
-  smallest batch that holds its frontier; about 1/16 and 1/4 of the bound, and the bound."""
+#: The vmap axis of a batch of table searches: a pass sizes its leaf-model call by the batch's
+#: largest frontier (``lax.pmax`` over it), so the call's branch is chosen once for the batch.
+SEARCH_AXIS = "searches"
+
+
+class LeafBatches(NamedTuple):
+  """The leaf-model batch sizes a search's passes choose from (ascending; the last the frontier
+  bound) and, for a batch of searches under ``vmap``, its axis name (None: one search)."""
+
+  sizes: tuple[int, ...]
+  axis_name: str | None = None
+
+  @property
+  def capacity(self) -> int:
+    return self.sizes[-1]
+
+
+def leaf_batches(capacity: int, axis_name: str | None = None) -> LeafBatches:
+  """The sizes a pass chooses from: the capacity bound is loose (it covers any tree s simulations
+  could grow), so a pass evaluates the smallest batch that holds its frontier (the batch's largest
+  under ``vmap``); about 1/16 and 1/4 of the bound, and the bound."""
   sizes = {max(8, -(-capacity // 16)), max(8, -(-capacity // 4)), capacity}
-  return tuple(sorted(size for size in sizes if size <= capacity))
+  return LeafBatches(tuple(sorted(size for size in sizes if size <= capacity)), axis_name)
 
 
-def evaluate_frontier(
-  tables, apply, params, frontier, capacity: int | tuple[int, ...], leaf_state: Any
-):
+def evaluate_frontier(tables, apply, params, frontier, batches: LeafBatches, leaf_state: Any):
   """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call
   (``apply`` in the stateful form, :func:`sog.search.leaf_models.stateful_apply`, from
   ``leaf_state``).
 
-  ``capacity`` is the batch of that call, or ascending batch sizes (:func:`leaf_batch_sizes`) of
-  which the pass takes the smallest that holds the frontier, and makes no call at all while the
-  frontier is empty (a ``lax.switch``: only worth it outside ``vmap``, where it would run every
-  branch). A deep re-solve grows its whole small subgame in a few simulations, and then its
-  remaining passes would ask the leaf model about nothing. Outputs are padded to the largest size;
-  the hook's extra output is (nodes, ranges, mask, output, whether the model was called).
+  The call's batch is the smallest of ``batches.sizes`` that holds the frontier, and no call is
+  made while the frontier is empty (a ``lax.switch``). Under ``vmap`` the branch is chosen from
+  the largest frontier in the batch (``lax.pmax`` over ``batches.axis_name``), so the switch
+  stays a branch and the batch makes one call of that size, or none. A deep re-solve grows its
+  whole small subgame in a few simulations, and then its remaining passes would ask the leaf model
+  about nothing. Outputs are padded to the largest size; the hook's extra output is (nodes, ranges,
+  mask, output, whether the model was called).
   """
-  sizes = capacity if isinstance(capacity, tuple) else (capacity,)
-  full = sizes[-1]
+  sizes = batches.sizes
+  full = batches.capacity
 
   def leaf_values(ranges):
     flat = jnp.concatenate(ranges)
     count = frontier.sum()
+    largest = count if batches.axis_name is None else jax.lax.pmax(count, batches.axis_name)
     # The frontier's first rows in node order, for the largest size; a smaller call takes a prefix
     # (the same rows), so only the call itself differs between the switch's branches.
     nodes = jnp.nonzero(frontier, size=full, fill_value=0)[0].astype(jnp.int32)
@@ -87,13 +105,10 @@ def evaluate_frontier(
       out, _ = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
       return out._replace(state=leaf_state), jnp.bool_(False)
 
-    if not isinstance(capacity, tuple):
-      out, called = at(full)(None)
-    else:
-      tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), count), len(sizes) - 1)
-      out, called = jax.lax.switch(
-        jnp.where(count > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], None
-      )
+    tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), largest), len(sizes) - 1)
+    out, called = jax.lax.switch(
+      jnp.where(largest > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], None
+    )
     placed = jnp.zeros_like(flat).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
     return tables.split(placed), (nodes, batch, mask, out, called)
 

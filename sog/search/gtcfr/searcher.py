@@ -72,11 +72,17 @@ class GTCFR:
       )
     self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
     self.tables = tables_lib.make_tables(tree)
-    self._search = jax.jit(self._search_fn(frontier_lib.leaf_batch_sizes(self.capacity)))
-    self._batch = jax.jit(jax.vmap(self._search_fn(self.capacity), in_axes=(None, None, 0, 0)))
+    self._search = jax.jit(self._search_fn(frontier_lib.leaf_batches(self.capacity)))
+    self._batch = jax.jit(self._batched(self._search_fn, self.capacity, in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(types.root_start, in_axes=(None, 0)))
-    self._in_subgames = {}  # capacity (batched) or batch sizes (unbatched) -> compiled search
+    self._in_subgames = {}  # (capacity, batched) -> compiled search
     self.mesh = jax.sharding.Mesh(np.asarray(devices or jax.local_devices()), ("batch",))
+
+  @property
+  def leaf_batches(self) -> frontier_lib.LeafBatches:
+    """The leaf-model batch sizes of one search in the game's tables (what ``core.run`` and
+    ``core.finish`` take)."""
+    return frontier_lib.leaf_batches(self.capacity)
 
   @functools.cached_property
   def subgames(self) -> subgames_lib.Subgames:
@@ -142,21 +148,30 @@ class GTCFR:
         f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape} "
         f"and tables of batch shape {tables.kind.shape[:1]}"
       )
-    if rngs.shape[0] == 1:  # unbatched: each pass evaluates the smallest leaf batch that fits
-      key = frontier_lib.leaf_batch_sizes(capacity)
+    if rngs.shape[0] == 1:  # one search: no vmap
+      key = (capacity, False)
       if key not in self._in_subgames:
-        self._in_subgames[key] = jax.jit(self._search_fn(key))
+        self._in_subgames[key] = jax.jit(self._search_fn(frontier_lib.leaf_batches(capacity)))
       first = lambda x: x[0]  # noqa: E731
       result = self._in_subgames[key](
         jax.tree.map(first, tables), params, rngs[0], jax.tree.map(first, starts)
       )
       return jax.tree.map(lambda x: x[None], result)
-    if capacity not in self._in_subgames:
-      search = jax.vmap(self._search_fn(capacity), in_axes=(0, None, 0, 0))
-      self._in_subgames[capacity] = jax.jit(
+    key = (capacity, True)
+    if key not in self._in_subgames:
+      search = self._batched(self._search_fn, capacity, in_axes=(0, None, 0, 0))
+      self._in_subgames[key] = jax.jit(
         lambda params, tables, rngs, starts: search(tables, params, rngs, starts)
       )
-    return self._over_devices(self._in_subgames[capacity], (params,), (tables, rngs, starts))
+    return self._over_devices(self._in_subgames[key], (params,), (tables, rngs, starts))
+
+  @staticmethod
+  def _batched(search_fn: Callable, capacity: int, in_axes: tuple) -> Callable:
+    """``search_fn``'s search vmapped over a batch whose passes size their leaf-model calls by
+    the batch's largest frontier."""
+    axis = frontier_lib.SEARCH_AXIS
+    batches = frontier_lib.leaf_batches(capacity, axis)
+    return jax.vmap(search_fn(batches), in_axes=in_axes, axis_name=axis)
 
   def _over_devices(self, batched_search: Callable, shared: tuple, batch: tuple):
     """``batched_search(*shared, *batch)`` with ``batch``'s leading axis split over the mesh."""
@@ -207,14 +222,14 @@ class GTCFR:
           ),
         )
 
-  def _search_fn(self, capacity: int | tuple[int, ...]):
+  def _search_fn(self, batches: frontier_lib.LeafBatches):
     """search(tables, params, rng, start) with this searcher's leaf model, config and k."""
     model = self.leaf_model
     one = functools.partial(
       core.search,
       apply=leaf_models.stateful_apply(model),
       config=self.config,
-      capacity=capacity,
+      batches=batches,
       k=self.k,
     )
     return lambda tables, params, rng, start: one(

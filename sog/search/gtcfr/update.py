@@ -71,7 +71,7 @@ def cfr_update(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  capacity: int | tuple[int, ...],
+  batches: frontier_lib.LeafBatches,
 ) -> types.SearchState:
   """One CFR+ update of the current tree: both players from one pass (simultaneous), or player 0 and
   then player 1 from a second pass against player 0's new policy (alternating; a ``fori_loop`` over
@@ -79,14 +79,14 @@ def cfr_update(
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
   if config.updates == "simultaneous":
     state = _update_players(
-      tables, apply, params, state, config, capacity, jnp.ones(2, bool), weight
+      tables, apply, params, state, config, batches, jnp.ones(2, bool), weight
     )
   else:
     state = jax.lax.fori_loop(
       0,
       2,
       lambda player, s: _update_players(
-        tables, apply, params, s, config, capacity, jnp.arange(2) == player, weight
+        tables, apply, params, s, config, batches, jnp.arange(2) == player, weight
       ),
       state,
     )
@@ -130,7 +130,7 @@ def _update_players(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  capacity: int | tuple[int, ...],
+  batches: frontier_lib.LeafBatches,
   updating: chex.Array,
   weight: chex.Array,
 ) -> types.SearchState:
@@ -150,7 +150,7 @@ def _update_players(
     policy,
     root_ranges,
     state,
-    frontier_lib.evaluate_frontier(tables, apply, params, frontier, capacity, state.leaf_state),
+    frontier_lib.evaluate_frontier(tables, apply, params, frontier, batches, state.leaf_state),
   )
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
