@@ -136,11 +136,12 @@ def _time_searcher(searcher, rng) -> dict:
 
 
 def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
-  """Seconds of one CFR update (every leaf row evaluated), one expansion simulation and one plain
+  """Seconds of one CFR update (every leaf row evaluated while the frontier is not empty), one
+  expansion simulation and one plain
   CFR+ iteration over the whole subgame, each timed in a compiled loop of 100 on the final state of
   a root search."""
   tables, apply = searcher.tables, leaf_models.stateful_apply(model)
-  batches = gtcfr.LeafBatches((searcher.capacity,))  # one size: every leaf row evaluated
+  batches = gtcfr.LeafBatches((searcher.capacity,))  # one size: every leaf row
   start = gtcfr.root_start(tables, searcher.root_ranges(None))
   state = jax.jit(
     lambda params, rng: gtcfr_core.run(

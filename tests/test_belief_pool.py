@@ -197,9 +197,11 @@ def test_world_states_walk_the_pool_as_the_tables(name):
         own = s0 if tree.kind[node] == 0 else s1
         action = int(rng.choice(np.flatnonzero(tree.legal[node, own])))
       child, t0, t1 = (int(x) for x in theirs(tables, node, s0, s1, action, key))
-      if tree.kind[node] != public_game.CHANCE:  # (a chance draw's layout is the table's own)
-        mine = [int(x) for x in ours(pool, here, s0, s1, action, key)]
+      mine = [int(x) for x in ours(pool, here, s0, s1, action, key)]
+      if tree.kind[node] != public_game.CHANCE:
         assert [int(nodes[mine[0]]), *mine[1:]] == [child, t0, t1]
+      else:  # drawn over the pool's child slots: an outcome the world allows, infostates kept
+        assert got[int(nodes[mine[0]])] > 0 and mine[1:] == [s0, s1]
       node, s0, s1 = child, t0, t1
 
 

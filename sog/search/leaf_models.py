@@ -326,8 +326,8 @@ def routed_leaf_model(
   reads the search's own policy). ``oracle`` must be stateless (the cold exact oracle,
   :func:`exact_leaf_model`): a call solves below the routed rows (all of the tables' CFR+ passes,
   however few they are), and is skipped where no row is routed (outside ``vmap``; under ``vmap``
-  every pass calls it). The routing needs the search's start: a search outside GT-CFR (a
-  depth-limited solve) is refused.
+  every pass that calls the model calls it). The routing needs the search's start: a search
+  outside GT-CFR (a depth-limited solve) is refused.
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")

@@ -204,7 +204,8 @@ class SearchState:
   leaf_state: Any  # a stateful leaf model's state (() for the others)
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
-  leaf_calls: chex.Array  # leaf-model calls made (none by an unbatched pass with no leaves)
+  leaf_calls: chex.Array  # leaf-model calls made (none by a pass while the frontier, or every
+  # frontier of a vmapped batch, is empty)
   interior_since: chex.Array  # [M] int32: the CFR iteration each inner node became interior at
   walks: chex.Array  # expansion walks made (redraws included)
   growing_walks: chex.Array  # walks that added at least one public state

@@ -58,6 +58,7 @@ from sog.search.gtcfr.core import finish
 from sog.search.gtcfr.core import init
 from sog.search.gtcfr.core import run
 from sog.search.gtcfr.core import search
+from sog.search.gtcfr.frontier import SEARCH_AXIS
 from sog.search.gtcfr.frontier import LeafBatches
 from sog.search.gtcfr.frontier import frontier_mask
 from sog.search.gtcfr.frontier import leaf_batches
@@ -76,6 +77,7 @@ __all__ = [
   "AVERAGING",
   "GTCFR",
   "OPEN_CHANCE",
+  "SEARCH_AXIS",
   "TIE_BREAKS",
   "GTCFRConfig",
   "LeafBatches",

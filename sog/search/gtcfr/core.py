@@ -1,5 +1,8 @@
 """One GT-CFR search as pure functions of the tables and its state: ``init``, ``run`` (phases of CFR
-updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it, vmap it).
+updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it). To vmap
+it, give it ``frontier.leaf_batches(capacity, SEARCH_AXIS)`` and vmap with ``axis_name=SEARCH_AXIS``
+(as :class:`~sog.search.gtcfr.GTCFR` does): without the axis name each pass's ``lax.switch`` over
+leaf-batch sizes becomes a select that runs every size.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ class GTCFR:
   A batch of searches is split over ``devices`` (default: all local devices) along its batch axis,
   the tables shared by the batch and the leaf model's parameters replicated; a batch whose size the
   device count does not divide is padded with copies of its last search, dropped from the results.
-  The searches are independent, so each one's result is the one a single device computes.
+  The searches are independent, so each one's result is the one a single device computes; only
+  the size of each pass's leaf-model call follows the batch (its largest frontier), and with it
+  ``leaf_calls``.
   """
 
   def __init__(

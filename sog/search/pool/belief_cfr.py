@@ -12,8 +12,9 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     the children (s, a) reaches and v_i(s) = sum_a pi(a | s) Q_i(s, a), the others sum their
     values over the children that admit them (weighted by P(k) below chance).
 
-A pass visits the used slots depth by depth in chunks of one depth (:class:`LevelOrder`), so it
-costs the grown tree, each node once, not height x capacity.
+A pass (ranges down, values up) visits the used slots depth by depth in chunks of one depth
+(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity; regret
+matching and the update are elementwise over the whole pool (one vectorised step each).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def reach_down(
   """[P, 2, S] both players' ranges under ``policy`` [P, S, A] from ``root_ranges`` [2, S]."""
   order = level_order(tree) if order is None else order
   P, S, _ = policy.shape
+  root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
   def down(c, ranges):

@@ -113,7 +113,9 @@ def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: che
   actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
   is_player = kind < public_game.CHANCE
   legal = jnp.where(is_player, _actor_rows(game.legal(state), actor_valid), False)
-  payoff = jnp.where(kind == public_game.TERMINAL, weight * game.utility(state), 0.0)
+  payoff = jnp.where(
+    (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state), 0.0
+  )
   return kind, legal, payoff.astype(weight.dtype)
 
 
