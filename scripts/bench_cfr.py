@@ -23,6 +23,7 @@ import pyspiel
 
 import sog.eval
 import sog.games
+from sog.games import public_game
 from sog.openspiel import bridge as openspiel_bridge
 from sog.search import solver as solver_lib
 from sog.search.pool import belief_cfr
@@ -69,7 +70,7 @@ def _pool(game: sog.games.Game, iterations: int) -> dict:
   start = time.perf_counter()
   pool = beliefs.grow(game.public_game, tree.num_nodes)  # compiles and grows the whole game
   setup = time.perf_counter() - start
-  root_ranges = jax.numpy.asarray(beliefs.prior_ranges(game.public_game), jax.numpy.float32)
+  root_ranges = jax.numpy.asarray(public_game.prior_ranges(game.public_game), jax.numpy.float32)
 
   def loop(pool, n):
     order = belief_cfr.level_order(pool)  # the tree is fixed: its level order too

@@ -92,7 +92,7 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
   legal = cfr.flat_legal(cfr.device_levels(tree))
   draw = jax.random.uniform(jax.random.PRNGKey(0), legal.shape)
   policy = cfr.regret_matching(jnp.where(draw < 0.4, 0.0, draw), legal)
-  root_ranges = jnp.asarray(beliefs.prior_ranges(game.public_game), jnp.float32)
+  root_ranges = jnp.asarray(public_game.prior_ranges(game.public_game), jnp.float32)
   ranges, values, q = _table_pass(tree, policy, root_ranges)
 
   rows = inner[nodes]
@@ -130,7 +130,7 @@ def test_cfr_on_the_pool_is_the_table_cfr(name):
     theirs = solver.average_policy(state)
     pool = beliefs.grow(game.public_game, tree.num_nodes, jnp.float64)
     nodes = beliefs.tree_nodes(pool, tree)
-    root_ranges = jnp.asarray(beliefs.prior_ranges(game.public_game))
+    root_ranges = jnp.asarray(public_game.prior_ranges(game.public_game))
     run = jax.jit(
       lambda pool: jax.lax.fori_loop(
         0,

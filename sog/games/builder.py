@@ -48,15 +48,9 @@ def build_public_tree(game: public_game.PublicGame) -> tree_lib.PublicTree:
   the rule a game's functions break (:mod:`sog.games.walk`) or an assumption of the factored model
   it breaks."""
   walk = walk_lib.PublicGameWalk(game)
-  s0_count, s1_count = walk.num_infostates
-  S, A = max(s0_count, s1_count), walk.num_actions
-  deal = np.zeros((S, S))
-  deal[:s0_count, :s1_count] = np.asarray(walk.deal(), np.float64)
-  if deal.min() < 0 or not np.isclose(deal.sum(), 1.0, atol=1e-12):
-    raise ValueError(f"{walk.name}: deal probabilities must be non-negative and sum to 1")
-  priors = np.stack([deal.sum(1), deal.sum(0)])
-  denominator = np.outer(priors[0], priors[1])
-  root_weight = np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
+  S, A = game.max_infostates, walk.num_actions
+  priors = public_game.prior_ranges(game)
+  root_weight = public_game.root_weight(game)
   identity_sources = ({s: [(s, 0)] for s in range(S)}, {s: [(s, 0)] for s in range(S)})
   nodes = [_Node(walk.root(), -1, 0, (), root_weight, identity_sources, np.ones((2, S)))]
 

@@ -64,8 +64,13 @@ def reach_down(
 
 def terminal_values(level: tree_lib.Level, ranges: Array, xp) -> Array:
   """v_0(s0) = sum_s1 U[s0, s1] r_1(s1) and v_1(s1) = -sum_s0 U[s0, s1] r_0(s0), as [n, 2, S]."""
-  v0 = xp.einsum("nab,nb->na", level.payoff, ranges[:, 1])
-  v1 = -xp.einsum("nab,na->nb", level.payoff, ranges[:, 0])
+  return payoff_values(level.payoff, ranges, xp)
+
+
+def payoff_values(payoff: Array, ranges: Array, xp) -> Array:
+  """Both players' counterfactual values [n, 2, S] at terminals of payoffs U = W u_0 [n, S, S]."""
+  v0 = xp.einsum("nab,nb->na", payoff, ranges[:, 1])
+  v1 = -xp.einsum("nab,na->nb", payoff, ranges[:, 0])
   return xp.stack([v0, v1], axis=1)
 
 

@@ -128,6 +128,31 @@ class PublicGame(abc.ABC):
     return str(action)
 
 
+def padded_deal(game: PublicGame) -> np.ndarray:
+  """[S, S] float64: the deal's joint probabilities padded to S = max(S0, S1) (``ValueError``
+  unless they are non-negative and sum to 1)."""
+  S = game.max_infostates
+  s0, s1 = game.num_infostates
+  deal = np.zeros((S, S))
+  deal[:s0, :s1] = np.asarray(game.deal(), np.float64)
+  if deal.min() < 0 or not np.isclose(deal.sum(), 1.0, atol=1e-12):
+    raise ValueError(f"{game.name}: deal probabilities must be non-negative and sum to 1")
+  return deal
+
+
+def prior_ranges(game: PublicGame) -> np.ndarray:
+  """[2, S] float64: each player's marginal p_i(s) of the private deal (the root's ranges)."""
+  deal = padded_deal(game)
+  return np.stack([deal.sum(1), deal.sum(0)])
+
+
+def root_weight(game: PublicGame) -> np.ndarray:
+  """[S, S] float64: the pair weight W at the root, the deal over the product of its marginals."""
+  deal = padded_deal(game)
+  denominator = np.outer(deal.sum(1), deal.sum(0))
+  return np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
+
+
 def is_perfect_information(game: PublicGame) -> bool:
   """One infostate per player: the public state is the game state."""
   return tuple(game.num_infostates) == (1, 1)

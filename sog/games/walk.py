@@ -182,9 +182,6 @@ class PublicGameWalk:
       root = self.game.root()
     return self._hand_out(self._key(root))
 
-  def deal(self) -> np.ndarray:
-    return np.asarray(self.game.deal(), np.float64)
-
   def kind(self, state: PublicStateKey) -> int:
     return self.facts(state).kind
 

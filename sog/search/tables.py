@@ -195,8 +195,15 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
 def sample_world(tables: SearchTables, node, ranges, rng):
   """A world state (s0, s1) at ``node`` drawn from both players' ``ranges`` [2, S] and the node's
   pair weights W (any possible world state if the ranges do not reach the node). Traceable."""
-  joint = ranges[0][:, None] * ranges[1][None, :] * tables.pair_weight[node]
-  joint = jnp.where(joint.sum() > 0, joint, tables.pair_weight[node])
+  return draw_world(tables.pair_weight[node], ranges, rng)
+
+
+def draw_world(weight, ranges, rng):
+  """A world state (s0, s1) drawn with probability proportional to r_0(s0) r_1(s1) W(s0, s1), from
+  pair weights W [S, S] and ``ranges`` [2, S] (by W alone where the ranges give it no mass), over
+  the flat index s0 * S + s1. Traceable."""
+  joint = ranges[0][:, None] * ranges[1][None, :] * weight
+  joint = jnp.where(joint.sum() > 0, joint, weight)
   world = jax.random.categorical(rng, jnp.log(joint.ravel()))
   num_infostates = joint.shape[0]
   return (world // num_infostates).astype(jnp.int32), (world % num_infostates).astype(jnp.int32)

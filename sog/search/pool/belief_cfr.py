@@ -25,16 +25,13 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from sog.games import propagation
 from sog.games import public_game
 from sog.search import cfr
 from sog.search.pool import beliefs
+from sog.search.pool import passes
 
-
-def matching(sums: chex.Array, legal: chex.Array) -> chex.Array:
-  """Regret matching [P, S, A] over ``legal``, zero rows where nothing is legal (chance and
-  terminal nodes)."""
-  some = legal.any(-1, keepdims=True)
-  return jnp.where(some, cfr.regret_matching(sums, legal | ~some), 0.0)
+matching = passes.matching  # regret matching, zero rows where nothing is legal (chance, terminal)
 
 
 #: Nodes a pass handles in one step (all of one depth).
@@ -141,13 +138,6 @@ def reach_down(
   return jax.lax.fori_loop(0, order.num_chunks, down, jnp.zeros((P, 2, S), root_ranges.dtype))
 
 
-def terminal_values(payoff: chex.Array, ranges: chex.Array) -> chex.Array:
-  """v_0(s0) = sum_s1 W u_0 r_1(s1) and v_1(s1) = -sum_s0 W u_0 r_0(s0), as [n, 2, S]."""
-  v0 = jnp.einsum("nab,nb->na", payoff, ranges[:, 1])
-  v1 = -jnp.einsum("nab,na->nb", payoff, ranges[:, 0])
-  return jnp.stack([v0, v1], axis=1)
-
-
 def values_up(
   tree: beliefs.BeliefTree,
   policy: chex.Array,
@@ -171,7 +161,7 @@ def values_up(
     at = jnp.minimum(nodes, P - 1)
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
     leaf = 0.0 if leaf_values is None else leaf_values[at]
-    base = jnp.where(terminal, terminal_values(node.payoff, ranges[at]), leaf)
+    base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
     acting = (policy[at] * q[at]).sum(-1)[:, None, :]
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)

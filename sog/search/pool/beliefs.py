@@ -77,27 +77,6 @@ class BeliefTree(types.Slots):
     return jnp.stack([self.weight.sum(2) > 0, self.weight.sum(1) > 0], axis=1)
 
 
-def prior_ranges(game: public_game.PublicGame) -> np.ndarray:
-  """[2, S] float64: each player's marginal p_i(s) of the private deal (the root's ranges)."""
-  deal = _padded_deal(game)
-  return np.stack([deal.sum(1), deal.sum(0)])
-
-
-def _padded_deal(game: public_game.PublicGame) -> np.ndarray:
-  S = game.max_infostates
-  s0, s1 = game.num_infostates
-  deal = np.zeros((S, S))
-  deal[:s0, :s1] = np.asarray(game.deal(), np.float64)
-  return deal
-
-
-def root_weight(game: public_game.PublicGame) -> np.ndarray:
-  """[S, S] float64: W at the root, the deal over the product of its marginals."""
-  deal = _padded_deal(game)
-  denominator = np.outer(deal.sum(1), deal.sum(0))
-  return np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
-
-
 def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
   """``legal`` [S, A] with the rows of infostates the actor cannot hold replaced by the first
   valid one's (the table search's convention: every row a distribution, none read)."""
@@ -123,7 +102,7 @@ def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Bel
   """A pool of ``capacity`` slots holding the game's root (after the private deal)."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
   root = game.root()
-  weight = jnp.asarray(root_weight(game), dtype)
+  weight = jnp.asarray(public_game.root_weight(game), dtype)
   kind, legal, payoff = _node_facts(game, root, weight)
   per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
   return BeliefTree(

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
+from sog.search import tables as tables_lib
 from sog.search.pool import beliefs
 
 
@@ -18,13 +19,8 @@ def sample_world(
 ) -> tuple[chex.Array, chex.Array]:
   """A world state (s0, s1) at ``node`` drawn with probability proportional to r_0(s0) r_1(s1)
   W(s0, s1) from ``ranges`` [2, S] (any possible world state, by W, if the ranges do not reach the
-  node). The draw is over the flat index s0 * S + s1, as the table search's."""
-  weight = tree.weight[node]
-  joint = ranges[0][:, None] * ranges[1][None, :] * weight
-  joint = jnp.where(joint.sum() > 0, joint, weight)
-  world = jax.random.categorical(rng, jnp.log(joint.ravel()))
-  num_infostates = weight.shape[0]
-  return (world // num_infostates).astype(jnp.int32), (world % num_infostates).astype(jnp.int32)
+  node), as the table search draws it (:func:`sog.search.tables.draw_world`)."""
+  return tables_lib.draw_world(tree.weight[node], ranges, rng)
 
 
 def chance_probabilities(
