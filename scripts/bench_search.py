@@ -3,6 +3,7 @@ against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many si
 
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
   python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
+  python scripts/bench_search.py --engine=pool --games=leduc_poker --sims=100,1000
 
 Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
@@ -10,6 +11,12 @@ compilation excluded), public states grown, leaf-model (network) calls and PBSs 
 CFR+ iteration with the same updates (alternating by default: two passes and two leaf-model calls;
 the same CVPN valuing the same leaves) on the search's final tree, fixed.
 The network is an untrained CVPN of the default size (timing does not depend on its weights).
+
+``--engine=pool`` searches the imperfect-information games on the belief pool
+(:class:`sog.search.pool.BeliefGTCFR`: nothing enumerated, passes over the grown tree only)
+instead of the enumerated tables; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update
+(the same passes and leaf-model calls) of the final pool tree. Run both engines, or two commits,
+for the comparison.
 
 A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
 model, and timed against mctx's AlphaZero search (``mctx.muzero_policy``, same leaf model, same
@@ -37,16 +44,25 @@ from sog.openspiel import pgx_bots
 from sog.search import alphazero
 from sog.search import cfr
 from sog.search import gtcfr
+from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import pool
 from sog.search import solver as solver_lib
 from sog.search.gtcfr import core as gtcfr_core
 from sog.search.gtcfr import expand as gtcfr_expand
 from sog.search.gtcfr import update as gtcfr_update
+from sog.search.pool import belief_search
+from sog.search.pool import belief_update
 from sog.search.pool import core as pool_core
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
+_ENGINE = flags.DEFINE_enum(
+  "engine",
+  "tables",
+  ["tables", "pool"],
+  "Imperfect-information games: search on the enumerated tables or on the belief pool.",
+)
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
 _BREAKDOWN = flags.DEFINE_bool(
@@ -208,6 +224,55 @@ def _table_row(game: sog.games.Game, sims: int) -> dict:
   }
 
 
+def _belief_row(game: sog.games.Game, sims: int) -> dict:
+  """A game searched on the belief pool; ``cost_ratio`` against one CFR+ update of its final tree
+  (the same passes, the same leaf-model calls on the final frontier)."""
+  model = common.leaf_model("untrained", game)
+  config = gtcfr.GTCFRConfig(simulations=sims)
+  searcher = pool.BeliefGTCFR(game, model, config)
+  rng = jax.random.PRNGKey(1)
+  row = _time_searcher(searcher, rng)
+  result = row.pop("result")
+  public = searcher.game
+  apply = leaf_models.stateful_apply(model)
+  batches = leaf_calls.leaf_batches(belief_search.frontier_capacity(searcher.capacity))
+  final = belief_search.init(
+    public,
+    searcher.empty,
+    apply,
+    model.params,
+    rng,
+    searcher.root_ranges(),
+    config,
+    leaf_models.initial_state(model, searcher.empty),
+  ).replace(tree=result.tree)
+  updates = 100
+  update = jax.jit(
+    lambda params, state: (
+      jax.lax.fori_loop(
+        0,
+        updates,
+        lambda _, s: belief_update.cfr_update(
+          apply, params, s, config, batches, public.utility_scale
+        ),
+        state,
+      ).cfr.regrets
+    )
+  )
+  jax.block_until_ready(update(model.params, final))
+  update_seconds, _ = _timed(lambda: update(model.params, final), 2)
+  iterations = config.phases * config.updates_per_phase
+  return {
+    **row,
+    "nodes": int(result.nodes),
+    "network_calls": int(result.leaf_calls),
+    "pbs_evaluated": int(result.leaf_evaluations),
+    "cost_ratio": (row["seconds_per_search"] / iterations) / (update_seconds / updates),
+    "capacity": searcher.capacity,
+    "peer_seconds": _peer_seconds(game, sims),
+  }
+
+
 def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
   model = pool.zero_pool_leaf_model()
   config = gtcfr.GTCFRConfig(simulations=sims)
@@ -261,7 +326,10 @@ def main(argv):
   for name in _GAMES.value:
     game = common.load_game(name, enumerated=False)
     for sims in (int(x) for x in _SIMS.value):
-      row = (_pool_row if isinstance(game, pgx_games.PgxGame) else _table_row)(game, sims)
+      if isinstance(game, pgx_games.PgxGame):
+        row = _pool_row(game, sims)
+      else:
+        row = (_belief_row if _ENGINE.value == "pool" else _table_row)(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row
       peer, mctx_seconds = row["peer_seconds"], row.get("mctx_seconds_per_search")
       print(

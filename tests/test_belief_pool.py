@@ -45,8 +45,8 @@ def test_a_fully_grown_pool_is_the_enumerated_tree(name):
   np.testing.assert_allclose(np.asarray(pool.weight), tree.pair_weight[nodes], rtol=1e-6)
   np.testing.assert_array_equal(np.asarray(pool.valid), tree.valid[nodes])
   np.testing.assert_allclose(np.asarray(pool.payoff), tree.payoff[nodes], rtol=1e-6, atol=1e-7)
-  players = tree.kind[nodes] < public_game.CHANCE
-  np.testing.assert_array_equal(np.asarray(pool.legal)[players], tree.legal[nodes][players])
+  np.testing.assert_array_equal(np.asarray(pool.legal), tree.legal[nodes])
+  np.testing.assert_allclose(np.asarray(pool.encoding), tree.encoding[nodes], rtol=1e-6)
   np.testing.assert_allclose(
     np.asarray(pool.probability), tree.chance_probability[nodes], rtol=1e-6
   )

@@ -14,10 +14,12 @@ import pytest
 from sog import search
 import sog.eval
 import sog.games
+from sog.games import builder
 from sog.games import conformance
 from sog.games import registry
 from sog.nets import checkpoint
 from sog.protocol import composed
+from sog.search import pool
 from sog.selfplay import config as config_lib
 from sog.selfplay import run
 from tests.conftest import ROOT
@@ -142,6 +144,22 @@ def test_solve_search_and_protocol_on_a_registered_game(coin_game):
   protocol = composed.compose(searcher, seeds=range(2), batch_size=1)
   assert protocol.exploitability.shape == (2,)
   assert (protocol.exploitability < 0.1).all()
+
+
+def test_a_users_game_is_searched_on_the_belief_pool_without_enumeration():
+  """The game's functions alone (no tree built) grow the search; the tree grown whole is the
+  enumerated one, and the search's policy, evaluated exactly there, is nearly an equilibrium."""
+  game = CoinShowdown(cards=4)
+  searcher = pool.BeliefGTCFR(
+    game, search.zero_leaf_model(), search.GTCFRConfig(simulations=30, simulations_per_phase=0.2)
+  )
+  result = jax.tree.map(np.asarray, searcher.search(jax.random.PRNGKey(0)))
+  assert bool(result.complete)
+  tree = builder.build_public_tree(game)
+  assert int(result.tree.num_nodes) == tree.num_nodes
+  policy = tree.legal / tree.legal.sum(-1, keepdims=True)
+  policy[pool.beliefs.tree_nodes(result.tree, tree)] = result.average_policy[: tree.num_nodes]
+  assert sog.eval.exploitability(tree, policy) < 0.05
 
 
 def test_a_short_self_play_run_on_a_registered_game(coin_game, tmp_path):

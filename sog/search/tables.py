@@ -173,9 +173,12 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   children = tables.up_child[node]  # [A, K]
   safe = jnp.maximum(children, 0)
   weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
-  # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1).
-  chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)
-  chance_slot = jax.random.categorical(rng, jnp.log(chance_weight.ravel()))
+  # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1). The builder puts
+  # the c-th outcome in slot (c % A, c // A): drawn over c, in the game's outcome order.
+  chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)  # [A, K]
+  outcome = draw_index(chance_weight.T.ravel(), rng)
+  num_actions, width = children.shape
+  chance_slot = (outcome % num_actions) * width + outcome // num_actions
   # A player: the slot of its action that its infostate and the opponent's world state lead to.
   actor = jnp.clip(kind, 0, 1)
   own = jnp.where(actor == 0, s0, s1)
@@ -196,6 +199,17 @@ def sample_world(tables: SearchTables, node, ranges, rng):
   """A world state (s0, s1) at ``node`` drawn from both players' ``ranges`` [2, S] and the node's
   pair weights W (any possible world state if the ranges do not reach the node). Traceable."""
   return draw_world(tables.pair_weight[node], ranges, rng)
+
+
+def draw_index(weights, rng):
+  """An index drawn with probability proportional to ``weights`` [K] (nonnegative, not all zero) by
+  the inverse of their cumulative sum at one uniform draw: the outcome depends on the order of the
+  positive weights only, not on zeros between them, so engines that lay a node's chance outcomes
+  out differently draw the same one from the same key. Traceable."""
+  cumulative = jnp.cumsum(weights)
+  u = jax.random.uniform(rng, dtype=cumulative.dtype) * cumulative[-1]
+  last = weights.shape[0] - 1 - jnp.argmax((weights > 0)[::-1])  # (should u round up to the sum)
+  return jnp.minimum((cumulative <= u).sum(), last).astype(jnp.int32)
 
 
 def draw_world(weight, ranges, rng):

@@ -58,11 +58,11 @@ from sog.search.gtcfr.core import finish
 from sog.search.gtcfr.core import init
 from sog.search.gtcfr.core import run
 from sog.search.gtcfr.core import search
-from sog.search.gtcfr.frontier import SEARCH_AXIS
-from sog.search.gtcfr.frontier import LeafBatches
 from sog.search.gtcfr.frontier import frontier_mask
-from sog.search.gtcfr.frontier import leaf_batches
 from sog.search.gtcfr.searcher import GTCFR
+from sog.search.leaf_calls import SEARCH_AXIS
+from sog.search.leaf_calls import LeafBatches
+from sog.search.leaf_calls import leaf_batches
 from sog.search.types import AVERAGING
 from sog.search.types import OPEN_CHANCE
 from sog.search.types import TIE_BREAKS

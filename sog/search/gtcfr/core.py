@@ -1,8 +1,8 @@
 """One GT-CFR search as pure functions of the tables and its state: ``init``, ``run`` (phases of CFR
 updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it). To vmap
-it, give it ``frontier.leaf_batches(capacity, SEARCH_AXIS)`` and vmap with ``axis_name=SEARCH_AXIS``
-(as :class:`~sog.search.gtcfr.GTCFR` does): without the axis name each pass's ``lax.switch`` over
-leaf-batch sizes becomes a select that runs every size.
+it, give it ``leaf_calls.leaf_batches(capacity, SEARCH_AXIS)`` and vmap with
+``axis_name=SEARCH_AXIS`` (as :class:`~sog.search.gtcfr.GTCFR` does): without the axis name each
+pass's ``lax.switch`` over leaf-batch sizes becomes a select that runs every size.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from sog.search import cfr
 from sog.search import gadget as gadget_lib
+from sog.search import leaf_calls
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.gtcfr import expand as expand_lib
@@ -65,7 +66,7 @@ def init(
     added=jnp.broadcast_to(branch[:, None], (n, num_actions)),
     visits=jnp.zeros(legal_inner.shape, uniform.dtype),
     prior=uniform.at[tables.inner_position[focus]].set(
-      update_lib.prior_policy(tables, focus, out.logits, config.prior_temperature)
+      leaf_calls.prior_policy(tables, focus, out.logits, config.prior_temperature)
     ),
     action_values=jnp.zeros(legal_inner.shape, uniform.dtype),
     ranges=jnp.zeros((n, 2, S), uniform.dtype),
@@ -97,7 +98,7 @@ def run(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  batches: frontier_lib.LeafBatches,
+  batches: leaf_calls.LeafBatches,
   k: int | None,
 ) -> types.SearchState:
   """The config's phases of CFR+ updates then expansion simulations, in one loop."""
@@ -119,7 +120,7 @@ def finish(
   apply,
   params,
   state: types.SearchState,
-  batches: frontier_lib.LeafBatches,
+  batches: leaf_calls.LeafBatches,
 ) -> types.SearchResult:
   """The search's answer: the average policy and its values and ranges (the opponent's root range
   the gadget's average, when it is on), the policy and values at the focus."""
@@ -154,7 +155,7 @@ def finish(
     values=values,
     best_response_values=jnp.concatenate(best),
     queries=state.queries,
-    leaf_evaluations=state.leaf_evaluations + mask.sum(),
+    leaf_evaluations=state.leaf_evaluations + mask.sum(dtype=jnp.int32),
     leaf_calls=state.leaf_calls + called,
     walks=state.walks,
     growing_walks=state.growing_walks,
@@ -169,7 +170,7 @@ def search(
   rng: chex.PRNGKey,
   start: types.Start,
   config: types.GTCFRConfig,
-  batches: frontier_lib.LeafBatches,
+  batches: leaf_calls.LeafBatches,
   k: int | None,
   leaf_state: Any = (),
 ) -> types.SearchResult:

@@ -8,45 +8,26 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import cfr
+from sog.search import selection
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.gtcfr import frontier as frontier_lib
 
-TIE_TOLERANCE = 1e-6  # PUCT scores this close are a tie (float32 values of order 1)
-
-
-def puct_action(
-  score: chex.Array, prior: chex.Array, tie_break: str, rng: chex.PRNGKey
-) -> chex.Array:
-  """argmax_a ``score`` [A] (-inf where illegal), a tie going to the lowest action (``"action"``)
-  or to the highest ``prior`` among the tied actions, uniformly at random among equal priors
-  (``"prior"``; ``rng`` is used only then)."""
-  if tie_break == "action":
-    return jnp.argmax(score)
-  tied = score >= score.max() - TIE_TOLERANCE
-  prior = jnp.where(tied, prior, -jnp.inf)
-  first = prior >= prior.max()
-  return jax.random.choice(rng, score.shape[0], p=first / first.sum())
-
 
 def _select_action(tables, state: types.SearchState, pending, node, infostate, config, rng):
-  """pi_select = 1/2 one-hot(argmax PUCT) + 1/2 average CFR policy, at the actor's infostate, over
-  all its legal actions: one whose child is not in the tree yet ends the walk and is added there
-  (with k < all, the only way a node gains children after its first expansion)."""
+  """pi_select at the actor's infostate, over all its legal actions: one whose child is not in the
+  tree yet ends the walk and is added there (with k < all, the only way a node gains children after
+  its first expansion)."""
   m = tables.inner_position[node]
-  allowed = tables.legal[node, infostate]
-  visits = state.visits[m, infostate]
-  prior = state.prior[m, infostate]
-  q = state.action_values[m, infostate] - config.virtual_loss * pending[m, infostate]
-  u = config.puct_constant * prior * jnp.sqrt(visits.sum()) / (1.0 + visits)
-  tie_rng = None
-  if config.tie_break != "action":  # (the default draws no key: its walks are as they were)
-    tie_rng, rng = jax.random.split(rng)
-  best = puct_action(jnp.where(allowed, q + u, -jnp.inf), prior, config.tie_break, tie_rng)
-  puct = jax.nn.one_hot(best, allowed.shape[0])
-  average = cfr.regret_matching(state.cfr.policy_sums[m, infostate], allowed)
-  return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
+  return selection.pi_select(
+    tables.legal[node, infostate],
+    state.visits[m, infostate],
+    state.prior[m, infostate],
+    state.action_values[m, infostate] - config.virtual_loss * pending[m, infostate],
+    state.cfr.policy_sums[m, infostate],
+    config,
+    rng,
+  )
 
 
 def open_chance(tables, state: types.SearchState, nodes, mask) -> types.SearchState:

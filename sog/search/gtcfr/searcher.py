@@ -19,13 +19,13 @@ from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import registry
 from sog.games import tree as tree_lib
+from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import subgames as subgames_lib
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.gtcfr import completion
 from sog.search.gtcfr import core
-from sog.search.gtcfr import frontier as frontier_lib
 
 
 class GTCFR:
@@ -74,17 +74,17 @@ class GTCFR:
       )
     self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
     self.tables = tables_lib.make_tables(tree)
-    self._search = jax.jit(self._search_fn(frontier_lib.leaf_batches(self.capacity)))
+    self._search = jax.jit(self._search_fn(leaf_calls.leaf_batches(self.capacity)))
     self._batch = jax.jit(self._batched(self._search_fn, self.capacity, in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(types.root_start, in_axes=(None, 0)))
     self._in_subgames = {}  # (capacity, batched) -> compiled search
     self.mesh = jax.sharding.Mesh(np.asarray(devices or jax.local_devices()), ("batch",))
 
   @property
-  def leaf_batches(self) -> frontier_lib.LeafBatches:
+  def leaf_batches(self) -> leaf_calls.LeafBatches:
     """The leaf-model batch sizes of one search in the game's tables (what ``core.run`` and
     ``core.finish`` take)."""
-    return frontier_lib.leaf_batches(self.capacity)
+    return leaf_calls.leaf_batches(self.capacity)
 
   @functools.cached_property
   def subgames(self) -> subgames_lib.Subgames:
@@ -153,7 +153,7 @@ class GTCFR:
     if rngs.shape[0] == 1:  # one search: no vmap
       key = (capacity, False)
       if key not in self._in_subgames:
-        self._in_subgames[key] = jax.jit(self._search_fn(frontier_lib.leaf_batches(capacity)))
+        self._in_subgames[key] = jax.jit(self._search_fn(leaf_calls.leaf_batches(capacity)))
       first = lambda x: x[0]  # noqa: E731
       result = self._in_subgames[key](
         jax.tree.map(first, tables), params, rngs[0], jax.tree.map(first, starts)
@@ -171,8 +171,8 @@ class GTCFR:
   def _batched(search_fn: Callable, capacity: int, in_axes: tuple) -> Callable:
     """``search_fn``'s search vmapped over a batch whose passes size their leaf-model calls by
     the batch's largest frontier."""
-    axis = frontier_lib.SEARCH_AXIS
-    batches = frontier_lib.leaf_batches(capacity, axis)
+    axis = leaf_calls.SEARCH_AXIS
+    batches = leaf_calls.leaf_batches(capacity, axis)
     return jax.vmap(search_fn(batches), in_axes=in_axes, axis_name=axis)
 
   def _over_devices(self, batched_search: Callable, shared: tuple, batch: tuple):
@@ -224,7 +224,7 @@ class GTCFR:
           ),
         )
 
-  def _search_fn(self, batches: frontier_lib.LeafBatches):
+  def _search_fn(self, batches: leaf_calls.LeafBatches):
     """search(tables, params, rng, start) with this searcher's leaf model, config and k."""
     model = self.leaf_model
     one = functools.partial(

@@ -11,21 +11,9 @@ import jax.numpy as jnp
 from sog.games import public_game
 from sog.search import cfr
 from sog.search import gadget as gadget_lib
+from sog.search import leaf_calls
 from sog.search import types
 from sog.search.gtcfr import frontier as frontier_lib
-
-
-def _actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
-  """x[n, actor(n)] from x [n, 2, ...] (player 0's row at chance and terminal nodes)."""
-  return jnp.where(
-    (kind == 1).reshape(-1, *[1] * (per_player.ndim - 2)), per_player[:, 1], per_player[:, 0]
-  )
-
-
-def prior_policy(tables, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
-  """The actor's softmax(logits / T) over legal actions, [L, S, A]."""
-  rows = _actor_rows(tables.kind[nodes], logits)
-  return jax.nn.softmax(jnp.where(tables.legal[nodes], rows / temperature, -jnp.inf), axis=-1)
 
 
 def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
@@ -38,31 +26,16 @@ def _normalised_action_values(tables, levels, ranges, q_values) -> chex.Array:
     if q is None:
       rows.append(jnp.zeros(level.legal[:k].shape, r.dtype))
       continue
-    opponent_mass = _actor_rows(level.kind[:k], r[:k, ::-1].sum(-1))
+    opponent_mass = leaf_calls.actor_rows(level.kind[:k], r[:k, ::-1].sum(-1))
     scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * tables.utility_scale
     rows.append(
       jnp.where(
         (opponent_mass > 0)[:, None, None],
-        _actor_rows(level.kind[:k], q) / scale[:, None, None],
+        leaf_calls.actor_rows(level.kind[:k], q) / scale[:, None, None],
         0.0,
       )
     )
   return jnp.concatenate(rows)
-
-
-def _sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types.QuerySample:
-  size = sample.keys.shape[0]
-  if not size:
-    return sample
-  keys = jnp.concatenate(
-    [sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)]
-  )
-  _, keep = jax.lax.top_k(-keys, size)
-  return types.QuerySample(
-    nodes=jnp.concatenate([sample.nodes, nodes])[keep],
-    ranges=jnp.concatenate([sample.ranges, ranges])[keep],
-    keys=keys[keep],
-  )
 
 
 def cfr_update(
@@ -71,7 +44,7 @@ def cfr_update(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  batches: frontier_lib.LeafBatches,
+  batches: leaf_calls.LeafBatches,
 ) -> types.SearchState:
   """One CFR+ update of the current tree: both players from one pass (simultaneous), or player 0 and
   then player 1 from a second pass against player 0's new policy (alternating; a ``fori_loop`` over
@@ -130,7 +103,7 @@ def _update_players(
   params,
   state: types.SearchState,
   config: types.GTCFRConfig,
-  batches: frontier_lib.LeafBatches,
+  batches: leaf_calls.LeafBatches,
   updating: chex.Array,
   weight: chex.Array,
 ) -> types.SearchState:
@@ -162,7 +135,7 @@ def _update_players(
     )
     solver_state = _select(updating[player], updated, solver_state)
   positions = tables.inner_position[nodes]
-  prior = prior_policy(tables, nodes, out.logits, config.prior_temperature)
+  prior = leaf_calls.prior_policy(tables, nodes, out.logits, config.prior_temperature)
   leaf_policy_sums = state.leaf_policy_sums
   if out.policy_sums is not None:
     acts = (tables.kind < public_game.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
@@ -181,8 +154,8 @@ def _update_players(
     ranges=jnp.concatenate(ranges),
     leaf_policy_sums=leaf_policy_sums,
     leaf_state=out.state,
-    queries=_sample_queries(state.queries, query_rng, nodes, batch, mask),
-    leaf_evaluations=state.leaf_evaluations + mask.sum(),
+    queries=leaf_calls.sample_queries(state.queries, query_rng, nodes, batch, mask),
+    leaf_evaluations=state.leaf_evaluations + mask.sum(dtype=jnp.int32),
     leaf_calls=state.leaf_calls + called,
     rng=rng,
   )

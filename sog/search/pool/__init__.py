@@ -10,13 +10,17 @@ Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CF
 Imperfect information (issue 48, the one GT-CFR in progress): ``beliefs`` (:class:`BeliefTree`, a
 pool of public states with both players' infostates, grown from any
 :class:`~sog.games.public_game.PublicGame`), ``belief_cfr`` (CFR+ passes over it, each node
-touched once) and ``worlds`` (world states drawn and stepped on it). The searches above do not use
-them yet.
+touched once), ``worlds`` (world states drawn and stepped on it), and GT-CFR on it:
+``belief_state`` (its state and result), ``belief_update`` (the CFR phase), ``belief_expand`` (the
+walks), ``belief_search`` (the pure search) and ``belief_searcher`` (:class:`BeliefGTCFR`, from
+the game's root; re-solving starts are the table search's for now).
 """
 
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
 from sog.search.pool import worlds
+from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_state import BeliefSearchResult
 from sog.search.pool.beliefs import BeliefTree
 from sog.search.pool.core import finish
 from sog.search.pool.core import init
@@ -32,6 +36,8 @@ from sog.search.pool.types import Tree
 from sog.search.pool.types import zero_pool_leaf_model
 
 __all__ = [
+  "BeliefGTCFR",
+  "BeliefSearchResult",
   "BeliefTree",
   "PoolGTCFR",
   "PoolLeafModel",

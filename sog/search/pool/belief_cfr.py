@@ -144,10 +144,13 @@ def values_up(
   ranges: chex.Array,
   leaf_values: chex.Array | None = None,
   order: LevelOrder | None = None,
+  best_response: bool = False,
 ) -> tuple[chex.Array, chex.Array]:
   """Counterfactual values [P, 2, S] of ``policy`` and the actor's action values Q [P, S, A]
   (frontier leaves, the used nodes not expanded that are not terminal, take ``leaf_values``
-  [P, 2, S]; zero without).
+  [P, 2, S]; zero without). With ``best_response`` each actor plays a best response instead, max_a
+  Q(s, a) over its legal actions, against the other's policy in ``ranges``: both players'
+  best-response values.
 
   Depth by depth from the deepest: a chunk's nodes take their values (from the children's sums,
   complete by then) and add their parts into their parents' sums."""
@@ -162,7 +165,10 @@ def values_up(
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
     leaf = 0.0 if leaf_values is None else leaf_values[at]
     base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
-    acting = (policy[at] * q[at]).sum(-1)[:, None, :]
+    if best_response:
+      acting = jnp.where(tree.legal[at], q[at], -jnp.inf).max(-1)[:, None, :]
+    else:
+      acting = (policy[at] * q[at]).sum(-1)[:, None, :]
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)
     # this chunk's parts of its parents' sums

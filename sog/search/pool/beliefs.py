@@ -41,7 +41,8 @@ class BeliefTree(types.Slots):
     depth: [P] int32 public moves below the root.
     kind: [P] int32 PLAYER_0, PLAYER_1, CHANCE or TERMINAL.
     legal: [P, S, A] bool the actor's legal actions (an infostate the actor cannot hold here takes
-      the first valid one's row; all False at chance and terminal nodes).
+      the first valid one's row; action 0 alone at chance and terminal nodes, as in the search
+      tables, so every row is a distribution's support).
     weight: [P, S, S] the pair weight W(s0, s1).
     payoff: [P, S, S] W(s0, s1) u_0(s0, s1) at terminals (zero elsewhere).
     next_infostate: [P, S, A] int32 the actor's infostate in the child that (s, a) reaches (set
@@ -49,6 +50,7 @@ class BeliefTree(types.Slots):
     edges: [P, S, A] bool the parent actor's (s, a) that reach the node.
     passes: [P, 2, S] bool the infostates whose range passes down from the parent unchanged.
     probability: [P] the public probability of the chance outcome that led here (1 otherwise).
+    encoding: [P, E] float32 the public state's network input (``game.encode``).
     expanded: [P] bool nodes whose children are in the tree.
     num_nodes: int32 scalar, slots in use.
     height: int32 scalar, the deepest node's depth.
@@ -67,6 +69,7 @@ class BeliefTree(types.Slots):
   edges: chex.Array
   passes: chex.Array
   probability: chex.Array
+  encoding: chex.Array
   expanded: chex.Array
   num_nodes: chex.Array
   height: chex.Array
@@ -85,17 +88,19 @@ def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
 
 
 def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: chex.Array):
-  """A node's kind, legal actions (:class:`BeliefTree`'s convention) and payoff from its state and
-  pair weight."""
+  """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff and encoding from its
+  state and pair weight."""
   kind = jnp.asarray(game.kind(state), jnp.int32)
   actor = jnp.clip(kind, 0, 1)
   actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
   is_player = kind < public_game.CHANCE
-  legal = jnp.where(is_player, _actor_rows(game.legal(state), actor_valid), False)
+  first_action = jnp.arange(game.num_actions) == 0
+  legal = jnp.where(is_player, _actor_rows(game.legal(state), actor_valid), first_action)
   payoff = jnp.where(
     (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state), 0.0
   )
-  return kind, legal, payoff.astype(weight.dtype)
+  encoding = jnp.asarray(game.encode(state), jnp.float32)
+  return kind, legal, payoff.astype(weight.dtype), encoding
 
 
 def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
@@ -103,7 +108,7 @@ def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Bel
   S, A, K = game.max_infostates, game.num_actions, game.max_children
   root = game.root()
   weight = jnp.asarray(public_game.root_weight(game), dtype)
-  kind, legal, payoff = _node_facts(game, root, weight)
+  kind, legal, payoff, encoding = _node_facts(game, root, weight)
   per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
   return BeliefTree(
     states=jax.tree.map(lambda x: jnp.broadcast_to(x, (capacity, *jnp.shape(x))), root),
@@ -119,6 +124,7 @@ def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Bel
     edges=jnp.zeros((capacity, S, A), bool),
     passes=jnp.zeros((capacity, 2, S), bool),
     probability=jnp.ones(capacity, dtype),
+    encoding=jnp.zeros((capacity, game.encoding_size), jnp.float32).at[0].set(encoding),
     expanded=per_node(False, bool),
     num_nodes=jnp.int32(1),
     height=jnp.int32(0),
@@ -186,7 +192,7 @@ def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Arra
   slots = tree.num_nodes + jnp.cumsum(exists, dtype=jnp.int32) - 1
   slots = jnp.where(exists & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
   kids = jax.vmap(game.child, in_axes=(None, 0))(state, jnp.arange(K, dtype=jnp.int32))
-  kid_kind, kid_legal, kid_payoff = jax.vmap(lambda s, w: _node_facts(game, s, w))(
+  kid_kind, kid_legal, kid_payoff, kid_encoding = jax.vmap(lambda s, w: _node_facts(game, s, w))(
     kids, child_weight
   )
   put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
@@ -207,6 +213,7 @@ def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Arra
     edges=put(tree.edges, edges & is_player),
     passes=put(tree.passes, passes),
     probability=put(tree.probability, jnp.where(is_player, 1.0, probability).astype(dtype)),
+    encoding=put(tree.encoding, kid_encoding),
     expanded=tree.expanded.at[node].set(kind != public_game.TERMINAL),
     num_nodes=tree.num_nodes + exists.sum(dtype=jnp.int32),
     height=jnp.maximum(tree.height, jnp.where(exists.any(), depth, 0)).astype(jnp.int32),

@@ -15,9 +15,8 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import cfr
+from sog.search import selection
 from sog.search import types as search_types
-from sog.search.gtcfr import expand as table_expand
 from sog.search.pool import passes
 from sog.search.pool import types
 
@@ -76,22 +75,16 @@ def add_children(
 
 
 def _select_action(tree: types.Tree, pending, node, config: search_types.GTCFRConfig, rng):
-  """pi_select at ``node``: 1/2 one-hot(argmax PUCT) + 1/2 the average policy, over its legal
-  actions (one not added yet ends the walk and is added)."""
-  allowed = tree.legal[node]
-  visits = tree.visits[node]
-  prior = tree.prior[node]
-  q = tree.action_values[node] - config.virtual_loss * pending[node]
-  u = config.puct_constant * prior * jnp.sqrt(visits.sum()) / (1.0 + visits)
-  tie_rng = None
-  if config.tie_break != "action":
-    tie_rng, rng = jax.random.split(rng)
-  best = table_expand.puct_action(
-    jnp.where(allowed, q + u, -jnp.inf), prior, config.tie_break, tie_rng
+  """pi_select at ``node`` over its legal actions (one not added yet ends the walk and is added)."""
+  return selection.pi_select(
+    tree.legal[node],
+    tree.visits[node],
+    tree.prior[node],
+    tree.action_values[node] - config.virtual_loss * pending[node],
+    tree.policy_sums[node],
+    config,
+    rng,
   )
-  puct = jax.nn.one_hot(best, allowed.shape[0])
-  average = cfr.regret_matching(tree.policy_sums[node], allowed)
-  return jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
 
 
 def _expand(

@@ -6,7 +6,6 @@ expansion walk and a self-play game do). Traceable, one world state at a time (`
 from __future__ import annotations
 
 import chex
-import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
@@ -44,7 +43,8 @@ def step_world(
 ) -> tuple[chex.Array, chex.Array, chex.Array]:
   """The child (its slot in the pool, -1 if it is not in the tree) that world state (s0, s1)
   reaches from ``node`` by the actor's ``action`` (at a chance node: an outcome drawn given the
-  world state, over the child slots k; ``action`` is ignored), and both infostates there."""
+  world state, in the order of the child slots k, as the table search draws it:
+  :func:`sog.search.tables.draw_index`; ``action`` is ignored), and both infostates there."""
   kind = tree.kind[node]
   children = tree.children[node]  # [K]
   safe = jnp.maximum(children, 0)
@@ -56,7 +56,7 @@ def step_world(
   player_child = jnp.where(fits.any(), children[jnp.argmax(fits)], -1)
   own_next = tree.next_infostate[node, own, action]
   probabilities = chance_probabilities(tree, node, s0, s1)
-  chance_child = children[jax.random.categorical(rng, jnp.log(probabilities))]
+  chance_child = children[tables_lib.draw_index(probabilities, rng)]
   is_chance = kind == public_game.CHANCE
   child = jnp.where(is_chance, chance_child, player_child)
   next0 = jnp.where(~is_chance & (actor == 0), own_next, s0)

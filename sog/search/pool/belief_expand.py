@@ -1,0 +1,193 @@
+"""GT-CFR's expansion phase on the belief pool: simulations that draw a world state at the root,
+walk it down the grown tree by pi_select at the actor's infostate (chance by its probabilities
+given the world state), and add every public child of the frontier leaf where the walk leaves the
+tree (k = all, SoG's expansion in imperfect-information games).
+
+The walks are the table search's (:mod:`sog.search.gtcfr.expand`) step for step, key for key: the
+same world draw, the same pi_select (:func:`sog.search.selection.pi_select`), the same chance draw
+in the game's outcome order, so a search on the pool grows the tree the table search marks, in
+another order of nodes.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.games import public_game
+from sog.search import selection
+from sog.search import types as search_types
+from sog.search.pool import belief_state
+from sog.search.pool import beliefs
+from sog.search.pool import passes
+from sog.search.pool import worlds
+
+
+def uniform_prior(legal: chex.Array) -> chex.Array:
+  """Uniform over each row's legal actions (zero rows in free slots, where nothing is legal)."""
+  count = legal.sum(-1, keepdims=True)
+  return jnp.where(count > 0, legal / jnp.maximum(count, 1), 0.0)
+
+
+def expand(
+  game: public_game.PublicGame,
+  state: belief_state.BeliefSearchState,
+  node: chex.Array,
+  config: search_types.GTCFRConfig,
+) -> belief_state.BeliefSearchState:
+  """Adds every public child of ``node`` (nothing at a terminal), and with ``open_chance=
+  "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
+  prior, and a node that becomes interior records the iteration."""
+  tree = state.tree
+  before = tree.num_nodes
+  was_expanded = tree.expanded[node]
+  tree = beliefs.add_children(game, tree, node)
+  most = game.max_children
+  if config.open_chance == "with_parent":
+    tree = open_chance(game, tree, tree.children[node])
+    most += game.max_children * game.max_children
+  new = before + jnp.arange(most)
+  fresh = uniform_prior(tree.legal[jnp.minimum(new, tree.capacity - 1)]).astype(state.prior.dtype)
+  fresh = jnp.where((new < tree.num_nodes)[:, None, None], fresh, state.prior[new])
+  opened = jnp.where(tree.expanded[new] & (new < tree.num_nodes), state.cfr.iteration, -1)
+  since = state.interior_since.at[new].max(opened, mode="drop")
+  return state.replace(
+    tree=tree,
+    prior=state.prior.at[new].set(fresh, mode="drop"),
+    interior_since=since.at[node].set(
+      jnp.where(tree.expanded[node] & ~was_expanded, state.cfr.iteration, since[node])
+    ),
+  )
+
+
+def open_chance(
+  game: public_game.PublicGame, tree: beliefs.BeliefTree, nodes: chex.Array
+) -> beliefs.BeliefTree:
+  """``tree`` with the outcomes of the chance nodes among ``nodes`` [K] (slots, -1 for none) that
+  are not expanded yet added (``open_chance="with_parent"``)."""
+
+  def one(i, tree):
+    node = nodes[i]
+    safe = jnp.maximum(node, 0)
+    opens = (node >= 0) & (tree.kind[safe] == public_game.CHANCE) & ~tree.expanded[safe]
+    return jax.lax.cond(opens, lambda t: beliefs.add_children(game, t, safe), lambda t: t, tree)
+
+  return jax.lax.fori_loop(0, nodes.shape[0], one, tree)
+
+
+def _walk(
+  game: public_game.PublicGame,
+  state: belief_state.BeliefSearchState,
+  pending: chex.Array,
+  config: search_types.GTCFRConfig,
+  path_length: int,
+  rng: chex.PRNGKey,
+):
+  """One expansion walk from the root; returns the state, the phase's pending (virtual-loss) counts
+  and whether it added a public state. The walk carries only its position and path (a
+  ``while_loop`` under ``vmap`` selects every carried array at every step); visits and the
+  expansion are written once it has stopped."""
+  tree = state.tree
+  world_rng, walk_rng = jax.random.split(rng)
+  s0, s1 = worlds.sample_world(tree, 0, state.ranges[0], world_rng)
+  empty_path = jnp.zeros(path_length, jnp.int32)
+
+  def step(carry):
+    i, node, s0, s1, _, rng, path = carry
+    rng, action_rng, chance_rng = jax.random.split(rng, 3)
+    kind = tree.kind[node]
+    infostate = jnp.where(kind == 1, s1, s0)
+    is_player = kind < public_game.CHANCE
+    chosen = selection.pi_select(
+      tree.legal[node, infostate],
+      state.visits[node, infostate],
+      state.prior[node, infostate],
+      state.action_values[node, infostate] - config.virtual_loss * pending[node, infostate],
+      state.cfr.policy_sums[node, infostate],
+      config,
+      action_rng,
+    )
+    action = jnp.where(is_player, chosen, 0)
+    moves = (kind != public_game.TERMINAL) & tree.expanded[node]
+    counted = moves & is_player
+    path = tuple(
+      p.at[i].set(jnp.where(counted, x, p[i]))
+      for p, x in zip(path, (node, infostate, action, 1), strict=True)
+    )
+    child, t0, t1 = worlds.step_world(tree, node, s0, s1, action, chance_rng)
+    return (
+      i + 1,
+      jnp.where(moves, child, node),
+      jnp.where(moves, t0, s0),
+      jnp.where(moves, t1, s1),
+      ~moves,
+      rng,
+      path,
+    )
+
+  start = (jnp.int32(0), jnp.int32(0), s0, s1, jnp.bool_(False), walk_rng, (empty_path,) * 4)
+  _, node, _, _, _, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
+    lambda c: ~c[4], step, start
+  )
+  counted = counted.astype(state.visits.dtype)
+  size = state.tree.num_nodes
+  state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
+  state = expand(game, state, node, config)  # (a terminal gets no children)
+  grew = state.tree.num_nodes > size
+  state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
+  return state, pending.at[nodes, infostates, actions].add(counted), grew
+
+
+def fully_grown(tree: beliefs.BeliefTree) -> chex.Array:
+  """Whether the tree holds the root's whole game: no frontier leaf."""
+  return ~passes.frontier(tree).any()
+
+
+def _simulate(game, state, pending, config: search_types.GTCFRConfig, path_length: int, rng):
+  """One expansion simulation: a walk, walked again from a new world state while it adds nothing
+  and the root's game is not fully grown, at most ``config.redraws`` times."""
+  if not config.redraws:
+    state, pending, _ = _walk(game, state, pending, config, path_length, rng)
+    return state, pending
+
+  def again(carry):
+    state, _, grew, tries, _ = carry
+    redraw = ~grew & (tries <= config.redraws) & ~fully_grown(state.tree)
+    return (tries == 0) | redraw
+
+  def walk(carry):
+    state, pending, _, tries, rng = carry
+    rng, walk_rng = jax.random.split(rng)
+    return (*_walk(game, state, pending, config, path_length, walk_rng), tries + 1, rng)
+
+  state, pending, _, _, _ = jax.lax.while_loop(
+    again, walk, (state, pending, jnp.bool_(False), 0, rng)
+  )
+  return state, pending
+
+
+def path_length(config: search_types.GTCFRConfig) -> int:
+  """The most moves a walk can make: the tree's height, which each expansion raises by at most one
+  (two when it opens chance nodes with their parent)."""
+  per_expansion = 2 if config.open_chance == "with_parent" else 1
+  return per_expansion * (1 + config.phases * config.simulations_in_phase) + 1
+
+
+def grow(
+  game: public_game.PublicGame,
+  state: belief_state.BeliefSearchState,
+  config: search_types.GTCFRConfig,
+) -> belief_state.BeliefSearchState:
+  """The phase's ceil(c) simulations (virtual loss on the pending (infostate, action) pairs)."""
+  rng, sims_rng = jax.random.split(state.rng)
+  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
+  length = path_length(config)
+
+  def one(i, carry):
+    return _simulate(game, *carry, config, length, rngs[i])
+
+  state, _ = jax.lax.fori_loop(
+    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.visits))
+  )
+  return state.replace(rng=rng)

@@ -1,0 +1,174 @@
+"""One GT-CFR search on the belief pool as pure functions: ``init``, ``run`` (phases of CFR+
+updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it; to vmap
+it, give it ``leaf_calls.leaf_batches(frontier_capacity(...), SEARCH_AXIS)`` and vmap with
+``axis_name=SEARCH_AXIS``, as :class:`~sog.search.pool.BeliefGTCFR` does).
+
+SoG's Algorithm 1 for any :class:`~sog.games.public_game.PublicGame`, grown without enumeration:
+the pool holds the public states the search added, each with its pair weights W(s0, s1), the
+actor's legal actions per infostate and its edges from its parent
+(:mod:`~sog.search.pool.beliefs`); a CFR+ pass costs the grown tree, each node once
+(:mod:`~sog.search.pool.belief_cfr`), and values its frontier with one leaf-model call sized by the
+frontier (:func:`sog.search.leaf_calls.call_frontier`). The arithmetic, the walks and every random
+draw are the table search's (:mod:`sog.search.gtcfr`), so the two give the same search from the
+same key (in float64; in float32 their sums of merged infostates' ranges differ in order).
+
+A search starts at the game's root at given ranges (re-solving starts and the gadget are the table
+search's, for now).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.games import public_game
+from sog.search import leaf_calls
+from sog.search import types as search_types
+from sog.search.pool import belief_cfr
+from sog.search.pool import belief_expand
+from sog.search.pool import belief_state
+from sog.search.pool import belief_update
+from sog.search.pool import beliefs
+from sog.search.pool import passes
+
+
+def node_capacity(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
+  """The most public states a search can hold: the root and its children, and every expansion's
+  children (at most ``game.max_children``; with ``open_chance="with_parent"`` the outcomes of the
+  chance nodes among them too)."""
+  per_node = game.max_children
+  if config.open_chance == "with_parent" and game.max_chance_outcomes:
+    per_node += game.max_children * game.max_children
+  return 1 + per_node * (1 + config.phases * config.simulations_in_phase)
+
+
+def frontier_capacity(capacity: int) -> int:
+  """The most frontier leaves a pool of ``capacity`` slots can hold (all but the root)."""
+  return max(1, capacity - 1)
+
+
+def init(
+  game: public_game.PublicGame,
+  tree: beliefs.BeliefTree,
+  apply,
+  params,
+  rng: chex.PRNGKey,
+  root_ranges: chex.Array,
+  config: search_types.GTCFRConfig,
+  leaf_state: Any = (),
+) -> belief_state.BeliefSearchState:
+  """The initial tree (``tree``, a pool holding only the root, with the root's children added) and
+  the root's prior (one leaf-model call at its ranges, from ``leaf_state``).
+
+  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form
+  (:func:`sog.search.leaf_models.stateful_apply`); it reads the pool where a table search's reads
+  its tables (``kind``, ``legal``, ``valid``, ``encoding`` at slots)."""
+  dtype = tree.weight.dtype
+  root_ranges = root_ranges.astype(dtype) * tree.valid[0]
+  uniform = belief_expand.uniform_prior(tree.legal).astype(dtype)
+  root = jnp.zeros(1, jnp.int32)
+  out = apply(params, tree, root, root_ranges[None], jnp.ones(1, bool), leaf_state)
+  S = root_ranges.shape[-1]
+  zeros = jnp.zeros(tree.legal.shape, dtype)
+  state = belief_state.BeliefSearchState(
+    tree=tree,
+    cfr=belief_cfr.init_state(tree),
+    root_ranges=root_ranges,
+    visits=zeros,
+    prior=uniform.at[0].set(
+      leaf_calls.prior_policy(tree, root, out.logits, config.prior_temperature)[0]
+    ),
+    action_values=zeros,
+    ranges=jnp.zeros((tree.capacity, 2, S), dtype),
+    leaf_state=out.state,
+    queries=search_types.QuerySample(
+      nodes=jnp.zeros(config.query_samples, jnp.int32),
+      ranges=jnp.zeros((config.query_samples, 2, S), dtype),
+      keys=jnp.full(config.query_samples, jnp.inf, dtype),
+    ),
+    leaf_evaluations=jnp.int32(1),
+    leaf_calls=jnp.int32(1),
+    interior_since=jnp.zeros(tree.capacity, jnp.int32),
+    walks=jnp.int32(0),
+    growing_walks=jnp.int32(0),
+    rng=rng,
+  )
+  return belief_expand.expand(game, state, jnp.int32(0), config)
+
+
+def run(
+  game: public_game.PublicGame,
+  apply,
+  params,
+  state: belief_state.BeliefSearchState,
+  config: search_types.GTCFRConfig,
+  batches: leaf_calls.LeafBatches,
+) -> belief_state.BeliefSearchState:
+  """The config's phases of CFR+ updates then expansion simulations, in one loop."""
+  scale = game.utility_scale
+
+  def phase(_, state):
+    state = jax.lax.fori_loop(
+      0,
+      config.updates_per_phase,
+      lambda _, s: belief_update.cfr_update(apply, params, s, config, batches, scale),
+      state,
+    )
+    return belief_expand.grow(game, state, config)
+
+  return jax.lax.fori_loop(0, config.phases, phase, state)
+
+
+def finish(
+  apply,
+  params,
+  state: belief_state.BeliefSearchState,
+  batches: leaf_calls.LeafBatches,
+) -> belief_state.BeliefSearchResult:
+  """The search's answer: the average policy, its ranges and values in the final tree (and both
+  players' best-response values), the policy and values at the root."""
+  tree = state.tree
+  average = belief_cfr.average_policy(tree, state.cfr)
+  order = belief_cfr.level_order(tree)
+  ranges = belief_cfr.reach_down(tree, average, state.root_ranges, order)
+  leaf_values, call = leaf_calls.call_frontier(
+    tree, apply, params, passes.frontier(tree), ranges, batches, state.leaf_state
+  )
+  values, _ = belief_cfr.values_up(tree, average, ranges, leaf_values, order)
+  best, _ = belief_cfr.values_up(tree, average, ranges, leaf_values, order, best_response=True)
+  return belief_state.BeliefSearchResult(
+    focus_policy=average[0],
+    focus_values=values[0],
+    tree=tree,
+    average_policy=average,
+    policy_sums=state.cfr.policy_sums,
+    ranges=ranges,
+    values=values,
+    best_response_values=best,
+    queries=state.queries,
+    leaf_evaluations=state.leaf_evaluations + call.mask.sum(dtype=jnp.int32),
+    leaf_calls=state.leaf_calls + call.called,
+    walks=state.walks,
+    growing_walks=state.growing_walks,
+    complete=belief_expand.fully_grown(tree),
+  )
+
+
+def search(
+  game: public_game.PublicGame,
+  tree: beliefs.BeliefTree,
+  apply,
+  params,
+  rng: chex.PRNGKey,
+  root_ranges: chex.Array,
+  config: search_types.GTCFRConfig,
+  batches: leaf_calls.LeafBatches,
+  leaf_state: Any = (),
+) -> belief_state.BeliefSearchResult:
+  """One GT-CFR search from the root of ``tree`` at ``root_ranges``: init, run, finish."""
+  state = init(game, tree, apply, params, rng, root_ranges, config, leaf_state)
+  state = run(game, apply, params, state, config, batches)
+  return finish(apply, params, state, batches)

@@ -1,0 +1,163 @@
+"""The host side of GT-CFR on the belief pool: :class:`BeliefGTCFR`, compiled once per game, leaf
+model and config, for one search or a vmapped batch."""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import public_game
+from sog.games import registry
+from sog.search import leaf_calls
+from sog.search import leaf_models
+from sog.search import types as search_types
+from sog.search.pool import belief_search
+from sog.search.pool import belief_state
+from sog.search.pool import beliefs
+
+
+class BeliefGTCFR:
+  """GT-CFR searches of any :class:`~sog.games.public_game.PublicGame` on the belief pool (nothing
+  enumerated), from the game's root, compiled once.
+
+  ``search(rng, root_ranges)`` runs one search (default ranges: the deal's priors);
+  ``search_batch(rngs, root_ranges)`` a batch of independent ones under ``vmap``, whose passes call
+  the leaf model once for the batch, sized by its largest frontier. Every expansion adds all the
+  children of a node (k = all). The pool has :func:`~sog.search.pool.belief_search.node_capacity`
+  slots, the most the config's simulations can add.
+
+  The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
+  has (``kind``, ``legal``, ``valid``, ``encoding``): the zero model and the CVPN. The exact oracle
+  solves the table search's subgames and is refused here (until the leaf-model signature of the
+  one engine, issue 48).
+  """
+
+  def __init__(
+    self,
+    game: public_game.PublicGame | registry.Game,
+    leaf_model: leaf_models.LeafModel,
+    config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
+    dtype=jnp.float32,
+  ):
+    game = game.public_game if isinstance(game, registry.Game) else game
+    if not isinstance(game, public_game.PublicGame):
+      raise ValueError(
+        f"BeliefGTCFR searches a sog.games.PublicGame (or a registered game), got "
+        f"{type(game).__name__}"
+      )
+    if config.expansion_k is not None:
+      raise ValueError(
+        f"BeliefGTCFR expands all children of a node (k = all); expansion_k="
+        f"{config.expansion_k} is not used here: leave it None (k = 1 for perfect information is "
+        "sog.search.pool.PoolGTCFR's)"
+      )
+    if config.leaf_capacity is not None:
+      raise ValueError(
+        "BeliefGTCFR sizes each leaf-model call by its frontier; leaf_capacity is not used here: "
+        "leave it None"
+      )
+    leaf_models.check_model_game(leaf_model, game.name, "BeliefGTCFR")
+    if int(game.kind(game.root())) == public_game.TERMINAL:
+      raise ValueError("the search root is terminal: there is nothing to search")
+    self.game, self.leaf_model, self.config = game, leaf_model, config
+    self.capacity = belief_search.node_capacity(game, config)
+    self.empty = beliefs.empty(game, self.capacity, dtype)
+    self._check_leaf_model()
+    frontier = belief_search.frontier_capacity(self.capacity)
+    self._search = jax.jit(self._search_fn(leaf_calls.leaf_batches(frontier)))
+    axis = leaf_calls.SEARCH_AXIS
+    self._batch = jax.jit(
+      jax.vmap(
+        self._search_fn(leaf_calls.leaf_batches(frontier, axis)),
+        in_axes=(None, None, 0, 0),
+        axis_name=axis,
+      )
+    )
+
+  def _check_leaf_model(self) -> None:
+    """``ValueError`` if the leaf model reads something the pool does not have (a table search's
+    subgame tables: the exact oracle)."""
+    S = self.game.max_infostates
+    try:
+      jax.eval_shape(
+        lambda tree: leaf_models.stateful_apply(self.leaf_model)(
+          self.leaf_model.params,
+          tree,
+          jnp.zeros(1, jnp.int32),
+          jnp.zeros((1, 2, S), tree.weight.dtype),
+          jnp.ones(1, bool),
+          leaf_models.initial_state(self.leaf_model, tree),
+        ),
+        self.empty,
+      )
+    except (AttributeError, TypeError) as error:
+      raise ValueError(
+        f"BeliefGTCFR: the leaf model reads what the belief pool does not have ({error}); the "
+        "pool offers kind, legal, valid and encoding at its slots (zero_leaf_model and the CVPN "
+        "read only these). Search with the exact oracle in sog.search.gtcfr.GTCFR"
+      ) from None
+
+  def _search_fn(self, batches: leaf_calls.LeafBatches):
+    """search(tree, params, rng, root_ranges) with this searcher's game, leaf model and config."""
+    model = self.leaf_model
+    one = functools.partial(
+      belief_search.search,
+      self.game,
+      apply=leaf_models.stateful_apply(model),
+      config=self.config,
+      batches=batches,
+    )
+    return lambda tree, params, rng, root_ranges: one(
+      tree,
+      params=params,
+      rng=rng,
+      root_ranges=root_ranges,
+      leaf_state=leaf_models.initial_state(model, tree),
+    )
+
+  def root_ranges(self, ranges: np.ndarray | None = None) -> jax.Array:
+    """``ranges`` [2, S] checked against the root (default: the deal's priors), in the pool's
+    dtype."""
+    dtype = self.empty.weight.dtype
+    if ranges is None:
+      return jnp.asarray(public_game.prior_ranges(self.game), dtype)
+    ranges = np.asarray(ranges, np.float64)
+    valid = np.asarray(self.empty.valid[0])
+    if ranges.shape != valid.shape:
+      raise ValueError(
+        f"root ranges must have shape [2, infostates] = {list(valid.shape)}, got "
+        f"{list(ranges.shape)}"
+      )
+    if not np.all(np.isfinite(ranges)) or ranges.min() < 0:
+      raise ValueError("root ranges must be finite and non-negative")
+    if (ranges * ~valid).max() > 0:
+      raise ValueError("root ranges put weight on infostates that cannot occur at the root")
+    if not np.all((ranges * valid).sum(-1) > 0):
+      raise ValueError("each player's root range must put positive weight on a valid infostate")
+    return jnp.asarray(ranges, dtype)
+
+  def search(
+    self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """One search from the game's root at ``root_ranges`` (default: the deal's priors)."""
+    params = self.leaf_model.params if params is None else params
+    return self._search(self.empty, params, rng, self.root_ranges(root_ranges))
+
+  def search_batch(
+    self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """Searches for a batch of rngs [B] (and root ranges [B, 2, S], default the priors)."""
+    count = rngs.shape[0]
+    if root_ranges is None:
+      ranges = jnp.broadcast_to(self.root_ranges(), (count, *self.empty.valid.shape[1:]))
+    else:
+      root_ranges = np.asarray(root_ranges)
+      if root_ranges.ndim != 3 or root_ranges.shape[0] != count:
+        raise ValueError(f"batched root ranges must be [{count}, 2, S], got {root_ranges.shape}")
+      ranges = jnp.stack([self.root_ranges(r) for r in root_ranges])
+    params = self.leaf_model.params if params is None else params
+    return self._batch(self.empty, params, rngs, ranges)

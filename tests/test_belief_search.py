@@ -1,0 +1,161 @@
+"""GT-CFR on the belief pool (issue 48, part 5): the same search as the table engine's from the same
+key, seed for seed, in float64; batched searches as alone; bad settings refused."""
+
+from __future__ import annotations
+
+import pathlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sog.games import registry
+from sog.nets import checkpoint
+from sog.search import gtcfr
+from sog.search import leaf_calls
+from sog.search import leaf_models
+from sog.search import tables as tables_lib
+from sog.search import types
+from sog.search.pool import BeliefGTCFR
+from sog.search.pool import beliefs
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+CASES = [
+  ("kuhn_poker", "zeros", dict(simulations=20)),
+  ("leduc_poker", "shipped", dict(simulations=30)),
+  (
+    "leduc_poker",
+    "zeros",
+    dict(
+      simulations=20, simulations_per_phase=2.0, open_chance="with_parent", averaging="per_node"
+    ),
+  ),
+  (
+    "leduc_poker",
+    "zeros",
+    dict(
+      simulations=20,
+      simulations_per_phase=0.5,
+      updates="simultaneous",
+      tie_break="action",
+      redraws=0,
+    ),
+  ),
+  ("scotland_yard(map=glasses_hidden_short)", "zeros", dict(simulations=20)),
+]
+
+
+def _leaf_model(game: registry.Game, leaf: str) -> leaf_models.LeafModel:
+  if leaf == "shipped":
+    return checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
+  return leaf_models.zero_leaf_model()
+
+
+def _table_search(game, model, config, rng) -> types.SearchResult:
+  """The table engine's search from the game's root, in float64 tables."""
+  capacity = gtcfr.GTCFR(game, model, config).capacity
+  tables = tables_lib.make_tables(game.tree, jnp.float64)
+  start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
+  apply = leaf_models.stateful_apply(model)
+  batches = leaf_calls.leaf_batches(capacity)
+  search = jax.jit(
+    lambda params, rng: gtcfr.search(tables, apply, params, rng, start, config, batches, None)
+  )
+  return search(model.params, rng)
+
+
+@pytest.mark.parametrize(("name", "leaf", "settings"), CASES)
+def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, settings):
+  """Every walk, draw, pass and leaf call of the table search, node for node (matched by path):
+  the same tree, interior nodes, walk counts, leaf calls and evaluations, average policy, values
+  and best-response values, in float64."""
+  game = registry.load(name)
+  model = _leaf_model(game, leaf)
+  config = types.GTCFRConfig(**settings)
+  rng = jax.random.PRNGKey(3)
+  with jax.enable_x64(True):
+    table = _table_search(game, model, config, rng)
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
+    pool = searcher.search(rng)
+    pool, table = jax.tree.map(np.asarray, (pool, table))
+  n = int(pool.tree.num_nodes)
+  assert n <= searcher.capacity
+  nodes = beliefs.tree_nodes(pool.tree, game.tree)
+  assert n == int(table.in_tree.sum()) and table.in_tree[nodes].all()
+  np.testing.assert_array_equal(pool.tree.expanded[:n], table.expanded[nodes])
+  assert bool(pool.complete) == bool(table.complete)
+  for field in ("walks", "growing_walks", "leaf_calls", "leaf_evaluations"):
+    assert int(getattr(pool, field)) == int(getattr(table, field)), field
+  np.testing.assert_allclose(pool.focus_policy, table.focus_policy, atol=1e-12)
+  inner = np.asarray(game.tree.kind)[nodes] < 2  # player nodes, in the tables' inner rows
+  expanded = pool.tree.expanded[:n] & inner
+  rows = np.asarray(gtcfr.GTCFR(game, model, config).tables.inner_position)[nodes]
+  valid = pool.tree.valid[:n]
+  actor = np.clip(pool.tree.kind[:n], 0, 1)
+  acting = expanded[:, None] & valid[np.arange(n), actor]
+  np.testing.assert_allclose(
+    pool.average_policy[:n][acting], table.average_policy[rows][acting], atol=1e-12
+  )
+  for field in ("ranges", "values", "best_response_values"):
+    np.testing.assert_allclose(
+      getattr(pool, field)[:n], getattr(table, field)[nodes], atol=1e-12, err_msg=field
+    )
+
+
+def test_a_batch_of_pool_searches_is_each_search_alone():
+  """Different keys and root ranges under vmap: each search's tree and policy are its own, and the
+  batch's passes make one call each, while any frontier is not empty."""
+  game = registry.load("leduc_poker")
+  config = types.GTCFRConfig(simulations=10)
+  rngs = jax.random.split(jax.random.PRNGKey(0), 3)
+  valid = np.asarray(game.tree.valid[0], np.float64)
+  draws = np.random.default_rng(0).uniform(0.1, 1.0, (3, *valid.shape))
+  ranges = draws * valid
+  with jax.enable_x64(True):
+    searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config, dtype=jnp.float64)
+    batch = jax.tree.map(np.asarray, searcher.search_batch(rngs, ranges))
+    alone = [jax.tree.map(np.asarray, searcher.search(rngs[i], ranges[i])) for i in range(3)]
+  for i, one in enumerate(alone):
+    assert int(batch.tree.num_nodes[i]) == int(one.tree.num_nodes)
+    np.testing.assert_array_equal(batch.tree.parent[i], one.tree.parent)
+    np.testing.assert_allclose(batch.average_policy[i], one.average_policy, atol=1e-12)
+    np.testing.assert_allclose(batch.values[i], one.values, atol=1e-12)
+    assert int(batch.leaf_evaluations[i]) == int(one.leaf_evaluations)
+  assert len({int(c) for c in batch.leaf_calls}) == 1  # one call a pass for the whole batch
+  assert int(batch.leaf_calls[0]) >= max(int(one.leaf_calls) for one in alone)
+
+
+@pytest.mark.parametrize(
+  ("settings", "match"),
+  [
+    (dict(expansion_k=1), "expansion_k=1 is not used here"),
+    (dict(leaf_capacity=64), "leaf_capacity is not used here"),
+  ],
+)
+def test_the_pool_search_refuses_settings_it_does_not_use(settings, match):
+  game = registry.load("kuhn_poker")
+  with pytest.raises(ValueError, match=match):
+    BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(**settings))
+
+
+def test_the_pool_search_refuses_a_leaf_model_that_reads_the_tables():
+  game = registry.load("kuhn_poker")
+  with pytest.raises(ValueError, match=r"sog\.search\.gtcfr\.GTCFR"):
+    BeliefGTCFR(game, leaf_models.exact_leaf_model(), types.GTCFRConfig(simulations=4))
+
+
+@pytest.mark.parametrize(
+  ("ranges", "match"),
+  [
+    (np.ones((2, 2)), r"must have shape \[2, infostates\]"),
+    (-np.ones((2, 3)), "finite and non-negative"),
+    (np.stack([np.ones(3), np.zeros(3)]), "positive weight"),
+  ],
+)
+def test_the_pool_search_refuses_bad_root_ranges(ranges, match):
+  game = registry.load("kuhn_poker")
+  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
+  with pytest.raises(ValueError, match=match):
+    searcher.search(jax.random.PRNGKey(0), ranges)
