@@ -159,3 +159,23 @@ def test_the_pool_search_refuses_bad_root_ranges(ranges, match):
   searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=match):
     searcher.search(jax.random.PRNGKey(0), ranges)
+
+
+def test_a_full_pool_keeps_searching_the_tree_it_has():
+  """A pool with room for three expansions of the most children: the search fills it, adds
+  nothing once the next expansion might not fit, and values its frontier leaves as leaves."""
+  game = registry.load("leduc_poker")
+  most = game.public_game.max_children
+  searcher = BeliefGTCFR(
+    game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10), capacity=1 + 3 * most
+  )
+  result = jax.tree.map(np.asarray, searcher.search(jax.random.PRNGKey(0)))
+  nodes = int(result.tree.num_nodes)
+  assert searcher.capacity - most < nodes <= searcher.capacity and not bool(result.complete)
+  assert np.isfinite(result.values).all() and np.isfinite(result.average_policy).all()
+
+
+def test_the_pool_search_refuses_a_pool_too_small_for_one_expansion():
+  game = registry.load("kuhn_poker")
+  with pytest.raises(ValueError, match="capacity must be None"):
+    BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4), capacity=2)

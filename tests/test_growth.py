@@ -12,7 +12,7 @@ from sog.games import public_game
 from sog.protocol import composed
 from sog.search import gtcfr
 from sog.search import leaf_models
-from sog.search import selection
+from sog.search import walks
 from sog.search.gtcfr import expand as expand_lib
 from tests.conftest import load
 
@@ -79,13 +79,13 @@ def test_puct_ties_follow_the_prior_then_chance():
   score = jnp.array([0.5, 0.5, 0.5, -jnp.inf])
   prior = jnp.array([0.2, 0.5, 0.3, 0.0])
   rng = jax.random.PRNGKey(0)
-  assert int(selection.puct_action(score, prior, "action", rng)) == 0
-  assert int(selection.puct_action(score, prior, "prior", rng)) == 1
+  assert int(walks.puct_action(score, prior, "action", rng)) == 0
+  assert int(walks.puct_action(score, prior, "prior", rng)) == 1
   # Not tied: the score decides, whatever the prior.
-  assert int(selection.puct_action(jnp.array([0.5, 0.4, 0.6, -jnp.inf]), prior, "prior", rng)) == 2
+  assert int(walks.puct_action(jnp.array([0.5, 0.4, 0.6, -jnp.inf]), prior, "prior", rng)) == 2
   # Equal priors among the tied actions: each is drawn, the untied and illegal ones never.
   picks = jax.vmap(
-    lambda key: selection.puct_action(
+    lambda key: walks.puct_action(
       jnp.array([0.5, 0.1, 0.5, -jnp.inf]), jnp.full(4, 0.25), "prior", key
     )
   )(jax.random.split(rng, 200))

@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import selection
 from sog.search import tables as tables_lib
 from sog.search import types
+from sog.search import walks
 from sog.search.gtcfr import frontier as frontier_lib
 
 
@@ -19,7 +19,7 @@ def _select_action(tables, state: types.SearchState, pending, node, infostate, c
   tree yet ends the walk and is added there (with k < all, the only way a node gains children after
   its first expansion)."""
   m = tables.inner_position[node]
-  return selection.pi_select(
+  return walks.pi_select(
     tables.legal[node, infostate],
     state.visits[m, infostate],
     state.prior[m, infostate],
@@ -168,41 +168,14 @@ def fully_grown(tables, state: types.SearchState) -> chex.Array:
   return ~((leaves | missing) & below).any()
 
 
-def _simulate(
-  tables, state: types.SearchState, pending, config: types.GTCFRConfig, k: int | None, rng
-):
-  """One expansion simulation: a walk, walked again from a new world state while it adds nothing
-  and the focus's subgame is not fully grown, at most ``config.redraws`` times."""
-  if not config.redraws:
-    state, pending, _ = _walk(tables, state, pending, config, k, rng)
-    return state, pending
-
-  def again(carry):
-    state, _, grew, tries, _ = carry
-    redraw = ~grew & (tries <= config.redraws) & ~fully_grown(tables, state)
-    return (tries == 0) | redraw
-
-  def walk(carry):
-    state, pending, _, tries, rng = carry
-    rng, walk_rng = jax.random.split(rng)
-    return (*_walk(tables, state, pending, config, k, walk_rng), tries + 1, rng)
-
-  state, pending, _, _, _ = jax.lax.while_loop(
-    again, walk, (state, pending, jnp.bool_(False), 0, rng)
-  )
-  return state, pending
-
-
 def grow(
   tables, state: types.SearchState, config: types.GTCFRConfig, k: int | None
 ) -> types.SearchState:
-  rng, sims_rng = jax.random.split(state.rng)
-  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
-
-  def one(i, carry):
-    return _simulate(tables, *carry, config, k, rngs[i])
-
-  state, _ = jax.lax.fori_loop(
-    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.visits))
+  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`)."""
+  return walks.expansion_phase(
+    lambda s, p, r: _walk(tables, s, p, config, k, r),
+    lambda s: fully_grown(tables, s),
+    state,
+    jnp.zeros_like(state.visits),
+    config,
   )
-  return state.replace(rng=rng)

@@ -40,15 +40,17 @@ CHUNK = 32
 
 @chex.dataclass(frozen=True)
 class LevelOrder:
-  """The used slots by depth (then slot), cut into chunks of at most ``CHUNK`` nodes of one depth:
-  a pass walks the chunks down (or up) and touches each node once.
+  """The used slots by depth (then slot), cut into chunks of at most C = ``CHUNK`` nodes of one
+  depth: a pass walks the chunks down (or up) and touches each node once.
 
   Attributes:
-    order: [P + CHUNK] int32 the used slots by (depth, slot), then P (no node).
+    order: [P + C] int32 the used slots by (depth, slot), then P (no node).
     level_start: [P + 1] int32 the position in ``order`` of each depth's first node.
     level_size: [P + 1] int32 the nodes at each depth.
     chunks_before: [P + 1] int32 the chunks of the depths above each depth.
-    num_chunks: int32 scalar.
+    num_chunks: int32 scalar (in a vmapped batch of searches ordered with its axis name, the
+      batch's largest, so that the passes' loops run the same steps for every search and select
+      nothing: the extra chunks are empty).
   """
 
   order: chex.Array
@@ -57,30 +59,38 @@ class LevelOrder:
   chunks_before: chex.Array
   num_chunks: chex.Array
 
+  @property
+  def size(self) -> int:
+    """C, the nodes of a chunk (static)."""
+    return self.order.shape[0] - (self.level_size.shape[0] - 1)
+
   def chunk(self, c: chex.Array) -> chex.Array:
-    """[CHUNK] int32 the nodes of chunk ``c`` (P where the chunk is shorter)."""
+    """[C] int32 the nodes of chunk ``c`` (P where the chunk is shorter, and past the last)."""
+    size = self.size
     depth = jnp.searchsorted(self.chunks_before, c, side="right") - 1
-    first = (c - self.chunks_before[depth]) * CHUNK
-    nodes = jax.lax.dynamic_slice(self.order, (self.level_start[depth] + first,), (CHUNK,))
+    first = (c - self.chunks_before[depth]) * size
+    nodes = jax.lax.dynamic_slice(self.order, (self.level_start[depth] + first,), (size,))
     return jnp.where(
-      jnp.arange(CHUNK) < self.level_size[depth] - first, nodes, self.order.size - CHUNK
+      jnp.arange(size) < self.level_size[depth] - first, nodes, self.order.size - size
     )
 
 
-def level_order(tree: beliefs.BeliefTree) -> LevelOrder:
-  """The :class:`LevelOrder` of the tree's used slots."""
+def level_order(tree: beliefs.BeliefTree, axis_name: str | None = None) -> LevelOrder:
+  """The :class:`LevelOrder` of the tree's used slots (``axis_name``: the vmap axis of a batch of
+  searches, whose passes then all run the batch's largest number of chunks)."""
   P = tree.capacity
   depth = jnp.where(tree.used, tree.depth, P)
   order = jnp.argsort(depth, stable=True).astype(jnp.int32)
   order = jnp.concatenate([jnp.where(tree.used[order], order, P), jnp.full(CHUNK, P, jnp.int32)])
   size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)
   chunks = (size + CHUNK - 1) // CHUNK
+  num_chunks = chunks.sum()
   return LevelOrder(
     order=order,
     level_start=jnp.cumsum(size) - size,
     level_size=size,
     chunks_before=jnp.cumsum(chunks) - chunks,
-    num_chunks=chunks.sum(),
+    num_chunks=num_chunks if axis_name is None else jax.lax.pmax(num_chunks, axis_name),
   )
 
 
@@ -129,8 +139,8 @@ def reach_down(
     own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
     flow = child.edges * policy[parent] * own[..., None]  # [B, S, A]
     into = tree.next_infostate[parent]
-    rows = jnp.broadcast_to(jnp.arange(CHUNK)[:, None, None], into.shape)
-    moved = jnp.zeros((CHUNK, S), ranges.dtype).at[rows, into].add(flow)
+    rows = jnp.broadcast_to(jnp.arange(order.size)[:, None, None], into.shape)
+    moved = jnp.zeros((order.size, S), ranges.dtype).at[rows, into].add(flow)
     new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
     new = jnp.where((child.parent < 0)[:, None, None], root, new)
     return ranges.at[nodes].set(new, mode="drop")
@@ -176,8 +186,8 @@ def values_up(
     parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
     above = jnp.minimum(parent, P - 1)
     own = jnp.take_along_axis(value, jnp.clip(tree.kind[above], 0, 1)[:, None, None], 1)[:, 0]
-    reached = jnp.take_along_axis(own, tree.next_infostate[above].reshape(CHUNK, S * A), 1)
-    reached = jnp.where(node.edges, reached.reshape(CHUNK, S, A), 0.0)
+    reached = jnp.take_along_axis(own, tree.next_infostate[above].reshape(-1, S * A), 1)
+    reached = jnp.where(node.edges, reached.reshape(-1, S, A), 0.0)
     return (
       values.at[nodes].set(value, mode="drop"),
       q.at[parent].add(reached, mode="drop"),

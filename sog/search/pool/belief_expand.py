@@ -4,7 +4,7 @@ given the world state), and add every public child of the frontier leaf where th
 tree (k = all, SoG's expansion in imperfect-information games).
 
 The walks are the table search's (:mod:`sog.search.gtcfr.expand`) step for step, key for key: the
-same world draw, the same pi_select (:func:`sog.search.selection.pi_select`), the same chance draw
+same world draw, the same pi_select (:func:`sog.search.walks.pi_select`), the same chance draw
 in the game's outcome order, so a search on the pool grows the tree the table search marks, in
 another order of nodes.
 """
@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import selection
 from sog.search import types as search_types
+from sog.search import walks
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 from sog.search.pool import passes
@@ -38,15 +38,16 @@ def expand(
 ) -> belief_state.BeliefSearchState:
   """Adds every public child of ``node`` (nothing at a terminal), and with ``open_chance=
   "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
-  prior, and a node that becomes interior records the iteration."""
+  prior, and a node that becomes interior records the iteration. Where the pool has no room for
+  the most an expansion can add (:func:`added_at_most`) nothing is added: the node stays a
+  frontier leaf, and the search goes on with the tree it has."""
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
-  tree = beliefs.add_children(game, tree, node)
-  most = game.max_children
+  most = added_at_most(game, config)
+  tree = beliefs.add_children(game, tree, node, before + most <= tree.capacity)
   if config.open_chance == "with_parent":
     tree = open_chance(game, tree, tree.children[node])
-    most += game.max_children * game.max_children
   new = before + jnp.arange(most)
   fresh = uniform_prior(tree.legal[jnp.minimum(new, tree.capacity - 1)]).astype(state.prior.dtype)
   fresh = jnp.where((new < tree.num_nodes)[:, None, None], fresh, state.prior[new])
@@ -59,6 +60,15 @@ def expand(
       jnp.where(tree.expanded[node] & ~was_expanded, state.cfr.iteration, since[node])
     ),
   )
+
+
+def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
+  """The most public states one expansion adds: a node's children (at most
+  ``game.max_children``), and with ``open_chance="with_parent"`` the outcomes of the chance nodes
+  among them."""
+  if config.open_chance == "with_parent" and game.max_chance_outcomes:
+    return game.max_children * (1 + game.max_children)
+  return game.max_children
 
 
 def open_chance(
@@ -99,7 +109,7 @@ def _walk(
     kind = tree.kind[node]
     infostate = jnp.where(kind == 1, s1, s0)
     is_player = kind < public_game.CHANCE
-    chosen = selection.pi_select(
+    chosen = walks.pi_select(
       tree.legal[node, infostate],
       state.visits[node, infostate],
       state.prior[node, infostate],
@@ -144,29 +154,6 @@ def fully_grown(tree: beliefs.BeliefTree) -> chex.Array:
   return ~passes.frontier(tree).any()
 
 
-def _simulate(game, state, pending, config: search_types.GTCFRConfig, path_length: int, rng):
-  """One expansion simulation: a walk, walked again from a new world state while it adds nothing
-  and the root's game is not fully grown, at most ``config.redraws`` times."""
-  if not config.redraws:
-    state, pending, _ = _walk(game, state, pending, config, path_length, rng)
-    return state, pending
-
-  def again(carry):
-    state, _, grew, tries, _ = carry
-    redraw = ~grew & (tries <= config.redraws) & ~fully_grown(state.tree)
-    return (tries == 0) | redraw
-
-  def walk(carry):
-    state, pending, _, tries, rng = carry
-    rng, walk_rng = jax.random.split(rng)
-    return (*_walk(game, state, pending, config, path_length, walk_rng), tries + 1, rng)
-
-  state, pending, _, _, _ = jax.lax.while_loop(
-    again, walk, (state, pending, jnp.bool_(False), 0, rng)
-  )
-  return state, pending
-
-
 def path_length(config: search_types.GTCFRConfig) -> int:
   """The most moves a walk can make: the tree's height, which each expansion raises by at most one
   (two when it opens chance nodes with their parent)."""
@@ -179,15 +166,12 @@ def grow(
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
 ) -> belief_state.BeliefSearchState:
-  """The phase's ceil(c) simulations (virtual loss on the pending (infostate, action) pairs)."""
-  rng, sims_rng = jax.random.split(state.rng)
-  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
+  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`)."""
   length = path_length(config)
-
-  def one(i, carry):
-    return _simulate(game, *carry, config, length, rngs[i])
-
-  state, _ = jax.lax.fori_loop(
-    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.visits))
+  return walks.expansion_phase(
+    lambda s, p, r: _walk(game, s, p, config, length, r),
+    lambda s: fully_grown(s.tree),
+    state,
+    jnp.zeros_like(state.visits),
+    config,
   )
-  return state.replace(rng=rng)

@@ -37,12 +37,9 @@ from sog.search.pool import passes
 
 def node_capacity(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
   """The most public states a search can hold: the root and its children, and every expansion's
-  children (at most ``game.max_children``; with ``open_chance="with_parent"`` the outcomes of the
-  chance nodes among them too)."""
-  per_node = game.max_children
-  if config.open_chance == "with_parent" and game.max_chance_outcomes:
-    per_node += game.max_children * game.max_children
-  return 1 + per_node * (1 + config.phases * config.simulations_in_phase)
+  (:func:`~sog.search.pool.belief_expand.added_at_most`)."""
+  expansions = 1 + config.phases * config.simulations_in_phase
+  return 1 + belief_expand.added_at_most(game, config) * expansions
 
 
 def frontier_capacity(capacity: int) -> int:
@@ -132,7 +129,7 @@ def finish(
   players' best-response values), the policy and values at the root."""
   tree = state.tree
   average = belief_cfr.average_policy(tree, state.cfr)
-  order = belief_cfr.level_order(tree)
+  order = belief_cfr.level_order(tree, batches.axis_name)
   ranges = belief_cfr.reach_down(tree, average, state.root_ranges, order)
   leaf_values, call = leaf_calls.call_frontier(
     tree, apply, params, passes.frontier(tree), ranges, batches, state.leaf_state

@@ -15,6 +15,7 @@ from sog.games import registry
 from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import types as search_types
+from sog.search.pool import belief_expand
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
@@ -27,8 +28,11 @@ class BeliefGTCFR:
   ``search(rng, root_ranges)`` runs one search (default ranges: the deal's priors);
   ``search_batch(rngs, root_ranges)`` a batch of independent ones under ``vmap``, whose passes call
   the leaf model once for the batch, sized by its largest frontier. Every expansion adds all the
-  children of a node (k = all). The pool has :func:`~sog.search.pool.belief_search.node_capacity`
-  slots, the most the config's simulations can add.
+  children of a node (k = all). The pool has ``capacity`` slots, by default
+  :func:`~sog.search.pool.belief_search.node_capacity`, the most the config's simulations can add
+  (a bound from the game's ``max_children``, loose where nodes have fewer children). A smaller pool
+  costs less per pass; once it cannot hold another expansion, the search goes on with the tree it
+  has (its frontier leaves valued by the leaf model).
 
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``): the zero model and the CVPN. The exact oracle
@@ -42,6 +46,7 @@ class BeliefGTCFR:
     leaf_model: leaf_models.LeafModel,
     config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
     dtype=jnp.float32,
+    capacity: int | None = None,
   ):
     game = game.public_game if isinstance(game, registry.Game) else game
     if not isinstance(game, public_game.PublicGame):
@@ -64,7 +69,13 @@ class BeliefGTCFR:
     if int(game.kind(game.root())) == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
     self.game, self.leaf_model, self.config = game, leaf_model, config
-    self.capacity = belief_search.node_capacity(game, config)
+    smallest = 1 + belief_expand.added_at_most(game, config)
+    if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
+      raise ValueError(
+        f"BeliefGTCFR: capacity must be None (the most s simulations can add) or an int >= "
+        f"{smallest} (the root and one expansion on {game.name}), got {capacity!r}"
+      )
+    self.capacity = belief_search.node_capacity(game, config) if capacity is None else capacity
     self.empty = beliefs.empty(game, self.capacity, dtype)
     self._check_leaf_model()
     frontier = belief_search.frontier_capacity(self.capacity)

@@ -168,10 +168,13 @@ def _chance_children(transitions: public_game.Transitions, weight, num_slots: in
   )
 
 
-def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Array) -> BeliefTree:
+def add_children(
+  game: public_game.PublicGame, tree: BeliefTree, node: chex.Array, allowed: chex.Array = True
+) -> BeliefTree:
   """Adds every public child of ``node`` (one a valid world state reaches) in the next free slots,
-  in slot order, and marks ``node`` expanded. A terminal gets none; slots past the capacity are not
-  written (the caller checks the capacity)."""
+  in slot order, and marks ``node`` expanded. A terminal gets none, and nothing changes where
+  ``allowed`` (a scalar bool, possibly traced) is False; slots past the capacity are not written
+  (the caller checks the capacity)."""
   K, dtype = game.max_children, tree.weight.dtype
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.weight[node], tree.legal[node]
@@ -188,7 +191,7 @@ def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Arra
   opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
   passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
   reached = jnp.where(is_player, edges.any((1, 2)), transitions.present & child_weight.any((1, 2)))
-  exists = reached & (kind != public_game.TERMINAL)
+  exists = reached & (kind != public_game.TERMINAL) & allowed
   slots = tree.num_nodes + jnp.cumsum(exists, dtype=jnp.int32) - 1
   slots = jnp.where(exists & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
   kids = jax.vmap(game.child, in_axes=(None, 0))(state, jnp.arange(K, dtype=jnp.int32))
@@ -201,20 +204,26 @@ def add_children(game: public_game.PublicGame, tree: BeliefTree, node: chex.Arra
     states=jax.tree.map(put, tree.states, kids),
     parent=put(tree.parent, jnp.full(K, node, jnp.int32)),
     slot=put(tree.slot, jnp.arange(K, dtype=jnp.int32)),
-    children=tree.children.at[node].set(jnp.where(slots < tree.capacity, slots, -1)),
+    children=tree.children.at[node].set(
+      jnp.where(allowed, jnp.where(slots < tree.capacity, slots, -1), tree.children[node])
+    ),
     depth=put(tree.depth, jnp.full(K, depth, jnp.int32)),
     kind=put(tree.kind, kid_kind),
     legal=put(tree.legal, kid_legal),
     weight=put(tree.weight, child_weight),
     payoff=put(tree.payoff, kid_payoff),
     next_infostate=tree.next_infostate.at[node].set(
-      jnp.where(is_player, transitions.next_infostate, 0).astype(jnp.int32)
+      jnp.where(allowed & is_player, transitions.next_infostate, tree.next_infostate[node]).astype(
+        jnp.int32
+      )
     ),
     edges=put(tree.edges, edges & is_player),
     passes=put(tree.passes, passes),
     probability=put(tree.probability, jnp.where(is_player, 1.0, probability).astype(dtype)),
     encoding=put(tree.encoding, kid_encoding),
-    expanded=tree.expanded.at[node].set(kind != public_game.TERMINAL),
+    expanded=tree.expanded.at[node].set(
+      jnp.where(allowed, kind != public_game.TERMINAL, tree.expanded[node])
+    ),
     num_nodes=tree.num_nodes + exists.sum(dtype=jnp.int32),
     height=jnp.maximum(tree.height, jnp.where(exists.any(), depth, 0)).astype(jnp.int32),
   )

@@ -15,8 +15,8 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import selection
 from sog.search import types as search_types
+from sog.search import walks
 from sog.search.pool import passes
 from sog.search.pool import types
 
@@ -76,7 +76,7 @@ def add_children(
 
 def _select_action(tree: types.Tree, pending, node, config: search_types.GTCFRConfig, rng):
   """pi_select at ``node`` over its legal actions (one not added yet ends the walk and is added)."""
-  return selection.pi_select(
+  return walks.pi_select(
     tree.legal[node],
     tree.visits[node],
     tree.prior[node],
@@ -182,40 +182,6 @@ def fully_grown(tree: types.Tree) -> chex.Array:
   return ~(passes.frontier(tree) | missing).any()
 
 
-def _simulate(
-  game,
-  apply,
-  params,
-  state: types.PoolState,
-  pending,
-  config: search_types.GTCFRConfig,
-  k: int,
-  max_depth: int,
-  rng,
-):
-  """One expansion simulation: a walk, walked again while it adds nothing and the tree is not
-  complete, at most ``config.redraws`` times."""
-  walk = lambda s, p, r: _walk(game, apply, params, s, p, config, k, max_depth, r)  # noqa: E731
-  if not config.redraws:
-    state, pending, _ = walk(state, pending, rng)
-    return state, pending
-
-  def again(carry):
-    state, _, grew, tries, _ = carry
-    redraw = ~grew & (tries <= config.redraws) & ~fully_grown(state.tree)
-    return (tries == 0) | redraw
-
-  def body(carry):
-    state, pending, _, tries, rng = carry
-    rng, walk_rng = jax.random.split(rng)
-    return (*walk(state, pending, walk_rng), tries + 1, rng)
-
-  state, pending, _, _, _ = jax.lax.while_loop(
-    again, body, (state, pending, jnp.bool_(False), 0, rng)
-  )
-  return state, pending
-
-
 def grow(
   game,
   apply,
@@ -225,14 +191,11 @@ def grow(
   k: int,
   max_depth: int,
 ) -> types.PoolState:
-  """The expansion phase: ceil(c) simulations, a virtual loss on the phase's pending pairs."""
-  rng, sims_rng = jax.random.split(state.rng)
-  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
-
-  def one(i, carry):
-    return _simulate(game, apply, params, *carry, config, k, max_depth, rngs[i])
-
-  state, _ = jax.lax.fori_loop(
-    0, config.simulations_in_phase, one, (state, jnp.zeros_like(state.tree.visits))
+  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`)."""
+  return walks.expansion_phase(
+    lambda s, p, r: _walk(game, apply, params, s, p, config, k, max_depth, r),
+    lambda s: fully_grown(s.tree),
+    state,
+    jnp.zeros_like(state.tree.visits),
+    config,
   )
-  return state.replace(rng=rng)

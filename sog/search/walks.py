@@ -1,0 +1,111 @@
+"""What every GT-CFR engine's expansion phase shares: pi_select = 1/2 one-hot(argmax PUCT) + 1/2 the
+average CFR policy at one infostate (every walk draws its actions here), a simulation's redraws, and
+the phase's ceil(c) simulations around an engine's own walk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.search import cfr
+from sog.search import types
+
+TIE_TOLERANCE = 1e-6  # PUCT scores this close are a tie (float32 values of order 1)
+
+
+def puct_action(
+  score: chex.Array, prior: chex.Array, tie_break: str, rng: chex.PRNGKey
+) -> chex.Array:
+  """argmax_a ``score`` [A] (-inf where illegal), a tie going to the lowest action (``"action"``)
+  or to the highest ``prior`` among the tied actions, uniformly at random among equal priors
+  (``"prior"``; ``rng`` is used only then)."""
+  if tie_break == "action":
+    return jnp.argmax(score)
+  tied = score >= score.max() - TIE_TOLERANCE
+  prior = jnp.where(tied, prior, -jnp.inf)
+  first = prior >= prior.max()
+  return jax.random.choice(rng, score.shape[0], p=first / first.sum())
+
+
+def pi_select(
+  allowed: chex.Array,
+  visits: chex.Array,
+  prior: chex.Array,
+  action_values: chex.Array,
+  policy_sums: chex.Array,
+  config: types.GTCFRConfig,
+  rng: chex.PRNGKey,
+) -> chex.Array:
+  """An action drawn from pi_select at one infostate, from its rows [A]: the legal actions, visit
+  counts N(s, a), prior P(s, a), PUCT's Q(s, a) (virtual loss already taken off) and the average
+  policy's sums. PUCT is argmax_a Q + C P sqrt(sum_b N(s, b)) / (1 + N(s, a))."""
+  u = config.puct_constant * prior * jnp.sqrt(visits.sum()) / (1.0 + visits)
+  tie_rng = None
+  if config.tie_break != "action":  # (the default draws no key: its walks are as they were)
+    tie_rng, rng = jax.random.split(rng)
+  best = puct_action(
+    jnp.where(allowed, action_values + u, -jnp.inf), prior, config.tie_break, tie_rng
+  )
+  puct = jax.nn.one_hot(best, allowed.shape[0])
+  average = cfr.regret_matching(policy_sums, allowed)
+  action = jax.random.choice(rng, allowed.shape[0], p=0.5 * puct + 0.5 * average)
+  return action.astype(jnp.int32)
+
+
+Walk = Callable[[Any, chex.Array, chex.PRNGKey], tuple[Any, chex.Array, chex.Array]]
+"""walk(state, pending, rng) -> (state, pending, grew): one expansion walk of an engine, its
+pending (virtual-loss) counts, and whether it added a public state."""
+
+
+def simulate(
+  walk: Walk,
+  complete: Callable[[Any], chex.Array],
+  state,
+  pending: chex.Array,
+  config: types.GTCFRConfig,
+  rng: chex.PRNGKey,
+):
+  """One expansion simulation: a walk, walked again from a new key while it adds nothing and
+  ``complete(state)`` (the focus's subgame fully grown) does not hold, at most ``config.redraws``
+  times."""
+  if not config.redraws:
+    state, pending, _ = walk(state, pending, rng)
+    return state, pending
+
+  def again(carry):
+    state, _, grew, tries, _ = carry
+    redraw = ~grew & (tries <= config.redraws) & ~complete(state)
+    return (tries == 0) | redraw
+
+  def body(carry):
+    state, pending, _, tries, rng = carry
+    rng, walk_rng = jax.random.split(rng)
+    return (*walk(state, pending, walk_rng), tries + 1, rng)
+
+  state, pending, _, _, _ = jax.lax.while_loop(
+    again, body, (state, pending, jnp.bool_(False), 0, rng)
+  )
+  return state, pending
+
+
+def expansion_phase(
+  walk: Walk,
+  complete: Callable[[Any], chex.Array],
+  state,
+  pending: chex.Array,
+  config: types.GTCFRConfig,
+):
+  """The phase's ceil(c) simulations from ``state.rng`` (its next key kept in ``state.rng``), the
+  virtual losses counted from ``pending`` (zeros shaped as the visit counts)."""
+  rng, sims_rng = jax.random.split(state.rng)
+  rngs = jax.random.split(sims_rng, config.simulations_in_phase)
+
+  def one(i, carry):
+    return simulate(walk, complete, *carry, config, rngs[i])
+
+  state, _ = jax.lax.fori_loop(0, config.simulations_in_phase, one, (state, pending))
+  return state.replace(rng=rng)
