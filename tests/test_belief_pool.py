@@ -198,10 +198,9 @@ def test_world_states_walk_the_pool_as_the_tables(name):
         action = int(rng.choice(np.flatnonzero(tree.legal[node, own])))
       child, t0, t1 = (int(x) for x in theirs(tables, node, s0, s1, action, key))
       mine = [int(x) for x in ours(pool, here, s0, s1, action, key)]
-      if tree.kind[node] != public_game.CHANCE:
-        assert [int(nodes[mine[0]]), *mine[1:]] == [child, t0, t1]
-      else:  # drawn over the pool's child slots: an outcome the world allows, infostates kept
-        assert got[int(nodes[mine[0]])] > 0 and mine[1:] == [s0, s1]
+      # a move, or a chance outcome drawn from the same key (both engines by inverse CDF in the
+      # game's outcome order, sog.search.tables.draw_index)
+      assert [int(nodes[mine[0]]), *mine[1:]] == [child, t0, t1]
       node, s0, s1 = child, t0, t1
 
 
@@ -209,3 +208,17 @@ def test_a_pool_too_small_for_the_game_is_refused():
   game = load("kuhn_poker")
   with pytest.raises(ValueError, match="more than capacity=5 public states"):
     beliefs.grow(game.public_game, 5)
+
+
+def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
+  """draw_index: zeros between the weights do not move the draw (the table and the pool lay a
+  node's outcomes out differently), the frequencies follow the weights, all zeros give 0."""
+  weights = jnp.array([0.2, 0.5, 0.3])
+  spread = jnp.array([0.0, 0.2, 0.0, 0.0, 0.5, 0.3, 0.0])
+  keys = jax.random.split(jax.random.PRNGKey(0), 4000)
+  compact = jax.vmap(lambda k: tables_lib.draw_index(weights, k))(keys)
+  padded = jax.vmap(lambda k: tables_lib.draw_index(spread, k))(keys)
+  np.testing.assert_array_equal(np.asarray(padded), np.array([1, 4, 5])[np.asarray(compact)])
+  frequencies = np.bincount(np.asarray(compact), minlength=3) / keys.shape[0]
+  np.testing.assert_allclose(frequencies, weights, atol=0.03)
+  assert int(tables_lib.draw_index(jnp.zeros(4), keys[0])) == 0

@@ -123,7 +123,6 @@ def test_a_batch_of_pool_searches_is_each_search_alone():
     np.testing.assert_allclose(batch.average_policy[i], one.average_policy, atol=1e-12)
     np.testing.assert_allclose(batch.values[i], one.values, atol=1e-12)
     assert int(batch.leaf_evaluations[i]) == int(one.leaf_evaluations)
-  assert len({int(c) for c in batch.leaf_calls}) == 1  # one call a pass for the whole batch
   assert int(batch.leaf_calls[0]) >= max(int(one.leaf_calls) for one in alone)
 
 

@@ -3,9 +3,10 @@ the batch sizes a pass chooses from (:class:`LeafBatches`), the call itself (:fu
 the prior PUCT takes from the logits (:func:`prior_policy`) and the sample of queries self-play
 keeps (:func:`sample_queries`).
 
-Every engine's pass calls here with its per-node arrays flattened over its nodes (the table search's
-enumerated nodes, or the node pool's slots); ``view`` is what the leaf model reads about the nodes
-(``kind``, ``legal``, ``valid``, ``encoding`` at node indices: the search tables, or the pool).
+The table search's and the belief pool's passes call here with their per-node arrays flattened over
+their nodes (the table search's enumerated nodes, or the pool's slots); ``view`` is what the leaf
+model reads about the nodes (``kind``, ``legal``, ``valid``, ``encoding`` at node indices: the
+search tables, or the pool).
 """
 
 from __future__ import annotations
@@ -118,9 +119,8 @@ def sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types
   size = sample.keys.shape[0]
   if not size:
     return sample
-  keys = jnp.concatenate(
-    [sample.keys, jnp.where(mask, jax.random.uniform(rng, mask.shape), jnp.inf)]
-  )
+  draws = jax.random.uniform(rng, mask.shape, sample.keys.dtype)
+  keys = jnp.concatenate([sample.keys, jnp.where(mask, draws, jnp.inf)])
   _, keep = jax.lax.top_k(-keys, size)
   return types.QuerySample(
     nodes=jnp.concatenate([sample.nodes, nodes])[keep],

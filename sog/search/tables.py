@@ -174,7 +174,8 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   safe = jnp.maximum(children, 0)
   weight_next = lambda t0, t1: jnp.where(children >= 0, tables.pair_weight[safe, t0, t1], 0.0)  # noqa
   # Chance: P(child | s0, s1) is proportional to P(outcome) * W_child(s0, s1). The builder puts
-  # the c-th outcome in slot (c % A, c // A): drawn over c, in the game's outcome order.
+  # the c-th child in slot (c % A, c // A), the children in the order it appends them (the game's
+  # outcome order): drawn over c, in that order.
   chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)  # [A, K]
   outcome = draw_index(chance_weight.T.ravel(), rng)
   num_actions, width = children.shape
@@ -209,7 +210,8 @@ def draw_index(weights, rng):
   cumulative = jnp.cumsum(weights)
   u = jax.random.uniform(rng, dtype=cumulative.dtype) * cumulative[-1]
   last = weights.shape[0] - 1 - jnp.argmax((weights > 0)[::-1])  # (should u round up to the sum)
-  return jnp.minimum((cumulative <= u).sum(), last).astype(jnp.int32)
+  index = jnp.minimum((cumulative <= u).sum(), last)
+  return jnp.where(cumulative[-1] > 0, index, 0).astype(jnp.int32)  # (0 where all are zero)
 
 
 def draw_world(weight, ranges, rng):

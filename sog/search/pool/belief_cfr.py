@@ -31,7 +31,7 @@ from sog.search import cfr
 from sog.search.pool import beliefs
 from sog.search.pool import passes
 
-matching = passes.matching  # regret matching, zero rows where nothing is legal (chance, terminal)
+matching = passes.matching  # regret matching, zero rows where nothing is legal (free slots)
 
 
 #: Nodes a pass handles in one step (all of one depth).

@@ -168,9 +168,11 @@ def grow(
 ) -> belief_state.BeliefSearchState:
   """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`)."""
   length = path_length(config)
+  most = added_at_most(game, config)
   return walks.expansion_phase(
     lambda s, p, r: _walk(game, s, p, config, length, r),
-    lambda s: fully_grown(s.tree),
+    # no redraw once the tree is whole, or the pool has no room for another expansion
+    lambda s: fully_grown(s.tree) | (s.tree.num_nodes + most > s.tree.capacity),
     state,
     jnp.zeros_like(state.visits),
     config,

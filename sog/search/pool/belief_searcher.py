@@ -105,7 +105,7 @@ class BeliefGTCFR:
         ),
         self.empty,
       )
-    except (AttributeError, TypeError) as error:
+    except AttributeError as error:
       raise ValueError(
         f"BeliefGTCFR: the leaf model reads what the belief pool does not have ({error}); the "
         "pool offers kind, legal, valid and encoding at its slots (zero_leaf_model and the CVPN "
