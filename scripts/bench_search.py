@@ -44,7 +44,6 @@ from sog.openspiel import pgx_bots
 from sog.search import alphazero
 from sog.search import cfr
 from sog.search import gtcfr
-from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import pool
 from sog.search import solver as solver_lib
@@ -235,7 +234,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   result = row.pop("result")
   public = searcher.game
   apply = leaf_models.stateful_apply(model)
-  batches = leaf_calls.leaf_batches(belief_search.frontier_capacity(searcher.capacity))
+  batches = searcher.leaf_batches
   final = belief_search.init(
     public,
     searcher.empty,

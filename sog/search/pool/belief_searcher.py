@@ -78,16 +78,21 @@ class BeliefGTCFR:
     self.capacity = belief_search.node_capacity(game, config) if capacity is None else capacity
     self.empty = beliefs.empty(game, self.capacity, dtype)
     self._check_leaf_model()
-    frontier = belief_search.frontier_capacity(self.capacity)
-    self._search = jax.jit(self._search_fn(leaf_calls.leaf_batches(frontier)))
+    self._search = jax.jit(self._search_fn(self.leaf_batches))
     axis = leaf_calls.SEARCH_AXIS
     self._batch = jax.jit(
       jax.vmap(
-        self._search_fn(leaf_calls.leaf_batches(frontier, axis)),
+        self._search_fn(self.leaf_batches._replace(axis_name=axis)),
         in_axes=(None, None, 0, 0),
         axis_name=axis,
       )
     )
+
+  @property
+  def leaf_batches(self) -> leaf_calls.LeafBatches:
+    """The leaf-model batch sizes of one search (what ``belief_search.run`` and ``finish``
+    take)."""
+    return leaf_calls.leaf_batches(belief_search.frontier_capacity(self.capacity))
 
   def _check_leaf_model(self) -> None:
     """``ValueError`` if the leaf model reads something the pool does not have (a table search's
