@@ -98,8 +98,9 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
   rows = inner[nodes]
   pool_policy = np.zeros(pool.legal.shape, np.float32)
   pool_policy[rows >= 0] = np.asarray(policy)[rows[rows >= 0]]
-  pool_ranges = belief_cfr.reach_down(pool, jnp.asarray(pool_policy), root_ranges)
-  pool_values, pool_q = belief_cfr.values_up(pool, jnp.asarray(pool_policy), pool_ranges)
+  pool_policy = belief_cfr.rows_of(jnp.asarray(pool_policy))
+  pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges)
+  pool_values, pool_q, _ = belief_cfr.values_up(pool, pool_policy, pool_ranges)
   np.testing.assert_allclose(np.asarray(pool_ranges), ranges[nodes], atol=1e-6)
   np.testing.assert_allclose(np.asarray(pool_values), values[nodes], atol=1e-6)
   players = np.flatnonzero(tree.kind[nodes] < public_game.CHANCE)
@@ -222,3 +223,23 @@ def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
   frequencies = np.bincount(np.asarray(compact), minlength=3) / keys.shape[0]
   np.testing.assert_allclose(frequencies, weights, atol=0.03)
   assert int(tables_lib.draw_index(jnp.zeros(4), keys[0])) == 0
+
+
+def test_the_level_order_visits_each_used_slot_once_deepest_last():
+  """Chunks hold nodes of one depth, at most CHUNK of them; read in order they are the used slots
+  by (depth, slot), each once (Leduc's deepest levels hold more than a chunk); past the last
+  chunk, and in a chunk's tail, only padding (P)."""
+  game = load("leduc_poker")
+  pool = beliefs.grow(game.public_game, game.tree.num_nodes + 40)  # 40 free slots
+  order = belief_cfr.level_order(pool)
+  P, C = pool.capacity, belief_cfr.CHUNK
+  chunks = np.stack([np.asarray(order.chunk(c)) for c in range(int(order.num_chunks) + 2)])
+  depth = np.asarray(pool.depth)
+  used = np.flatnonzero(np.asarray(pool.used))
+  assert np.bincount(depth[used]).max() > C
+  real = [chunk[chunk < P] for chunk in chunks]
+  assert all(len(np.unique(depth[nodes])) == 1 for nodes in real[: int(order.num_chunks)])
+  assert all(np.all(chunk[len(nodes) :] == P) for chunk, nodes in zip(chunks, real, strict=True))
+  assert not np.concatenate(real[int(order.num_chunks) :]).size
+  visited = np.concatenate(real)
+  np.testing.assert_array_equal(visited, used[np.lexsort((used, depth[used]))])

@@ -11,6 +11,7 @@ search tables, or the pool).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from typing import NamedTuple
 
@@ -46,58 +47,76 @@ def leaf_batches(capacity: int, axis_name: str | None = None) -> LeafBatches:
 
 
 class LeafCall(NamedTuple):
-  """One pass's leaf-model call: the frontier's nodes [B] (its first rows in node order, B the
-  largest batch size), their ranges [B, 2, S], the mask of real rows, the model's output (padded
-  to B rows) and whether the model was called."""
+  """One pass's leaf-model call as the branch that made it sees it: the frontier's nodes [B] (its
+  first rows in node order, B the call's batch size), their ranges [B, 2, S], the mask of real
+  rows and the model's output (B rows)."""
 
   nodes: chex.Array
   ranges: chex.Array
   mask: chex.Array
   output: Any
+
+
+class Called(NamedTuple):
+  """What a pass keeps of its leaf-model call: the frontier's values [N, 2, S] (zero elsewhere), the
+  caller's ``record`` carry, the model's state after the call, and whether the model was called."""
+
+  values: chex.Array
+  record: Any
+  leaf_state: Any
   called: chex.Array
 
 
 def call_frontier(
-  view, apply, params, frontier: chex.Array, ranges: chex.Array, batches: LeafBatches, leaf_state
-) -> tuple[chex.Array, LeafCall]:
-  """The values [N, 2, S] of the ``frontier`` [N] nodes (zero elsewhere) from one leaf-model call
-  at their ``ranges`` [N, 2, S] (``apply`` in the stateful form,
-  :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``), and the call.
+  view,
+  apply,
+  params,
+  frontier: chex.Array,
+  ranges: chex.Array,
+  batches: LeafBatches,
+  leaf_state,
+  record: Callable[[Any, LeafCall], Any] = lambda carry, call: carry,
+  carry: Any = (),
+) -> Called:
+  """The values [N, 2, S] of the ``frontier`` [N] nodes from one leaf-model call at their
+  ``ranges`` [N, 2, S] (``apply`` in the stateful form,
+  :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``), with
+  ``record(carry, call)`` folded in.
 
   The call's batch is the smallest of ``batches.sizes`` that holds the frontier, and no call is
-  made while the frontier is empty (a ``lax.switch``). Under ``vmap`` the branch is chosen from
-  the largest frontier in the batch (``lax.pmax`` over ``batches.axis_name``), so the switch
-  stays a branch and the batch makes one call of that size, or none. A deep re-solve grows its
-  whole small subgame in a few simulations, and then its remaining passes would ask the leaf model
-  about nothing."""
+  made while the frontier is empty (a ``lax.switch``; ``carry`` then comes back unchanged). Under
+  ``vmap`` the branch is chosen from the largest frontier in the batch (``lax.pmax`` over
+  ``batches.axis_name``), so the switch stays a branch and the batch makes one call of that size,
+  or none. ``record`` runs inside the branch on the call at its batch size (the prior and the
+  query sample a pass takes from it), so no work is sized by the frontier's bound. A deep re-solve
+  grows its whole small subgame in a few simulations, and then its remaining passes would ask the
+  leaf model about nothing."""
   sizes = batches.sizes
-  full = batches.capacity
   count = frontier.sum()
   largest = count if batches.axis_name is None else jax.lax.pmax(count, batches.axis_name)
-  # The frontier's first rows in node order, for the largest size; a smaller call takes a prefix
-  # (the same rows), so only the call itself differs between the switch's branches.
-  nodes = jnp.nonzero(frontier, size=full, fill_value=0)[0].astype(jnp.int32)
-  mask = jnp.arange(full) < count
-  batch = jnp.where(mask[:, None, None], ranges[nodes], 0.0)
+  # The frontier's first rows in node order; a smaller call takes a prefix (the same rows).
+  nodes = jnp.nonzero(frontier, size=batches.capacity, fill_value=0)[0].astype(jnp.int32)
 
   def at(size):
-    def evaluate(_):
-      out = apply(params, view, nodes[:size], batch[:size], mask[:size], leaf_state)
-      pad = lambda x: jnp.pad(x, [(0, full - size)] + [(0, 0)] * (x.ndim - 1))  # noqa: E731
-      return out._replace(values=pad(out.values), logits=pad(out.logits)), jnp.bool_(True)
+    def evaluate(carry):
+      rows = nodes[:size]
+      mask = jnp.arange(size) < count
+      batch = jnp.where(mask[:, None, None], ranges[rows], 0.0)
+      out = apply(params, view, rows, batch, mask, leaf_state)
+      values = jnp.where(mask[:, None, None], out.values, 0.0)
+      placed = jnp.zeros_like(ranges).at[rows].add(values)
+      carry = record(carry, LeafCall(rows, batch, mask, out))
+      return Called(placed, carry, out.state, jnp.bool_(True))
 
     return evaluate
 
-  def skip(_):  # what a call with every row masked gives, without the call
-    out, _ = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(at(full), None))
-    return out._replace(state=leaf_state), jnp.bool_(False)
+  def skip(carry):
+    return Called(jnp.zeros_like(ranges), carry, leaf_state, jnp.bool_(False))
 
   tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), largest), len(sizes) - 1)
-  out, called = jax.lax.switch(
-    jnp.where(largest > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], None
+  return jax.lax.switch(
+    jnp.where(largest > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], carry
   )
-  placed = jnp.zeros_like(ranges).at[nodes].add(jnp.where(mask[:, None, None], out.values, 0.0))
-  return placed, LeafCall(nodes, batch, mask, out, called)
 
 
 def actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:

@@ -131,7 +131,7 @@ def finish(
   root_ranges = gadget_lib.average_range(
     start.gadget, state.gadget, start.ranges, tables.valid[start.root]
   )
-  ranges, values, _, (_, _, mask, _, called), best = frontier_lib.tree_pass(
+  ranges, values, _, called, best = frontier_lib.tree_pass(
     tables,
     levels,
     average,
@@ -155,8 +155,8 @@ def finish(
     values=values,
     best_response_values=jnp.concatenate(best),
     queries=state.queries,
-    leaf_evaluations=state.leaf_evaluations + mask.sum(dtype=jnp.int32),
-    leaf_calls=state.leaf_calls + called,
+    leaf_evaluations=state.leaf_evaluations + frontier.sum(dtype=jnp.int32),
+    leaf_calls=state.leaf_calls + called.called,
     walks=state.walks,
     growing_walks=state.growing_walks,
     complete=expand_lib.fully_grown(tables, state),

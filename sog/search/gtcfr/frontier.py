@@ -42,17 +42,24 @@ def available(tables: tables_lib.SearchTables, state: types.SearchState) -> chex
 
 
 def evaluate_frontier(
-  tables, apply, params, frontier, batches: leaf_calls.LeafBatches, leaf_state: Any
+  tables,
+  apply,
+  params,
+  frontier,
+  batches: leaf_calls.LeafBatches,
+  leaf_state: Any,
+  record=lambda carry, call: carry,
+  carry: Any = (),
 ):
   """The leaf-values hook of a CFR pass: the frontier leaves' values from one leaf-model call
-  (:func:`sog.search.leaf_calls.call_frontier`: sized by the frontier, none while it is empty);
-  the hook's extra output is the :class:`~sog.search.leaf_calls.LeafCall`."""
+  (:func:`sog.search.leaf_calls.call_frontier`: sized by the frontier, none while it is empty,
+  ``record`` folded in); the hook's extra output is the :class:`~sog.search.leaf_calls.Called`."""
 
   def leaf_values(ranges):
-    placed, call = leaf_calls.call_frontier(
-      tables, apply, params, frontier, jnp.concatenate(ranges), batches, leaf_state
+    called = leaf_calls.call_frontier(
+      tables, apply, params, frontier, jnp.concatenate(ranges), batches, leaf_state, record, carry
     )
-    return tables.split(placed), call
+    return tables.split(called.values), called
 
   return leaf_values
 

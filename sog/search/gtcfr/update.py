@@ -117,14 +117,34 @@ def _update_players(
   root_ranges = gadget_lib.root_ranges(
     state.start.gadget, state.gadget, state.start.ranges, tables.valid[state.start.root]
   )
-  ranges, values, q_values, (nodes, batch, mask, out, called) = frontier_lib.tree_pass(
+  rng, query_rng = jax.random.split(state.rng)
+
+  def record(carry, call: leaf_calls.LeafCall):
+    """The prior at the call's nodes, its queries offered to the sample, the oracle's policy
+    sums."""
+    prior, queries, leaf_policy_sums = carry
+    positions = tables.inner_position[call.nodes]
+    new = leaf_calls.prior_policy(tables, call.nodes, call.output.logits, config.prior_temperature)
+    prior = prior.at[positions].set(jnp.where(call.mask[:, None, None], new, prior[positions]))
+    queries = leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
+    if call.output.policy_sums is not None:
+      acts = (tables.kind < public_game.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
+      updated = tables.to_inner(acts)[:, None, None]
+      leaf_policy_sums += jnp.where(updated, weight * call.output.policy_sums, 0.0)
+    return prior, queries, leaf_policy_sums
+
+  carry = (state.prior, state.queries, state.leaf_policy_sums)
+  ranges, values, q_values, called = frontier_lib.tree_pass(
     tables,
     levels,
     policy,
     root_ranges,
     state,
-    frontier_lib.evaluate_frontier(tables, apply, params, frontier, batches, state.leaf_state),
+    frontier_lib.evaluate_frontier(
+      tables, apply, params, frontier, batches, state.leaf_state, record, carry
+    ),
   )
+  prior, queries, leaf_policy_sums = called.record
   interior = tables.to_inner(state.expanded)[:, None, None]
   acting = cfr.acting_masks(levels) & available & interior
   solver_state = state.cfr
@@ -134,28 +154,18 @@ def _update_players(
       levels, solver_state, acting[player], policy, ranges, values, q_values, player, average_weight
     )
     solver_state = _select(updating[player], updated, solver_state)
-  positions = tables.inner_position[nodes]
-  prior = leaf_calls.prior_policy(tables, nodes, out.logits, config.prior_temperature)
-  leaf_policy_sums = state.leaf_policy_sums
-  if out.policy_sums is not None:
-    acts = (tables.kind < public_game.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
-    updated = tables.to_inner(acts)[:, None, None]
-    leaf_policy_sums = leaf_policy_sums + jnp.where(updated, weight * out.policy_sums, 0.0)
-  rng, query_rng = jax.random.split(state.rng)
   return state.replace(
     cfr=solver_state,
     gadget=_update_gadget(tables, state, values, updating, weight),
-    prior=state.prior.at[positions].set(
-      jnp.where(mask[:, None, None], prior, state.prior[positions])
-    ),
+    prior=prior,
     action_values=jnp.where(
       interior, _normalised_action_values(tables, levels, ranges, q_values), state.action_values
     ),
     ranges=jnp.concatenate(ranges),
     leaf_policy_sums=leaf_policy_sums,
-    leaf_state=out.state,
-    queries=leaf_calls.sample_queries(state.queries, query_rng, nodes, batch, mask),
-    leaf_evaluations=state.leaf_evaluations + mask.sum(dtype=jnp.int32),
-    leaf_calls=state.leaf_calls + called,
+    leaf_state=called.leaf_state,
+    queries=queries,
+    leaf_evaluations=state.leaf_evaluations + frontier.sum(dtype=jnp.int32),
+    leaf_calls=state.leaf_calls + called.called,
     rng=rng,
   )

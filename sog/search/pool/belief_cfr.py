@@ -13,12 +13,17 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     values over the children that admit them (weighted by P(k) below chance).
 
 A pass (ranges down, values up) visits the used slots depth by depth in chunks of one depth
-(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity; regret
-matching and the update are elementwise over the whole pool (one vectorised step each).
+(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity. Nothing
+in it is sized by the pool: a chunk reads its nodes' policy rows (regret matching of their sums,
+:func:`matched`), and the up pass hands each chunk's finished values and action values to a
+``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those nodes),
+so one CFR+ iteration is two passes over the grown tree and no step over the whole pool.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 from typing import NamedTuple
 
 import chex
@@ -28,6 +33,7 @@ import jax.numpy as jnp
 from sog.games import propagation
 from sog.games import public_game
 from sog.search import cfr
+from sog.search import leaf_calls
 from sog.search.pool import beliefs
 from sog.search.pool import passes
 
@@ -45,34 +51,27 @@ class LevelOrder:
 
   Attributes:
     order: [P + C] int32 the used slots by (depth, slot), then P (no node).
-    level_start: [P + 1] int32 the position in ``order`` of each depth's first node.
-    level_size: [P + 1] int32 the nodes at each depth.
-    chunks_before: [P + 1] int32 the chunks of the depths above each depth.
+    chunk_start: [P + 1] int32 the position in ``order`` of each chunk's first node.
+    chunk_size: [P + 1] int32 the nodes in each chunk (0 past the last).
     num_chunks: int32 scalar (in a vmapped batch of searches ordered with its axis name, the
       batch's largest, so that the passes' loops run the same steps for every search and select
       nothing: the extra chunks are empty).
   """
 
   order: chex.Array
-  level_start: chex.Array
-  level_size: chex.Array
-  chunks_before: chex.Array
+  chunk_start: chex.Array
+  chunk_size: chex.Array
   num_chunks: chex.Array
 
   @property
   def size(self) -> int:
     """C, the nodes of a chunk (static)."""
-    return self.order.shape[0] - (self.level_size.shape[0] - 1)
+    return self.order.shape[0] - (self.chunk_start.shape[0] - 1)
 
   def chunk(self, c: chex.Array) -> chex.Array:
     """[C] int32 the nodes of chunk ``c`` (P where the chunk is shorter, and past the last)."""
-    size = self.size
-    depth = jnp.searchsorted(self.chunks_before, c, side="right") - 1
-    first = (c - self.chunks_before[depth]) * size
-    nodes = jax.lax.dynamic_slice(self.order, (self.level_start[depth] + first,), (size,))
-    return jnp.where(
-      jnp.arange(size) < self.level_size[depth] - first, nodes, self.order.size - size
-    )
+    nodes = jax.lax.dynamic_slice(self.order, (self.chunk_start[c],), (self.size,))
+    return jnp.where(jnp.arange(self.size) < self.chunk_size[c], nodes, self.order.size - self.size)
 
 
 def level_order(tree: beliefs.BeliefTree, axis_name: str | None = None) -> LevelOrder:
@@ -82,14 +81,17 @@ def level_order(tree: beliefs.BeliefTree, axis_name: str | None = None) -> Level
   depth = jnp.where(tree.used, tree.depth, P)
   order = jnp.argsort(depth, stable=True).astype(jnp.int32)
   order = jnp.concatenate([jnp.where(tree.used[order], order, P), jnp.full(CHUNK, P, jnp.int32)])
-  size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)
-  chunks = (size + CHUNK - 1) // CHUNK
+  size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)  # nodes per depth
+  chunks = (size + CHUNK - 1) // CHUNK  # chunks per depth
   num_chunks = chunks.sum()
+  # each chunk's depth, its first node's position in the order and its length
+  of = jnp.repeat(jnp.arange(P + 1), chunks, total_repeat_length=P + 1)
+  first = (jnp.arange(P + 1) - (jnp.cumsum(chunks) - chunks)[of]) * CHUNK
+  live = jnp.arange(P + 1) < num_chunks
   return LevelOrder(
     order=order,
-    level_start=jnp.cumsum(size) - size,
-    level_size=size,
-    chunks_before=jnp.cumsum(chunks) - chunks,
+    chunk_start=jnp.where(live, (jnp.cumsum(size) - size)[of] + first, 0),
+    chunk_size=jnp.where(live, jnp.minimum(size[of] - first, CHUNK), 0),
     num_chunks=num_chunks if axis_name is None else jax.lax.pmax(num_chunks, axis_name),
   )
 
@@ -118,15 +120,45 @@ def _gather(tree: beliefs.BeliefTree, nodes: chex.Array) -> _Rows:
   return _Rows(*(getattr(tree, field)[at] for field in _Rows._fields))
 
 
+#: A pass's policy: its rows [C, S, A] at ``nodes`` [C] (slots), given the up pass's visit carry
+#: (the rows a visit has not yet written, so a policy read from the carry is the pass's own).
+Policy = Callable[[chex.Array, Any], chex.Array]
+
+
+def rows_of(policy: chex.Array) -> Policy:
+  """The :data:`Policy` of a fixed ``policy`` [P, S, A]."""
+  return lambda nodes, carry: policy[nodes]
+
+
+def matched(tree: beliefs.BeliefTree, sums: Callable[[Any], chex.Array]) -> Policy:
+  """The :data:`Policy` that regret-matches ``sums(carry)`` [P, S, A] (regrets for the current
+  policy, policy sums for the average) at the nodes it is asked for."""
+  return lambda nodes, carry: matching(sums(carry)[nodes], tree.legal[nodes])
+
+
+class Visit(NamedTuple):
+  """A chunk of the up pass, its values final: the nodes [C] (P for the chunk's padding, which a
+  write with ``mode="drop"`` drops) and their kind and expanded flag [C], ranges and counterfactual
+  values [C, 2, S], the actor's action values Q [C, S, A] and the pass's policy there [C, S, A]."""
+
+  nodes: chex.Array
+  kind: chex.Array
+  expanded: chex.Array
+  ranges: chex.Array
+  values: chex.Array
+  q: chex.Array
+  policy: chex.Array
+
+
 def reach_down(
   tree: beliefs.BeliefTree,
-  policy: chex.Array,
+  policy: Policy,
   root_ranges: chex.Array,
   order: LevelOrder | None = None,
 ) -> chex.Array:
-  """[P, 2, S] both players' ranges under ``policy`` [P, S, A] from ``root_ranges`` [2, S]."""
+  """[P, 2, S] both players' ranges under ``policy`` from ``root_ranges`` [2, S]."""
   order = level_order(tree) if order is None else order
-  P, S, _ = policy.shape
+  P, S = tree.capacity, root_ranges.shape[-1]
   root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
@@ -137,7 +169,7 @@ def reach_down(
     above = ranges[parent]  # [B, 2, S]
     parent_kind = tree.kind[parent]
     own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
-    flow = child.edges * policy[parent] * own[..., None]  # [B, S, A]
+    flow = child.edges * policy(parent, ()) * own[..., None]  # [B, S, A]
     into = tree.next_infostate[parent]
     rows = jnp.broadcast_to(jnp.arange(order.size)[:, None, None], into.shape)
     moved = jnp.zeros((order.size, S), ranges.dtype).at[rows, into].add(flow)
@@ -150,37 +182,43 @@ def reach_down(
 
 def values_up(
   tree: beliefs.BeliefTree,
-  policy: chex.Array,
+  policy: Policy,
   ranges: chex.Array,
   leaf_values: chex.Array | None = None,
   order: LevelOrder | None = None,
   best_response: bool = False,
-) -> tuple[chex.Array, chex.Array]:
-  """Counterfactual values [P, 2, S] of ``policy`` and the actor's action values Q [P, S, A]
-  (frontier leaves, the used nodes not expanded that are not terminal, take ``leaf_values``
-  [P, 2, S]; zero without). With ``best_response`` each actor plays a best response instead, max_a
+  visit: Callable[[Any, Visit], Any] | None = None,
+  carry: Any = (),
+) -> tuple[chex.Array, chex.Array, Any]:
+  """Counterfactual values [P, 2, S] of ``policy``, the actor's action values Q [P, S, A] (frontier
+  leaves, the used nodes not expanded that are not terminal, take ``leaf_values`` [P, 2, S]; zero
+  without) and ``carry`` with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update,
+  :func:`update_rows`). With ``best_response`` each actor plays a best response instead, max_a
   Q(s, a) over its legal actions, against the other's policy in ``ranges``: both players'
   best-response values.
 
   Depth by depth from the deepest: a chunk's nodes take their values (from the children's sums,
-  complete by then) and add their parts into their parents' sums."""
+  complete by then), are visited, and add their parts into their parents' sums."""
   order = level_order(tree) if order is None else order
-  P, S, A = policy.shape
+  P, S, A = tree.legal.shape
 
-  def up(i, carry):
-    values, q, passed = carry
+  def up(i, loop):
+    values, q, passed, carry = loop
     nodes = order.chunk(order.num_chunks - 1 - i)
     node = _gather(tree, nodes)
     at = jnp.minimum(nodes, P - 1)
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
     leaf = 0.0 if leaf_values is None else leaf_values[at]
     base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
+    rows = policy(at, carry)
     if best_response:
       acting = jnp.where(tree.legal[at], q[at], -jnp.inf).max(-1)[:, None, :]
     else:
-      acting = (policy[at] * q[at]).sum(-1)[:, None, :]
+      acting = (rows * q[at]).sum(-1)[:, None, :]
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)
+    if visit is not None:
+      carry = visit(carry, Visit(nodes, node.kind, node.expanded, ranges[at], value, q[at], rows))
     # this chunk's parts of its parents' sums
     # the root and a chunk's padding send nothing
     parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
@@ -192,13 +230,14 @@ def values_up(
       values.at[nodes].set(value, mode="drop"),
       q.at[parent].add(reached, mode="drop"),
       passed.at[parent].add(node.passes * node.probability[:, None, None] * value, mode="drop"),
+      carry,
     )
 
   zeros = jnp.zeros((P, 2, S), ranges.dtype)
-  values, q, _ = jax.lax.fori_loop(
-    0, order.num_chunks, up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros)
+  values, q, _, carry = jax.lax.fori_loop(
+    0, order.num_chunks, up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros, carry)
   )
-  return values, q
+  return values, q, carry
 
 
 @chex.dataclass(frozen=True)
@@ -215,30 +254,36 @@ def init_state(tree: beliefs.BeliefTree) -> CFRState:
   return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0))
 
 
-def update_player(
+def current_policy(tree: beliefs.BeliefTree) -> Policy:
+  """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry."""
+  return matched(tree, lambda state: state.regrets)
+
+
+def update_rows(
   tree: beliefs.BeliefTree,
   state: CFRState,
-  policy: chex.Array,
-  ranges: chex.Array,
-  values: chex.Array,
-  q: chex.Array,
-  player: int,
+  visit: Visit,
+  updating: chex.Array,
   weight: chex.Array,
 ) -> CFRState:
-  """Regret-matching+ and linear averaging (weight t) at ``player``'s interior nodes, valid
-  infostates and legal actions, from one pass."""
-  own_values = values[:, player][..., None]
-  own_range = ranges[:, player][..., None]
-  acting = (
-    (tree.used & tree.expanded & (tree.kind == player))[:, None, None]
-    & tree.valid[:, player][..., None]
-    & tree.legal
-  )
+  """Regret-matching+ and linear averaging (``weight``: t, a scalar, or [C, 1, 1] per node) at the
+  visit's interior nodes whose actor ``updating`` [2] (bool) marks, at the actor's valid infostates
+  and legal actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain
+  weight r(s) pi(a | s)."""
+  nodes, kind = visit.nodes, visit.kind
+  at = jnp.minimum(nodes, tree.capacity - 1)
+  weights = tree.weight[at]
+  valid = jnp.stack([weights.sum(2) > 0, weights.sum(1) > 0], axis=1)  # [C, 2, S]
+  acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
+  acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & tree.legal[at]
+  own_values = leaf_calls.actor_rows(kind, visit.values)[..., None]
+  own_range = leaf_calls.actor_rows(kind, visit.ranges)[..., None]
+  regrets, sums = state.regrets[at], state.policy_sums[at]
+  regrets = jnp.where(acting, jnp.maximum(regrets + visit.q - own_values, 0.0), regrets)
+  sums = jnp.where(acting, sums + weight * own_range * visit.policy, sums)
   return state.replace(
-    regrets=jnp.where(acting, jnp.maximum(state.regrets + q - own_values, 0.0), state.regrets),
-    policy_sums=jnp.where(
-      acting, state.policy_sums + weight * own_range * policy, state.policy_sums
-    ),
+    regrets=state.regrets.at[nodes].set(regrets, mode="drop"),
+    policy_sums=state.policy_sums.at[nodes].set(sums, mode="drop"),
   )
 
 
@@ -255,23 +300,21 @@ def iteration(
   weight = (state.iteration + 1).astype(tree.weight.dtype)
   groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
   order = level_order(tree) if order is None else order
+  policy = current_policy(tree)
   for group in groups:
-    policy = matching(state.regrets, tree.legal)
-    ranges = reach_down(tree, policy, root_ranges, order)
-    values, q = values_up(tree, policy, ranges, order=order)
-    for player in group:
-      state = update_player(tree, state, policy, ranges, values, q, player, weight)
+    updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
+    ranges = reach_down(tree, lambda nodes, _, s=state: policy(nodes, s), root_ranges, order)
+    _, _, state = values_up(
+      tree,
+      policy,
+      ranges,
+      order=order,
+      visit=lambda s, v, u=updating: update_rows(tree, s, v, u, weight),
+      carry=state,
+    )
   return state.replace(iteration=state.iteration + 1)
 
 
 def average_policy(tree: beliefs.BeliefTree, state: CFRState) -> chex.Array:
   """[P, S, A] the linearly weighted average policy (uniform where a row was never reached)."""
   return matching(state.policy_sums, tree.legal)
-
-
-def root_values(
-  tree: beliefs.BeliefTree, policy: chex.Array, root_ranges: chex.Array
-) -> chex.Array:
-  """[2, S] the root's counterfactual values of ``policy`` on a fully grown pool."""
-  ranges = reach_down(tree, policy, root_ranges)
-  return values_up(tree, policy, ranges)[0][0]

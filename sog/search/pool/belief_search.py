@@ -129,13 +129,15 @@ def finish(
   players' best-response values), the policy and values at the root."""
   tree = state.tree
   average = belief_cfr.average_policy(tree, state.cfr)
+  policy = belief_cfr.rows_of(average)
   order = belief_cfr.level_order(tree, batches.axis_name)
-  ranges = belief_cfr.reach_down(tree, average, state.root_ranges, order)
-  leaf_values, call = leaf_calls.call_frontier(
-    tree, apply, params, passes.frontier(tree), ranges, batches, state.leaf_state
+  ranges = belief_cfr.reach_down(tree, policy, state.root_ranges, order)
+  frontier = passes.frontier(tree)
+  called = leaf_calls.call_frontier(
+    tree, apply, params, frontier, ranges, batches, state.leaf_state
   )
-  values, _ = belief_cfr.values_up(tree, average, ranges, leaf_values, order)
-  best, _ = belief_cfr.values_up(tree, average, ranges, leaf_values, order, best_response=True)
+  values, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order)
+  best, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order, best_response=True)
   return belief_state.BeliefSearchResult(
     focus_policy=average[0],
     focus_values=values[0],
@@ -146,8 +148,8 @@ def finish(
     values=values,
     best_response_values=best,
     queries=state.queries,
-    leaf_evaluations=state.leaf_evaluations + call.mask.sum(dtype=jnp.int32),
-    leaf_calls=state.leaf_calls + call.called,
+    leaf_evaluations=state.leaf_evaluations + frontier.sum(dtype=jnp.int32),
+    leaf_calls=state.leaf_calls + called.called,
     walks=state.walks,
     growing_walks=state.growing_walks,
     complete=belief_expand.fully_grown(tree),

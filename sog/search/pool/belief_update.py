@@ -16,26 +16,14 @@ from sog.search.pool import passes
 
 
 def normalised_action_values(
-  tree, ranges: chex.Array, q: chex.Array, utility_scale: float
+  kind: chex.Array, ranges: chex.Array, q: chex.Array, utility_scale: float
 ) -> chex.Array:
-  """[P, S, A]: the actor's counterfactual action values Q(s, a) over the opponent's range mass at
-  the node, in units of the game's largest utility (zero where the opponent's range is 0)."""
-  opponent_mass = leaf_calls.actor_rows(tree.kind, ranges[:, ::-1].sum(-1))  # [P]
+  """[C, S, A]: the actor's counterfactual action values Q(s, a) at nodes of ``kind`` [C] over the
+  opponent's range mass there (``ranges`` [C, 2, S]), in units of the game's largest utility (zero
+  where the opponent's range is 0)."""
+  opponent_mass = leaf_calls.actor_rows(kind, ranges[:, ::-1].sum(-1))  # [C]
   scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * utility_scale
   return jnp.where((opponent_mass > 0)[:, None, None], q / scale[:, None, None], 0.0)
-
-
-def _average_weights(state: belief_state.BeliefSearchState, config, weight) -> chex.Array:
-  """The linear averaging weight of this update: t everywhere (``"global"``), or per node [P, 1, 1]
-  t minus the iterations before the node became interior (``"per_node"``)."""
-  if config.averaging == "global":
-    return weight
-  return weight - state.interior_since.astype(weight.dtype)[:, None, None]
-
-
-def _select(take: chex.Array, new, old):
-  """``new`` where the scalar ``take`` (possibly traced) holds, else ``old``, leaf by leaf."""
-  return jax.tree.map(lambda a, b: jnp.where(take, a, b), new, old)
 
 
 def _update_players(
@@ -51,37 +39,69 @@ def _update_players(
 ) -> belief_state.BeliefSearchState:
   """One pass over the grown tree (its frontier valued by one leaf-model call) updating the regrets
   and average policies of the players ``updating`` [2] (bool, possibly traced) marks, and the
-  statistics PUCT reads from it."""
+  statistics PUCT reads from it: the prior at the frontier (from the call) and the normalised
+  action values at interior nodes (from the up pass's visits)."""
   tree = state.tree
-  policy = belief_cfr.matching(state.cfr.regrets, tree.legal)
-  ranges = belief_cfr.reach_down(tree, policy, state.root_ranges, order)
-  leaf_values, call = leaf_calls.call_frontier(
-    tree, apply, params, passes.frontier(tree), ranges, batches, state.leaf_state
+  policy = belief_cfr.current_policy(tree)
+  ranges = belief_cfr.reach_down(
+    tree, lambda nodes, _: policy(nodes, state.cfr), state.root_ranges, order
   )
-  values, q = belief_cfr.values_up(tree, policy, ranges, leaf_values, order)
-  solver = state.cfr
-  average_weight = _average_weights(state, config, weight)
-  for player in (0, 1):
-    updated = belief_cfr.update_player(
-      tree, solver, policy, ranges, values, q, player, average_weight
-    )
-    solver = _select(updating[player], updated, solver)
-  prior = leaf_calls.prior_policy(tree, call.nodes, call.output.logits, config.prior_temperature)
-  interior = (tree.used & tree.expanded)[:, None, None]
   rng, query_rng = jax.random.split(state.rng)
+
+  def record(carry, call: leaf_calls.LeafCall):
+    """The prior at the call's nodes and its queries offered to the sample."""
+    prior, queries = carry
+    new = leaf_calls.prior_policy(tree, call.nodes, call.output.logits, config.prior_temperature)
+    prior = prior.at[call.nodes].set(jnp.where(call.mask[:, None, None], new, prior[call.nodes]))
+    queries = leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
+    return prior, queries
+
+  frontier = passes.frontier(tree)
+  called = leaf_calls.call_frontier(
+    tree,
+    apply,
+    params,
+    frontier,
+    ranges,
+    batches,
+    state.leaf_state,
+    record,
+    (state.prior, state.queries),
+  )
+
+  def visit(carry, chunk: belief_cfr.Visit):
+    """CFR+ at the chunk's nodes (linear averaging: t, or per node t minus the iterations before
+    the node became interior), and PUCT's normalised Q there."""
+    solver, action_values = carry
+    at = jnp.minimum(chunk.nodes, tree.capacity - 1)
+    if config.averaging == "global":
+      average_weight = weight
+    else:
+      average_weight = (weight - state.interior_since[at].astype(weight.dtype))[:, None, None]
+    solver = belief_cfr.update_rows(tree, solver, chunk, updating, average_weight)
+    normalised = normalised_action_values(chunk.kind, chunk.ranges, chunk.q, utility_scale)
+    normalised = jnp.where(chunk.expanded[:, None, None], normalised, action_values[at])
+    return solver, action_values.at[chunk.nodes].set(normalised, mode="drop")
+
+  _, _, (solver, action_values) = belief_cfr.values_up(
+    tree,
+    lambda nodes, carry: policy(nodes, carry[0]),
+    ranges,
+    called.values,
+    order,
+    visit=visit,
+    carry=(state.cfr, state.action_values),
+  )
+  prior, queries = called.record
   return state.replace(
     cfr=solver,
-    prior=state.prior.at[call.nodes].set(
-      jnp.where(call.mask[:, None, None], prior, state.prior[call.nodes])
-    ),
-    action_values=jnp.where(
-      interior, normalised_action_values(tree, ranges, q, utility_scale), state.action_values
-    ),
+    prior=prior,
+    action_values=action_values,
     ranges=ranges,
-    leaf_state=call.output.state,
-    queries=leaf_calls.sample_queries(state.queries, query_rng, call.nodes, call.ranges, call.mask),
-    leaf_evaluations=state.leaf_evaluations + call.mask.sum(dtype=jnp.int32),
-    leaf_calls=state.leaf_calls + call.called,
+    leaf_state=called.leaf_state,
+    queries=queries,
+    leaf_evaluations=state.leaf_evaluations + frontier.sum(dtype=jnp.int32),
+    leaf_calls=state.leaf_calls + called.called,
     rng=rng,
   )
 

@@ -1,0 +1,54 @@
+"""A search's leaf-model call on its frontier: sized by the frontier (the smallest batch that holds
+it), none while it is empty, and what the caller records from it sees the call at that size."""
+
+from types import SimpleNamespace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.search import leaf_calls
+from sog.search import leaf_models
+
+
+def _model(params, view, nodes, ranges, mask, state):
+  """Values 2 x ranges + the node index; the state counts the rows it was asked for."""
+  values = 2.0 * ranges + nodes[:, None, None].astype(ranges.dtype)
+  logits = jnp.zeros((*ranges.shape, 3))
+  return leaf_models.LeafOutput(values=values, logits=logits, state=state + nodes.shape[0])
+
+
+def _call(frontier, batches):
+  frontier = jnp.asarray(frontier)
+  ranges = jax.random.uniform(jax.random.PRNGKey(0), (frontier.shape[0], 2, 4))
+  seen = []
+
+  def record(carry, call):
+    seen.append(call.nodes.shape[0])  # traced once per branch: the sizes of the branches
+    return carry + jnp.where(call.mask, call.nodes + 1, 0).sum()
+
+  called = jax.jit(
+    lambda f, r: leaf_calls.call_frontier(
+      SimpleNamespace(), _model, None, f, r, batches, jnp.int32(0), record, jnp.int32(0)
+    )
+  )(frontier, ranges)
+  return ranges, called, seen
+
+
+def test_the_call_is_sized_by_the_frontier_and_records_at_that_size():
+  batches = leaf_calls.LeafBatches((8, 32, 63))
+  frontier = np.zeros(64, bool)
+  frontier[[3, 10, 11, 40, 50, 51, 52, 60, 61]] = True  # 9 leaves: the batch of 32
+  ranges, called, seen = _call(frontier, batches)
+  assert seen == [8, 32, 63]  # each branch records at its own size
+  assert bool(called.called) and int(called.leaf_state) == 32
+  expected = np.where(frontier[:, None, None], 2.0 * np.asarray(ranges), 0.0)
+  expected += np.where(frontier, np.arange(64), 0)[:, None, None]
+  np.testing.assert_allclose(np.asarray(called.values), expected, rtol=1e-6)
+  assert int(called.record) == int((np.flatnonzero(frontier) + 1).sum())
+
+
+def test_an_empty_frontier_makes_no_call_and_keeps_the_carry():
+  _, called, _ = _call(np.zeros(64, bool), leaf_calls.LeafBatches((8, 32, 63)))
+  assert not bool(called.called) and int(called.leaf_state) == 0
+  assert int(called.record) == 0 and not np.asarray(called.values).any()
