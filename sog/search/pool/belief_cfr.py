@@ -13,11 +13,12 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     values over the children that admit them (weighted by P(k) below chance).
 
 A pass (ranges down, values up) visits the used slots depth by depth in chunks of one depth
-(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity. Nothing
-in it is sized by the pool: a chunk reads its nodes' policy rows (regret matching of their sums,
-:func:`matched`), and the up pass hands each chunk's finished values and action values to a
-``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those nodes),
-so one CFR+ iteration is two passes over the grown tree and no step over the whole pool.
+(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity. Beyond
+zeroing its per-slot sums, nothing in it runs over the whole pool: a chunk reads its nodes' policy
+rows (regret matching of their regrets, :func:`current_policy`), and the up pass hands each
+chunk's finished values and action values to a ``visit`` (:func:`update_rows`: CFR+'s
+regret-matching+ step and linear averaging at those nodes), so one CFR+ iteration is two passes
+over the grown tree.
 """
 
 from __future__ import annotations
@@ -128,12 +129,6 @@ Policy = Callable[[chex.Array, Any], chex.Array]
 def rows_of(policy: chex.Array) -> Policy:
   """The :data:`Policy` of a fixed ``policy`` [P, S, A]."""
   return lambda nodes, carry: policy[nodes]
-
-
-def matched(tree: beliefs.BeliefTree, sums: Callable[[Any], chex.Array]) -> Policy:
-  """The :data:`Policy` that regret-matches ``sums(carry)`` [P, S, A] (regrets for the current
-  policy, policy sums for the average) at the nodes it is asked for."""
-  return lambda nodes, carry: matching(sums(carry)[nodes], tree.legal[nodes])
 
 
 class Visit(NamedTuple):
@@ -255,8 +250,9 @@ def init_state(tree: beliefs.BeliefTree) -> CFRState:
 
 
 def current_policy(tree: beliefs.BeliefTree) -> Policy:
-  """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry."""
-  return matched(tree, lambda state: state.regrets)
+  """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry (the
+  search's current policy), at the nodes it is asked for."""
+  return lambda nodes, state: matching(state.regrets[nodes], tree.legal[nodes])
 
 
 def update_rows(
