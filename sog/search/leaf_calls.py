@@ -132,6 +132,23 @@ def prior_policy(view, nodes: chex.Array, logits: chex.Array, temperature: float
   return jax.nn.softmax(jnp.where(view.legal[nodes], rows / temperature, -jnp.inf), axis=-1)
 
 
+def record_prior_and_queries(
+  view,
+  call: LeafCall,
+  positions: chex.Array,
+  temperature: float,
+  rng: chex.PRNGKey,
+  prior: chex.Array,
+  queries: types.QuerySample,
+) -> tuple[chex.Array, types.QuerySample]:
+  """What a pass keeps of a call (a ``record`` of :func:`call_frontier`): the prior
+  (:func:`prior_policy`) at the called nodes, written in ``prior`` at ``positions`` (the nodes'
+  rows there), and the call's queries offered to the sample (:func:`sample_queries`)."""
+  new = prior_policy(view, call.nodes, call.output.logits, temperature)
+  prior = prior.at[positions].set(jnp.where(call.mask[:, None, None], new, prior[positions]))
+  return prior, sample_queries(queries, rng, call.nodes, call.ranges, call.mask)
+
+
 def sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types.QuerySample:
   """``sample`` with a call's queries (``nodes``, ``ranges`` where ``mask``) offered: a uniform
   sample without replacement of every query so far, the ones with the smallest random keys."""

@@ -123,10 +123,15 @@ def _update_players(
     """The prior at the call's nodes, its queries offered to the sample, the oracle's policy
     sums."""
     prior, queries, leaf_policy_sums = carry
-    positions = tables.inner_position[call.nodes]
-    new = leaf_calls.prior_policy(tables, call.nodes, call.output.logits, config.prior_temperature)
-    prior = prior.at[positions].set(jnp.where(call.mask[:, None, None], new, prior[positions]))
-    queries = leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
+    prior, queries = leaf_calls.record_prior_and_queries(
+      tables,
+      call,
+      tables.inner_position[call.nodes],
+      config.prior_temperature,
+      query_rng,
+      prior,
+      queries,
+    )
     if call.output.policy_sums is not None:
       acts = (tables.kind < public_game.CHANCE) & updating[jnp.clip(tables.kind, 0, 1)]
       updated = tables.to_inner(acts)[:, None, None]

@@ -150,8 +150,10 @@ def reach_down(
   policy: Policy,
   root_ranges: chex.Array,
   order: LevelOrder | None = None,
+  carry: Any = (),
 ) -> chex.Array:
-  """[P, 2, S] both players' ranges under ``policy`` from ``root_ranges`` [2, S]."""
+  """[P, 2, S] both players' ranges under ``policy`` (read from ``carry``) from ``root_ranges``
+  [2, S]."""
   order = level_order(tree) if order is None else order
   P, S = tree.capacity, root_ranges.shape[-1]
   root_ranges = root_ranges.astype(tree.weight.dtype)
@@ -164,7 +166,7 @@ def reach_down(
     above = ranges[parent]  # [B, 2, S]
     parent_kind = tree.kind[parent]
     own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
-    flow = child.edges * policy(parent, ()) * own[..., None]  # [B, S, A]
+    flow = child.edges * policy(parent, carry) * own[..., None]  # [B, S, A]
     into = tree.next_infostate[parent]
     rows = jnp.broadcast_to(jnp.arange(order.size)[:, None, None], into.shape)
     moved = jnp.zeros((order.size, S), ranges.dtype).at[rows, into].add(flow)
@@ -268,8 +270,7 @@ def update_rows(
   weight r(s) pi(a | s)."""
   nodes, kind = visit.nodes, visit.kind
   at = jnp.minimum(nodes, tree.capacity - 1)
-  weights = tree.weight[at]
-  valid = jnp.stack([weights.sum(2) > 0, weights.sum(1) > 0], axis=1)  # [C, 2, S]
+  valid = beliefs.valid_infostates(tree.weight[at])  # [C, 2, S]
   acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
   acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & tree.legal[at]
   own_values = leaf_calls.actor_rows(kind, visit.values)[..., None]
@@ -299,7 +300,7 @@ def iteration(
   policy = current_policy(tree)
   for group in groups:
     updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
-    ranges = reach_down(tree, lambda nodes, _, s=state: policy(nodes, s), root_ranges, order)
+    ranges = reach_down(tree, policy, root_ranges, order, state)
     _, _, state = values_up(
       tree,
       policy,

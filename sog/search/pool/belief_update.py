@@ -43,18 +43,14 @@ def _update_players(
   action values at interior nodes (from the up pass's visits)."""
   tree = state.tree
   policy = belief_cfr.current_policy(tree)
-  ranges = belief_cfr.reach_down(
-    tree, lambda nodes, _: policy(nodes, state.cfr), state.root_ranges, order
-  )
+  ranges = belief_cfr.reach_down(tree, policy, state.root_ranges, order, state.cfr)
   rng, query_rng = jax.random.split(state.rng)
 
   def record(carry, call: leaf_calls.LeafCall):
-    """The prior at the call's nodes and its queries offered to the sample."""
-    prior, queries = carry
-    new = leaf_calls.prior_policy(tree, call.nodes, call.output.logits, config.prior_temperature)
-    prior = prior.at[call.nodes].set(jnp.where(call.mask[:, None, None], new, prior[call.nodes]))
-    queries = leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
-    return prior, queries
+    """The prior at the call's nodes (slots) and its queries offered to the sample."""
+    return leaf_calls.record_prior_and_queries(
+      tree, call, call.nodes, config.prior_temperature, query_rng, *carry
+    )
 
   frontier = passes.frontier(tree)
   called = leaf_calls.call_frontier(

@@ -77,7 +77,13 @@ class BeliefTree(types.Slots):
   @property
   def valid(self) -> chex.Array:
     """[P, 2, S] bool: the infostates each player can hold at the node (W > 0 for some pair)."""
-    return jnp.stack([self.weight.sum(2) > 0, self.weight.sum(1) > 0], axis=1)
+    return valid_infostates(self.weight)
+
+
+def valid_infostates(weight: chex.Array) -> chex.Array:
+  """[n, 2, S] bool: the infostates each player can hold under pair weights ``weight`` [n, S, S]
+  (W(s0, s1) > 0 for some s1, and for some s0)."""
+  return jnp.stack([weight.sum(2) > 0, weight.sum(1) > 0], axis=1)
 
 
 def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
@@ -187,7 +193,7 @@ def add_children(
   else:
     chance_weight, probability = jnp.zeros_like(player_weight), jnp.zeros(K, dtype)
   child_weight = jnp.where(is_player, player_weight, chance_weight).astype(dtype)
-  chance_valid = jnp.stack([chance_weight.sum(2) > 0, chance_weight.sum(1) > 0], axis=1)
+  chance_valid = valid_infostates(chance_weight)
   opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
   passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
   reached = jnp.where(is_player, edges.any((1, 2)), transitions.present & child_weight.any((1, 2)))
