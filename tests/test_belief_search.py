@@ -18,6 +18,8 @@ from sog.search import leaf_models
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.pool import BeliefGTCFR
+from sog.search.pool import belief_expand
+from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -172,6 +174,42 @@ def test_a_full_pool_keeps_searching_the_tree_it_has():
   nodes = int(result.tree.num_nodes)
   assert searcher.capacity - most < nodes <= searcher.capacity and not bool(result.complete)
   assert np.isfinite(result.values).all() and np.isfinite(result.average_policy).all()
+
+
+@pytest.mark.parametrize(("name", "few"), [("kuhn_poker", 1), ("leduc_poker", 5)])
+def test_the_default_pool_is_the_whole_tree_where_that_is_smaller_than_the_bound(name, few):
+  """s simulations add at most 1 + most x (1 + s) states; where the root's whole game (counted by
+  enumeration) is smaller, the pool holds it and the room one expansion asks for."""
+  game = registry.load(name)
+  many = types.GTCFRConfig(simulations=1000)
+  most = belief_expand.added_at_most(game.public_game, many)
+  whole = game.tree.num_nodes + most - 1
+  assert belief_search.node_capacity(game.public_game, many) == whole
+  bound = 1 + most * (1 + few)
+  assert bound < whole
+  assert belief_search.node_capacity(game.public_game, types.GTCFRConfig(simulations=few)) == bound
+
+
+def test_a_pool_of_the_whole_tree_searches_as_a_larger_one():
+  """Kuhn grown whole by 20 simulations: the default pool (the whole tree) and the bound's give
+  the same tree, counts and policy, in float64."""
+  game = registry.load("kuhn_poker")
+  config = types.GTCFRConfig(simulations=20)
+  model = leaf_models.zero_leaf_model()
+  rng = jax.random.PRNGKey(5)
+  bound = 1 + belief_expand.added_at_most(game.public_game, config) * 21
+  with jax.enable_x64(True):
+    whole = BeliefGTCFR(game, model, config, dtype=jnp.float64)
+    large = BeliefGTCFR(game, model, config, dtype=jnp.float64, capacity=bound)
+    assert whole.capacity < large.capacity
+    a, b = (jax.tree.map(np.asarray, s.search(rng)) for s in (whole, large))
+  n = int(a.tree.num_nodes)
+  assert bool(a.complete) and n == int(b.tree.num_nodes) == game.tree.num_nodes
+  np.testing.assert_array_equal(a.tree.parent[:n], b.tree.parent[:n])
+  for field in ("walks", "growing_walks", "leaf_calls", "leaf_evaluations"):
+    assert int(getattr(a, field)) == int(getattr(b, field)), field
+  for field in ("average_policy", "values", "best_response_values"):
+    np.testing.assert_allclose(getattr(a, field)[:n], getattr(b, field)[:n], atol=1e-12)
 
 
 def test_the_pool_search_refuses_a_pool_too_small_for_one_expansion():

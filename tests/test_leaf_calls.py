@@ -52,3 +52,17 @@ def test_an_empty_frontier_makes_no_call_and_keeps_the_carry():
   _, called, _ = _call(np.zeros(64, bool), leaf_calls.LeafBatches((8, 32, 63)))
   assert not bool(called.called) and int(called.leaf_state) == 0
   assert int(called.record) == 0 and not np.asarray(called.values).any()
+
+
+def test_the_batch_sizes_grow_geometrically_up_to_the_bound():
+  assert leaf_calls.leaf_batches(6006).sizes == (8, 32, 128, 512, 2048, 6006)
+  assert leaf_calls.leaf_batches(190).sizes == (8, 32, 128, 190)
+  assert leaf_calls.leaf_batches(32).sizes == (8, 32)
+  assert leaf_calls.leaf_batches(5).sizes == (5,)
+  for capacity in (1, 7, 8, 9, 100, 6006):
+    sizes = leaf_calls.leaf_batches(capacity).sizes
+    assert sizes[-1] == capacity and list(sizes) == sorted(set(sizes))
+    # any frontier of more than the smallest batch pays for fewer than BATCH_RATIO times its rows
+    for count in range(leaf_calls.SMALLEST_BATCH + 1, capacity + 1):
+      batch = next(size for size in sizes if size >= count)
+      assert batch < leaf_calls.BATCH_RATIO * count

@@ -38,12 +38,21 @@ class LeafBatches(NamedTuple):
     return self.sizes[-1]
 
 
+#: The smallest leaf-model batch, and the ratio of each batch size to the one before.
+SMALLEST_BATCH, BATCH_RATIO = 8, 4
+
+
 def leaf_batches(capacity: int, axis_name: str | None = None) -> LeafBatches:
   """The sizes a pass chooses from: the capacity bound is loose (it covers any tree s simulations
   could grow), so a pass evaluates the smallest batch that holds its frontier (the batch's largest
-  under ``vmap``); about 1/16 and 1/4 of the bound, and the bound."""
-  sizes = {max(8, -(-capacity // 16)), max(8, -(-capacity // 4)), capacity}
-  return LeafBatches(tuple(sorted(size for size in sizes if size <= capacity)), axis_name)
+  under ``vmap``): 8, 32, 128, ... below the bound, and the bound. A frontier of more than 8 rows
+  then pays for fewer than ``BATCH_RATIO`` times its rows, whatever the bound."""
+  sizes = [capacity]
+  size = SMALLEST_BATCH
+  while size < capacity:
+    sizes.insert(-1, size)
+    size *= BATCH_RATIO
+  return LeafBatches(tuple(sizes), axis_name)
 
 
 class LeafCall(NamedTuple):

@@ -270,7 +270,7 @@ def update_rows(
   weight r(s) pi(a | s)."""
   nodes, kind = visit.nodes, visit.kind
   at = jnp.minimum(nodes, tree.capacity - 1)
-  valid = beliefs.valid_infostates(tree.weight[at])  # [C, 2, S]
+  valid = tree.valid[at]  # [C, 2, S]
   acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
   acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & tree.legal[at]
   own_values = leaf_calls.actor_rows(kind, visit.values)[..., None]

@@ -37,9 +37,15 @@ from sog.search.pool import passes
 
 def node_capacity(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
   """The most public states a search can hold: the root and its children, and every expansion's
-  (:func:`~sog.search.pool.belief_expand.added_at_most`)."""
+  (:func:`~sog.search.pool.belief_expand.added_at_most`), or, where the root's whole public tree
+  is smaller than that (:func:`~sog.search.pool.beliefs.whole_tree_size`), the tree plus the room
+  an expansion asks for before it adds (``added_at_most - 1``): every expansion of the whole tree
+  then fits, so the search grows the tree it would grow in any larger pool."""
   expansions = 1 + config.phases * config.simulations_in_phase
-  return 1 + belief_expand.added_at_most(game, config) * expansions
+  most = belief_expand.added_at_most(game, config)
+  bound = 1 + most * expansions
+  size = beliefs.whole_tree_size(game, bound)
+  return bound if size is None else min(bound, size + most - 1)
 
 
 def frontier_capacity(capacity: int) -> int:

@@ -29,10 +29,11 @@ class BeliefGTCFR:
   ``search_batch(rngs, root_ranges)`` a batch of independent ones under ``vmap``, whose passes call
   the leaf model once for the batch, sized by its largest frontier. Every expansion adds all the
   children of a node (k = all). The pool has ``capacity`` slots, by default
-  :func:`~sog.search.pool.belief_search.node_capacity`, the most the config's simulations can add
-  (a bound from the game's ``max_children``, loose where nodes have fewer children). A smaller pool
-  costs less per pass; once it cannot hold another expansion, the search goes on with the tree it
-  has (its frontier leaves valued by the leaf model).
+  :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations can add
+  (a bound from the game's ``max_children``, loose where nodes have fewer children), or the root's
+  whole game where that is smaller (counted once, by growing it on a pool). A smaller pool costs
+  less; once it cannot hold another expansion, the search goes on with the tree it has (its
+  frontier leaves valued by the leaf model).
 
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``): the zero model and the CVPN. The exact oracle

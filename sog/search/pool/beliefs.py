@@ -19,6 +19,8 @@ not added), so a fully grown pool is the game's public tree in another order.
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -44,6 +46,8 @@ class BeliefTree(types.Slots):
       the first valid one's row; action 0 alone at chance and terminal nodes, as in the search
       tables, so every row is a distribution's support).
     weight: [P, S, S] the pair weight W(s0, s1).
+    valid: [P, 2, S] bool the infostates each player can hold at the node (W > 0 for some pair,
+      :func:`valid_infostates`; kept beside W, so that reading it at a few nodes costs those).
     payoff: [P, S, S] W(s0, s1) u_0(s0, s1) at terminals (zero elsewhere).
     next_infostate: [P, S, A] int32 the actor's infostate in the child that (s, a) reaches (set
       when the node's children are added).
@@ -64,6 +68,7 @@ class BeliefTree(types.Slots):
   kind: chex.Array
   legal: chex.Array
   weight: chex.Array
+  valid: chex.Array
   payoff: chex.Array
   next_infostate: chex.Array
   edges: chex.Array
@@ -73,11 +78,6 @@ class BeliefTree(types.Slots):
   expanded: chex.Array
   num_nodes: chex.Array
   height: chex.Array
-
-  @property
-  def valid(self) -> chex.Array:
-    """[P, 2, S] bool: the infostates each player can hold at the node (W > 0 for some pair)."""
-    return valid_infostates(self.weight)
 
 
 def valid_infostates(weight: chex.Array) -> chex.Array:
@@ -125,6 +125,7 @@ def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Bel
     kind=per_node(public_game.TERMINAL, jnp.int32).at[0].set(kind),
     legal=jnp.zeros((capacity, S, A), bool).at[0].set(legal),
     weight=jnp.zeros((capacity, S, S), dtype).at[0].set(weight),
+    valid=jnp.zeros((capacity, 2, S), bool).at[0].set(valid_infostates(weight[None])[0]),
     payoff=jnp.zeros((capacity, S, S), dtype).at[0].set(payoff),
     next_infostate=jnp.zeros((capacity, S, A), jnp.int32),
     edges=jnp.zeros((capacity, S, A), bool),
@@ -217,6 +218,7 @@ def add_children(
     kind=put(tree.kind, kid_kind),
     legal=put(tree.legal, kid_legal),
     weight=put(tree.weight, child_weight),
+    valid=put(tree.valid, valid_infostates(child_weight)),
     payoff=put(tree.payoff, kid_payoff),
     next_infostate=tree.next_infostate.at[node].set(
       jnp.where(allowed & is_player, transitions.next_infostate, tree.next_infostate[node]).astype(
@@ -259,12 +261,27 @@ def paths(tree: BeliefTree) -> list[tuple[int, ...]]:
   return out
 
 
+_grow_all = jax.jit(grow_all, static_argnums=0)
+
+
+def whole_tree_size(game: public_game.PublicGame, at_most: int) -> int | None:
+  """The number of public states in the root's whole game if it has at most ``at_most``, else
+  None (grown on a pool of the next power of two slots, once per game and pool size)."""
+  size = _grown_size(game, 1 << max(at_most - 1, 0).bit_length())
+  return size if size <= at_most else None
+
+
+@functools.lru_cache(maxsize=64)
+def _grown_size(game: public_game.PublicGame, capacity: int) -> int:
+  return int(_grow_all(game, empty(game, capacity)).num_nodes)
+
+
 def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
   """The game's whole public tree on a pool of ``capacity`` slots, grown from its functions without
   enumeration (``ValueError`` if the game has more public states than that)."""
   if not isinstance(capacity, int) or capacity < 1:
     raise ValueError(f"capacity must be a positive int, got {capacity!r}")
-  tree = jax.jit(grow_all, static_argnums=0)(game, empty(game, capacity, dtype))
+  tree = _grow_all(game, empty(game, capacity, dtype))
   if int(tree.num_nodes) > capacity:
     raise ValueError(
       f"{game.name} has more than capacity={capacity} public states; give a larger capacity"
