@@ -59,7 +59,8 @@ def test_the_batch_sizes_grow_geometrically_up_to_the_bound():
   assert leaf_calls.leaf_batches(190).sizes == (8, 32, 128, 190)
   assert leaf_calls.leaf_batches(32).sizes == (8, 32)
   assert leaf_calls.leaf_batches(5).sizes == (5,)
-  for capacity in (1, 7, 8, 9, 100, 6006):
+  assert leaf_calls.leaf_batches(33).sizes == (8, 33)  # no branch for one row more than 32
+  for capacity in (1, 7, 8, 9, 12, 13, 33, 36, 37, 100, 131, 6006):
     sizes = leaf_calls.leaf_batches(capacity).sizes
     assert sizes[-1] == capacity and list(sizes) == sorted(set(sizes))
     # any frontier of more than the smallest batch pays for fewer than BATCH_RATIO times its rows

@@ -43,13 +43,14 @@ SMALLEST_BATCH, BATCH_RATIO = 8, 4
 
 
 def leaf_batches(capacity: int, axis_name: str | None = None) -> LeafBatches:
-  """The sizes a pass chooses from: the capacity bound is loose (it covers any tree s simulations
-  could grow), so a pass evaluates the smallest batch that holds its frontier (the batch's largest
-  under ``vmap``): 8, 32, 128, ... below the bound, and the bound. A frontier of more than 8 rows
-  then pays for fewer than ``BATCH_RATIO`` times its rows, whatever the bound."""
+  """The sizes a pass chooses from: the frontier is mostly far smaller than its bound (which covers
+  any tree the search could hold), so a pass evaluates the smallest batch that holds its frontier
+  (the batch's largest under ``vmap``): 8, 32, 128, ... below the bound (a size within
+  ``BATCH_RATIO`` rows of the bound left out), and the bound. A frontier of more than 8 rows then
+  pays for fewer than ``BATCH_RATIO`` times its rows, whatever the bound."""
   sizes = [capacity]
   size = SMALLEST_BATCH
-  while size < capacity:
+  while size <= capacity - BATCH_RATIO:
     sizes.insert(-1, size)
     size *= BATCH_RATIO
   return LeafBatches(tuple(sizes), axis_name)

@@ -35,16 +35,19 @@ from sog.search.pool import beliefs
 from sog.search.pool import passes
 
 
-def node_capacity(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
+def node_capacity(
+  game: public_game.PublicGame, config: search_types.GTCFRConfig, dtype=jnp.float32
+) -> int:
   """The most public states a search can hold: the root and its children, and every expansion's
   (:func:`~sog.search.pool.belief_expand.added_at_most`), or, where the root's whole public tree
   is smaller than that (:func:`~sog.search.pool.beliefs.whole_tree_size`), the tree plus the room
   an expansion asks for before it adds (``added_at_most - 1``): every expansion of the whole tree
-  then fits, so the search grows the tree it would grow in any larger pool."""
+  then fits, so the search grows the tree it would grow in any larger pool (counted in ``dtype``,
+  the search's)."""
   expansions = 1 + config.phases * config.simulations_in_phase
   most = belief_expand.added_at_most(game, config)
   bound = 1 + most * expansions
-  size = beliefs.whole_tree_size(game, bound)
+  size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
 
 

@@ -73,10 +73,13 @@ class BeliefGTCFR:
     smallest = 1 + belief_expand.added_at_most(game, config)
     if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
       raise ValueError(
-        f"BeliefGTCFR: capacity must be None (the most s simulations can add) or an int >= "
+        f"BeliefGTCFR: capacity must be None (the most s simulations can add, or the whole game "
+        f"where that is smaller) or an int >= "
         f"{smallest} (the root and one expansion on {game.name}), got {capacity!r}"
       )
-    self.capacity = belief_search.node_capacity(game, config) if capacity is None else capacity
+    if capacity is None:
+      capacity = belief_search.node_capacity(game, config, dtype)
+    self.capacity = capacity
     self.empty = beliefs.empty(game, self.capacity, dtype)
     self._check_leaf_model()
     self._search = jax.jit(self._search_fn(self.leaf_batches))

@@ -238,16 +238,18 @@ def add_children(
 
 
 def grow_all(game: public_game.PublicGame, tree: BeliefTree) -> BeliefTree:
-  """Expands every node in slot order until the tree holds the root's whole game (or the pool is
-  full: then ``num_nodes`` exceeds the capacity). Traceable."""
+  """Expands every node in slot order until the tree holds the root's whole game, or until the pool
+  has overflowed (then ``num_nodes`` exceeds the capacity). Traceable."""
 
   def expand(carry):
     tree, node = carry
     return add_children(game, tree, node), node + 1
 
-  tree, _ = jax.lax.while_loop(
-    lambda c: c[1] < jnp.minimum(c[0].num_nodes, c[0].capacity), expand, (tree, jnp.int32(0))
-  )
+  def more(carry):
+    tree, node = carry
+    return (node < jnp.minimum(tree.num_nodes, tree.capacity)) & (tree.num_nodes <= tree.capacity)
+
+  tree, _ = jax.lax.while_loop(more, expand, (tree, jnp.int32(0)))
   return tree
 
 
@@ -264,16 +266,17 @@ def paths(tree: BeliefTree) -> list[tuple[int, ...]]:
 _grow_all = jax.jit(grow_all, static_argnums=0)
 
 
-def whole_tree_size(game: public_game.PublicGame, at_most: int) -> int | None:
+def whole_tree_size(game: public_game.PublicGame, at_most: int, dtype=jnp.float32) -> int | None:
   """The number of public states in the root's whole game if it has at most ``at_most``, else
-  None (grown on a pool of the next power of two slots, once per game and pool size)."""
-  size = _grown_size(game, 1 << max(at_most - 1, 0).bit_length())
+  None (grown in ``dtype``, the pair weights' of the search that asks, on a pool of the next power
+  of two slots, once per game, pool size and dtype; games are hashable, as ``jit`` takes them)."""
+  size = _grown_size(game, 1 << max(at_most - 1, 0).bit_length(), jnp.dtype(dtype))
   return size if size <= at_most else None
 
 
 @functools.lru_cache(maxsize=64)
-def _grown_size(game: public_game.PublicGame, capacity: int) -> int:
-  return int(_grow_all(game, empty(game, capacity)).num_nodes)
+def _grown_size(game: public_game.PublicGame, capacity: int, dtype) -> int:
+  return int(_grow_all(game, empty(game, capacity, dtype)).num_nodes)
 
 
 def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
