@@ -237,11 +237,11 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   batches = searcher.leaf_batches
   final = belief_search.init(
     public,
-    searcher.empty,
+    searcher.capacity,
     apply,
     model.params,
     rng,
-    searcher.root_ranges(),
+    searcher.start(),
     config,
     leaf_models.initial_state(model, searcher.empty),
   ).replace(tree=result.tree)

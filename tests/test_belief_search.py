@@ -3,6 +3,7 @@ key, seed for seed, in float64; batched searches as alone; bad settings refused.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import jax
@@ -15,11 +16,13 @@ from sog.nets import checkpoint
 from sog.search import gtcfr
 from sog.search import leaf_calls
 from sog.search import leaf_models
+from sog.search import resolving
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_search
+from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -55,11 +58,12 @@ def _leaf_model(game: registry.Game, leaf: str) -> leaf_models.LeafModel:
   return leaf_models.zero_leaf_model()
 
 
-def _table_search(game, model, config, rng) -> types.SearchResult:
-  """The table engine's search from the game's root, in float64 tables."""
+def _table_search(game, model, config, rng, start=None) -> types.SearchResult:
+  """The table engine's search from ``start`` (default the game's root), in float64 tables."""
   capacity = gtcfr.GTCFR(game, model, config).capacity
-  tables = tables_lib.make_tables(game.tree, jnp.float64)
-  start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
+  tables = _tables(game)
+  if start is None:
+    start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
   apply = leaf_models.stateful_apply(model)
   batches = leaf_calls.leaf_batches(capacity)
   search = jax.jit(
@@ -68,29 +72,25 @@ def _table_search(game, model, config, rng) -> types.SearchResult:
   return search(model.params, rng)
 
 
-@pytest.mark.parametrize(("name", "leaf", "settings"), CASES)
-def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, settings):
-  """Every walk, draw, pass and leaf call of the table search, node for node (matched by path):
-  the same tree, interior nodes, walk counts, leaf calls and evaluations, average policy, values
-  and best-response values, in float64."""
-  game = registry.load(name)
-  model = _leaf_model(game, leaf)
-  config = types.GTCFRConfig(**settings)
-  rng = jax.random.PRNGKey(3)
-  with jax.enable_x64(True):
-    table = _table_search(game, model, config, rng)
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
-    pool = searcher.search(rng)
-    pool, table = jax.tree.map(np.asarray, (pool, table))
+def _tables(game) -> tables_lib.SearchTables:
+  return tables_lib.make_tables(game.tree, jnp.float64)
+
+
+def _assert_same_search(game, model, config, pool, table, root_path=()):
+  """The pool search (its slots matched to the game's nodes by path, below ``root_path``) made
+  every walk, draw, pass and leaf call of the table search: the same tree, interior nodes, walk
+  counts, leaf calls and evaluations, average policy, values and best-response values."""
+  pool, table = jax.tree.map(np.asarray, (pool, table))
   n = int(pool.tree.num_nodes)
-  assert n <= searcher.capacity
-  nodes = beliefs.tree_nodes(pool.tree, game.tree)
+  nodes = np.array([game.tree.node_of_path((*root_path, *p)) for p in beliefs.paths(pool.tree)])
   assert n == int(table.in_tree.sum()) and table.in_tree[nodes].all()
+  assert nodes[int(pool.focus)] == int(table.focus)
   np.testing.assert_array_equal(pool.tree.expanded[:n], table.expanded[nodes])
   assert bool(pool.complete) == bool(table.complete)
   for field in ("walks", "growing_walks", "leaf_calls", "leaf_evaluations"):
     assert int(getattr(pool, field)) == int(getattr(table, field)), field
-  np.testing.assert_allclose(pool.focus_policy, table.focus_policy, atol=1e-12)
+  for field in ("focus_policy", "focus_values"):
+    np.testing.assert_allclose(getattr(pool, field), getattr(table, field), atol=1e-12)
   inner = np.asarray(game.tree.kind)[nodes] < 2  # player nodes, in the tables' inner rows
   expanded = pool.tree.expanded[:n] & inner
   rows = np.asarray(gtcfr.GTCFR(game, model, config).tables.inner_position)[nodes]
@@ -104,6 +104,83 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
     np.testing.assert_allclose(
       getattr(pool, field)[:n], getattr(table, field)[nodes], atol=1e-12, err_msg=field
     )
+
+
+@pytest.mark.parametrize(("name", "leaf", "settings"), CASES)
+def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, settings):
+  """Every walk, draw, pass and leaf call of the table search, node for node (matched by path),
+  in float64."""
+  game = registry.load(name)
+  model = _leaf_model(game, leaf)
+  config = types.GTCFRConfig(**settings)
+  rng = jax.random.PRNGKey(3)
+  with jax.enable_x64(True):
+    table = _table_search(game, model, config, rng)
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
+    pool = searcher.search(rng)
+  assert int(pool.tree.num_nodes) <= searcher.capacity
+  _assert_same_search(game, model, config, pool, table)
+
+
+def _deep_decision(game, summary: resolving.Summary) -> int:
+  """A decision node below the summary's tree, as far below its closest public state there
+  (s_prev) as any, where the summary's ranges reach s_prev for both players."""
+  tree, tables = game.tree, _tables(game)
+  best, longest = -1, -1
+  for node in np.flatnonzero(np.asarray(tree.kind) < 2):
+    root = int(resolving.closest_known(tables, summary.in_tree, node))
+    length = len(tree.paths[node]) - len(tree.paths[root])
+    if root >= 0 and length > longest and (summary.ranges[root].sum(-1) > 0).all():
+      best, longest = int(node), length
+  return best
+
+
+@pytest.mark.parametrize(
+  ("name", "leaf", "settings", "branches"),
+  [(*case, branches) for case, branches in zip(CASES[:3], (0, 2, 2), strict=True)],
+)
+def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
+  name, leaf, settings, branches
+):
+  """A safe re-solving start planned from a first (short) search's summary, at a decision as far
+  below its tree as any (``branches`` moves at least: Kuhn's whole tree is in the summary, so its
+  decision re-solves at s_prev = s_pub): the pool rooted at s_prev (its public state and pair
+  weights grown from the game's root) grows the branch down to the focus and searches below it as
+  the table search does, the gadget included, node for node, in float64."""
+  game = registry.load(name)
+  model = _leaf_model(game, leaf)
+  config = types.GTCFRConfig(**settings)
+  with jax.enable_x64(True):
+    first = _table_search(
+      game, model, dataclasses.replace(config, simulations=2), jax.random.PRNGKey(0)
+    )
+    summary = jax.tree.map(np.asarray, resolving.summarise(first))
+    node = _deep_decision(game, summary)
+    start = resolving.plan(_tables(game), summary, node)
+    assert bool(start.gadget.enabled)
+    rng = jax.random.PRNGKey(3)
+    table = _table_search(game, model, config, rng, start)
+    root_path = game.tree.paths[int(start.root)]
+    branch = game.tree.paths[node][len(root_path) :]
+    assert len(branch) >= branches
+    public = game.public_game
+    grown, slot = belief_search.grow_branch(
+      public,
+      beliefs.empty(public, 1 + public.max_children * len(root_path), jnp.float64),
+      jnp.asarray(root_path, jnp.int32),
+    )
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=len(branch))
+    pool = searcher.search_from(
+      rng,
+      belief_state.BeliefStart(
+        state=jax.tree.map(lambda x: x[slot], grown.states),
+        weight=grown.weight[slot],
+        branch=np.asarray(branch, np.int32),
+        ranges=start.ranges,
+        gadget=start.gadget,
+      ),
+    )
+  _assert_same_search(game, model, config, pool, table, root_path)
 
 
 def test_a_batch_of_pool_searches_is_each_search_alone():

@@ -12,15 +12,19 @@ pool of public states with both players' infostates, grown from any
 :class:`~sog.games.public_game.PublicGame`), ``belief_cfr`` (CFR+ passes over it, each node
 touched once), ``worlds`` (world states drawn and stepped on it), and GT-CFR on it:
 ``belief_state`` (its state and result), ``belief_update`` (the CFR phase), ``belief_expand`` (the
-walks), ``belief_search`` (the pure search) and ``belief_searcher`` (:class:`BeliefGTCFR`, from
-the game's root; re-solving starts are the table search's for now).
+walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any public state as its
+root, a branch down to the focus, the safe re-solving gadget), ``belief_searcher``
+(:class:`BeliefGTCFR`) and ``belief_resolving`` (continual re-solving: summaries keyed by public
+state, and the plan of the next search's start).
 """
 
 from sog.search.pool import belief_cfr
+from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
 from sog.search.pool import worlds
 from sog.search.pool.belief_searcher import BeliefGTCFR
 from sog.search.pool.belief_state import BeliefSearchResult
+from sog.search.pool.belief_state import BeliefStart
 from sog.search.pool.beliefs import BeliefTree
 from sog.search.pool.core import finish
 from sog.search.pool.core import init
@@ -38,6 +42,7 @@ from sog.search.pool.types import zero_pool_leaf_model
 __all__ = [
   "BeliefGTCFR",
   "BeliefSearchResult",
+  "BeliefStart",
   "BeliefTree",
   "PoolGTCFR",
   "PoolLeafModel",
@@ -46,6 +51,7 @@ __all__ = [
   "PoolState",
   "Tree",
   "belief_cfr",
+  "belief_resolving",
   "beliefs",
   "finish",
   "init",

@@ -1,7 +1,7 @@
-"""GT-CFR's expansion phase on the belief pool: simulations that draw a world state at the root,
-walk it down the grown tree by pi_select at the actor's infostate (chance by its probabilities
-given the world state), and add every public child of the frontier leaf where the walk leaves the
-tree (k = all, SoG's expansion in imperfect-information games).
+"""GT-CFR's expansion phase on the belief pool: simulations that draw a world state at the focus
+(the root of a plain search), walk it down the grown tree by pi_select at the actor's infostate
+(chance by its probabilities given the world state), and add every public child of the frontier
+leaf where the walk leaves the tree (k = all, SoG's expansion in imperfect-information games).
 
 The walks are the table search's (:mod:`sog.search.gtcfr.expand`) step for step, key for key: the
 same world draw, the same pi_select (:func:`sog.search.walks.pi_select`), the same chance draw
@@ -94,13 +94,13 @@ def _walk(
   path_length: int,
   rng: chex.PRNGKey,
 ):
-  """One expansion walk from the root; returns the state, the phase's pending (virtual-loss) counts
-  and whether it added a public state. The walk carries only its position and path (a
+  """One expansion walk from the focus; returns the state, the phase's pending (virtual-loss)
+  counts and whether it added a public state. The walk carries only its position and path (a
   ``while_loop`` under ``vmap`` selects every carried array at every step); visits and the
   expansion are written once it has stopped."""
-  tree = state.tree
+  tree, focus = state.tree, state.focus
   world_rng, walk_rng = jax.random.split(rng)
-  s0, s1 = worlds.sample_world(tree, 0, state.ranges[0], world_rng)
+  s0, s1 = worlds.sample_world(tree, focus, state.ranges[focus], world_rng)
   empty_path = jnp.zeros(path_length, jnp.int32)
 
   def step(carry):
@@ -136,7 +136,7 @@ def _walk(
       path,
     )
 
-  start = (jnp.int32(0), jnp.int32(0), s0, s1, jnp.bool_(False), walk_rng, (empty_path,) * 4)
+  start = (jnp.int32(0), focus, s0, s1, jnp.bool_(False), walk_rng, (empty_path,) * 4)
   _, node, _, _, _, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
     lambda c: ~c[4], step, start
   )
@@ -149,9 +149,14 @@ def _walk(
   return state, pending.at[nodes, infostates, actions].add(counted), grew
 
 
-def fully_grown(tree: beliefs.BeliefTree) -> chex.Array:
-  """Whether the tree holds the root's whole game: no frontier leaf."""
-  return ~passes.frontier(tree).any()
+def fully_grown(state: belief_state.BeliefSearchState) -> chex.Array:
+  """Whether the tree holds the focus's whole subgame: no frontier leaf at the focus or below it
+  (the branch's other children stay frontier leaves)."""
+  tree = state.tree
+  below = (jnp.arange(tree.capacity) >= state.subgame_from) | (
+    jnp.arange(tree.capacity) == state.focus
+  )
+  return ~(passes.frontier(tree) & below).any()
 
 
 def path_length(config: search_types.GTCFRConfig) -> int:
@@ -172,7 +177,7 @@ def grow(
   return walks.expansion_phase(
     lambda s, p, r: _walk(game, s, p, config, length, r),
     # no redraw once the tree is whole, or the pool has no room for another expansion
-    lambda s: fully_grown(s.tree) | (s.tree.num_nodes + most > s.tree.capacity),
+    lambda s: fully_grown(s) | (s.tree.num_nodes + most > s.tree.capacity),
     state,
     jnp.zeros_like(state.visits),
     config,

@@ -12,8 +12,11 @@ frontier (:func:`sog.search.leaf_calls.call_frontier`). The arithmetic, the walk
 draw are the table search's (:mod:`sog.search.gtcfr`), so the two give the same search from the
 same key (in float64; in float32 their sums of merged infostates' ranges differ in order).
 
-A search starts at the game's root at given ranges (re-solving starts and the gadget are the table
-search's, for now).
+A search starts from a :class:`~sog.search.pool.belief_state.BeliefStart`: the pool's root is any
+public state with its pair weights (the game's root, :func:`root_start`, or a re-solving search's
+s_prev), the branch from there down to the focus is grown first, the safe re-solving gadget
+(:mod:`sog.search.gadget`) sets the opponent's root range before each pass, and the walks start at
+the focus, as the table search does from a :class:`~sog.search.types.Start`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
+from sog.search import gadget as gadget_lib
 from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
@@ -36,17 +40,21 @@ from sog.search.pool import passes
 
 
 def node_capacity(
-  game: public_game.PublicGame, config: search_types.GTCFRConfig, dtype=jnp.float32
+  game: public_game.PublicGame,
+  config: search_types.GTCFRConfig,
+  dtype=jnp.float32,
+  branch_depth: int = 0,
 ) -> int:
-  """The most public states a search can hold: the root and its children, and every expansion's
-  (:func:`~sog.search.pool.belief_expand.added_at_most`), or, where the root's whole public tree
-  is smaller than that (:func:`~sog.search.pool.beliefs.whole_tree_size`), the tree plus the room
-  an expansion asks for before it adds (``added_at_most - 1``): every expansion of the whole tree
-  then fits, so the search grows the tree it would grow in any larger pool (counted in ``dtype``,
-  the search's)."""
+  """The most public states a search can hold: the root, the children of the nodes of a branch of
+  up to ``branch_depth`` moves, the focus's children and every expansion's
+  (:func:`~sog.search.pool.belief_expand.added_at_most`), or, where the game's whole public tree is
+  smaller than that (:func:`~sog.search.pool.beliefs.whole_tree_size`; a search from any public
+  state holds part of it), the tree plus the room an expansion asks for before it adds
+  (``added_at_most - 1``): every expansion of the whole tree then fits, so the search grows the
+  tree it would grow in any larger pool (counted in ``dtype``, the search's)."""
   expansions = 1 + config.phases * config.simulations_in_phase
   most = belief_expand.added_at_most(game, config)
-  bound = 1 + most * expansions
+  bound = 1 + branch_depth * game.max_children + most * expansions
   size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
 
@@ -56,36 +64,76 @@ def frontier_capacity(capacity: int) -> int:
   return max(1, capacity - 1)
 
 
+def root_start(
+  game: public_game.PublicGame, root_ranges: chex.Array, dtype=jnp.float32, branch_depth: int = 0
+) -> belief_state.BeliefStart:
+  """A plain search from the game's root at ``root_ranges`` [2, S]: no branch (``branch_depth``
+  slots of padding), no gadget."""
+  return belief_state.BeliefStart(
+    state=game.root(),
+    weight=jnp.asarray(public_game.root_weight(game), dtype),
+    branch=jnp.full(branch_depth, -1, jnp.int32),
+    ranges=jnp.asarray(root_ranges, dtype),
+    gadget=gadget_lib.disabled(game.max_infostates, dtype),
+  )
+
+
+def grow_branch(
+  game: public_game.PublicGame, tree: beliefs.BeliefTree, branch: chex.Array
+) -> tuple[beliefs.BeliefTree, chex.Array]:
+  """``tree`` (a pool holding its root) with every child of the branch's nodes added, from the root
+  down the child slots ``branch`` [D] (-1 past the end), and the slot the branch ends at."""
+
+  def step(i, carry):
+    tree, node = carry
+    slot = branch[i]
+    tree = beliefs.add_children(game, tree, node, slot >= 0)
+    return tree, jnp.where(slot >= 0, tree.children[node, jnp.maximum(slot, 0)], node)
+
+  if not branch.shape[0]:  # a plain search (static)
+    return tree, jnp.int32(0)
+  return jax.lax.fori_loop(0, branch.shape[0], step, (tree, jnp.int32(0)))
+
+
 def init(
   game: public_game.PublicGame,
-  tree: beliefs.BeliefTree,
+  capacity: int,
   apply,
   params,
   rng: chex.PRNGKey,
-  root_ranges: chex.Array,
+  start: belief_state.BeliefStart,
   config: search_types.GTCFRConfig,
   leaf_state: Any = (),
 ) -> belief_state.BeliefSearchState:
-  """The initial tree (``tree``, a pool holding only the root, with the root's children added) and
-  the root's prior (one leaf-model call at its ranges, from ``leaf_state``).
+  """The initial tree in a pool of ``capacity`` slots (the start's root, the branch with every child
+  of its nodes, and the focus's children) and the focus's prior (one leaf-model call at its ranges
+  under the uniform policy, from ``leaf_state``).
 
   ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form
   (:func:`sog.search.leaf_models.stateful_apply`); it reads the pool where a table search's reads
   its tables (``kind``, ``legal``, ``valid``, ``encoding`` at slots)."""
-  dtype = tree.weight.dtype
-  root_ranges = root_ranges.astype(dtype) * tree.valid[0]
+  dtype = jnp.dtype(start.weight.dtype)
+  tree = beliefs.empty(game, capacity, dtype, start.state, start.weight)
+  tree, focus = grow_branch(game, tree, start.branch)
+  start = start.replace(ranges=start.ranges.astype(dtype) * tree.valid[0])
+  gadget = gadget_lib.init_state(start.gadget)
   uniform = belief_expand.uniform_prior(tree.legal).astype(dtype)
-  root = jnp.zeros(1, jnp.int32)
-  out = apply(params, tree, root, root_ranges[None], jnp.ones(1, bool), leaf_state)
-  S = root_ranges.shape[-1]
+  root_ranges = gadget_lib.root_ranges(start.gadget, gadget, start.ranges, tree.valid[0])
+  ranges = belief_cfr.reach_down(tree, belief_cfr.rows_of(uniform), root_ranges)
+  at = focus[None]
+  out = apply(params, tree, at, ranges[at], jnp.ones(1, bool), leaf_state)
+  S = start.ranges.shape[-1]
   zeros = jnp.zeros(tree.legal.shape, dtype)
   state = belief_state.BeliefSearchState(
     tree=tree,
     cfr=belief_cfr.init_state(tree),
-    root_ranges=root_ranges,
+    start=start,
+    gadget=gadget,
+    focus=focus,
+    subgame_from=tree.num_nodes,
     visits=zeros,
-    prior=uniform.at[0].set(
-      leaf_calls.prior_policy(tree, root, out.logits, config.prior_temperature)[0]
+    prior=uniform.at[focus].set(
+      leaf_calls.prior_policy(tree, at, out.logits, config.prior_temperature)[0]
     ),
     action_values=zeros,
     ranges=jnp.zeros((tree.capacity, 2, S), dtype),
@@ -102,7 +150,7 @@ def init(
     growing_walks=jnp.int32(0),
     rng=rng,
   )
-  return belief_expand.expand(game, state, jnp.int32(0), config)
+  return belief_expand.expand(game, state, focus, config)
 
 
 def run(
@@ -135,12 +183,14 @@ def finish(
   batches: leaf_calls.LeafBatches,
 ) -> belief_state.BeliefSearchResult:
   """The search's answer: the average policy, its ranges and values in the final tree (and both
-  players' best-response values), the policy and values at the root."""
-  tree = state.tree
+  players' best-response values; the opponent's root range the gadget's average, when it is on),
+  the policy and values at the focus."""
+  tree, start = state.tree, state.start
   average = belief_cfr.average_policy(tree, state.cfr)
   policy = belief_cfr.rows_of(average)
   order = belief_cfr.level_order(tree, batches.axis_name)
-  ranges = belief_cfr.reach_down(tree, policy, state.root_ranges, order)
+  root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges, tree.valid[0])
+  ranges = belief_cfr.reach_down(tree, policy, root_ranges, order)
   frontier = passes.frontier(tree)
   called = leaf_calls.call_frontier(
     tree, apply, params, frontier, ranges, batches, state.leaf_state
@@ -148,8 +198,9 @@ def finish(
   values, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order)
   best, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order, best_response=True)
   return belief_state.BeliefSearchResult(
-    focus_policy=average[0],
-    focus_values=values[0],
+    focus_policy=average[state.focus],
+    focus_values=values[state.focus],
+    focus=state.focus,
     tree=tree,
     average_policy=average,
     policy_sums=state.cfr.policy_sums,
@@ -161,22 +212,22 @@ def finish(
     leaf_calls=state.leaf_calls + called.called,
     walks=state.walks,
     growing_walks=state.growing_walks,
-    complete=belief_expand.fully_grown(tree),
+    complete=belief_expand.fully_grown(state),
   )
 
 
 def search(
   game: public_game.PublicGame,
-  tree: beliefs.BeliefTree,
+  capacity: int,
   apply,
   params,
   rng: chex.PRNGKey,
-  root_ranges: chex.Array,
+  start: belief_state.BeliefStart,
   config: search_types.GTCFRConfig,
   batches: leaf_calls.LeafBatches,
   leaf_state: Any = (),
 ) -> belief_state.BeliefSearchResult:
-  """One GT-CFR search from the root of ``tree`` at ``root_ranges``: init, run, finish."""
-  state = init(game, tree, apply, params, rng, root_ranges, config, leaf_state)
+  """One GT-CFR search from ``start`` in a pool of ``capacity`` slots: init, run, finish."""
+  state = init(game, capacity, apply, params, rng, start, config, leaf_state)
   state = run(game, apply, params, state, config, batches)
   return finish(apply, params, state, batches)

@@ -23,17 +23,20 @@ from sog.search.pool import beliefs
 
 class BeliefGTCFR:
   """GT-CFR searches of any :class:`~sog.games.public_game.PublicGame` on the belief pool (nothing
-  enumerated), from the game's root, compiled once.
+  enumerated), compiled once.
 
-  ``search(rng, root_ranges)`` runs one search (default ranges: the deal's priors);
-  ``search_batch(rngs, root_ranges)`` a batch of independent ones under ``vmap``, whose passes call
-  the leaf model once for the batch, sized by its largest frontier. Every expansion adds all the
-  children of a node (k = all). The pool has ``capacity`` slots, by default
-  :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations can add
-  (a bound from the game's ``max_children``, loose where nodes have fewer children), or the root's
-  whole game where that is smaller (counted once, by growing it on a pool). A smaller pool costs
-  less; once it cannot hold another expansion, the search goes on with the tree it has (its
-  frontier leaves valued by the leaf model).
+  ``search(rng, root_ranges)`` runs one search from the game's root (default ranges: the deal's
+  priors); ``search_from(rng, start)`` one from a
+  :class:`~sog.search.pool.belief_state.BeliefStart` (any public state as the root, a branch of up
+  to ``branch_depth`` moves down to the focus, the safe re-solving gadget: a re-solving search);
+  ``search_batch`` and ``search_batch_from`` a batch of independent ones under ``vmap``, whose
+  passes call the leaf model once for the batch, sized by its largest frontier. Every expansion
+  adds all the children of a node (k = all). The pool has ``capacity`` slots, by default
+  :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations and the
+  branch can add (a bound from the game's ``max_children``, loose where nodes have fewer children),
+  or the game's whole tree where that is smaller (counted once, by growing it on a pool). A smaller
+  pool costs less; once it cannot hold another expansion, the search goes on with the tree it has
+  (its frontier leaves valued by the leaf model).
 
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``): the zero model and the CVPN. The exact oracle
@@ -48,6 +51,7 @@ class BeliefGTCFR:
     config: search_types.GTCFRConfig = search_types.GTCFRConfig(),
     dtype=jnp.float32,
     capacity: int | None = None,
+    branch_depth: int = 0,
   ):
     game = game.public_game if isinstance(game, registry.Game) else game
     if not isinstance(game, public_game.PublicGame):
@@ -69,16 +73,22 @@ class BeliefGTCFR:
     leaf_models.check_model_game(leaf_model, game.name, "BeliefGTCFR")
     if int(game.kind(game.root())) == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
+    if not isinstance(branch_depth, int) or branch_depth < 0:
+      raise ValueError(
+        f"BeliefGTCFR: branch_depth (the most moves from a start's root to its focus) must be an "
+        f"int >= 0, got {branch_depth!r}"
+      )
     self.game, self.leaf_model, self.config = game, leaf_model, config
-    smallest = 1 + belief_expand.added_at_most(game, config)
+    self.branch_depth, self.dtype = branch_depth, jnp.dtype(dtype)
+    smallest = 1 + branch_depth * game.max_children + belief_expand.added_at_most(game, config)
     if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
       raise ValueError(
         f"BeliefGTCFR: capacity must be None (the most s simulations can add, or the whole game "
-        f"where that is smaller) or an int >= "
-        f"{smallest} (the root and one expansion on {game.name}), got {capacity!r}"
+        f"where that is smaller) or an int >= {smallest} (the root, the branch's children and one "
+        f"expansion on {game.name}), got {capacity!r}"
       )
     if capacity is None:
-      capacity = belief_search.node_capacity(game, config, dtype)
+      capacity = belief_search.node_capacity(game, config, dtype, branch_depth)
     self.capacity = capacity
     self.empty = beliefs.empty(game, self.capacity, dtype)
     self._check_leaf_model()
@@ -87,7 +97,7 @@ class BeliefGTCFR:
     self._batch = jax.jit(
       jax.vmap(
         self._search_fn(self.leaf_batches._replace(axis_name=axis)),
-        in_axes=(None, None, 0, 0),
+        in_axes=(None, 0, 0),
         axis_name=axis,
       )
     )
@@ -122,29 +132,24 @@ class BeliefGTCFR:
       ) from None
 
   def _search_fn(self, batches: leaf_calls.LeafBatches):
-    """search(tree, params, rng, root_ranges) with this searcher's game, leaf model and config."""
+    """search(params, rng, start) with this searcher's game, leaf model, config and pool size."""
     model = self.leaf_model
     one = functools.partial(
       belief_search.search,
       self.game,
+      self.capacity,
       apply=leaf_models.stateful_apply(model),
       config=self.config,
       batches=batches,
+      leaf_state=leaf_models.initial_state(model, self.empty),
     )
-    return lambda tree, params, rng, root_ranges: one(
-      tree,
-      params=params,
-      rng=rng,
-      root_ranges=root_ranges,
-      leaf_state=leaf_models.initial_state(model, tree),
-    )
+    return lambda params, rng, start: one(params=params, rng=rng, start=start)
 
   def root_ranges(self, ranges: np.ndarray | None = None) -> jax.Array:
-    """``ranges`` [2, S] checked against the root (default: the deal's priors), in the pool's
-    dtype."""
-    dtype = self.empty.weight.dtype
+    """``ranges`` [2, S] checked against the game's root (default: the deal's priors), in the
+    pool's dtype."""
     if ranges is None:
-      return jnp.asarray(public_game.prior_ranges(self.game), dtype)
+      return jnp.asarray(public_game.prior_ranges(self.game), self.dtype)
     ranges = np.asarray(ranges, np.float64)
     valid = np.asarray(self.empty.valid[0])
     if ranges.shape != valid.shape:
@@ -158,26 +163,85 @@ class BeliefGTCFR:
       raise ValueError("root ranges put weight on infostates that cannot occur at the root")
     if not np.all((ranges * valid).sum(-1) > 0):
       raise ValueError("each player's root range must put positive weight on a valid infostate")
-    return jnp.asarray(ranges, dtype)
+    return jnp.asarray(ranges, self.dtype)
+
+  def start(self, root_ranges: np.ndarray | None = None) -> belief_state.BeliefStart:
+    """A plain search's start at the game's root, at ``root_ranges`` (default: the deal's
+    priors)."""
+    return belief_search.root_start(
+      self.game, self.root_ranges(root_ranges), self.dtype, self.branch_depth
+    )
+
+  def _checked(self, start: belief_state.BeliefStart, batch: int | None = None):
+    """``start`` in the pool's dtype with its branch padded to ``branch_depth`` (``ValueError`` for
+    a start of the wrong shapes, a longer branch or ranges that are not finite and non-negative);
+    ``batch``: the leading axis of a batch of starts."""
+    lead = () if batch is None else (batch,)
+    S, K = self.game.max_infostates, self.game.max_children
+    shapes = {"weight": (*lead, S, S), "ranges": (*lead, 2, S)}
+    for field, shape in shapes.items():
+      if tuple(np.shape(getattr(start, field))) != shape:
+        raise ValueError(
+          f"a start's {field} must have shape {list(shape)}, got "
+          f"{list(np.shape(getattr(start, field)))}"
+        )
+    branch = np.asarray(start.branch)
+    if branch.shape[:-1] != lead or branch.shape[-1] > self.branch_depth:
+      raise ValueError(
+        f"a start's branch must have shape [{', '.join(map(str, lead))}{', ' if lead else ''}D] "
+        f"with D <= branch_depth={self.branch_depth} (the searcher's), got {list(branch.shape)}"
+      )
+    if branch.size and (branch.min() < -1 or branch.max() >= K):
+      raise ValueError(f"a start's branch holds child slots in [0, {K}) and -1, got {branch}")
+    ranges = np.asarray(start.ranges, np.float64)
+    if not np.all(np.isfinite(ranges)) or ranges.min() < 0:
+      raise ValueError("a start's ranges must be finite and non-negative")
+    pad = [(0, 0)] * len(lead) + [(0, self.branch_depth - branch.shape[-1])]
+    gadget = start.gadget
+    return start.replace(
+      weight=jnp.asarray(start.weight, self.dtype),
+      branch=jnp.asarray(np.pad(branch, pad, constant_values=-1), jnp.int32),
+      ranges=jnp.asarray(start.ranges, self.dtype),
+      gadget=gadget.replace(
+        **{
+          field: jnp.asarray(getattr(gadget, field), self.dtype)
+          for field in ("terminate_values", "previous_range", "prior", "alpha")
+        }
+      ),
+    )
 
   def search(
     self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
   ) -> belief_state.BeliefSearchResult:
     """One search from the game's root at ``root_ranges`` (default: the deal's priors)."""
+    return self.search_from(rng, self.start(root_ranges), params)
+
+  def search_from(
+    self, rng: chex.PRNGKey, start: belief_state.BeliefStart, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """One search from ``start`` (slots of the result are in the pool rooted at its root)."""
     params = self.leaf_model.params if params is None else params
-    return self._search(self.empty, params, rng, self.root_ranges(root_ranges))
+    return self._search(params, rng, self._checked(start))
 
   def search_batch(
     self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
   ) -> belief_state.BeliefSearchResult:
-    """Searches for a batch of rngs [B] (and root ranges [B, 2, S], default the priors)."""
+    """Searches from the game's root for a batch of rngs [B] (and root ranges [B, 2, S], default
+    the priors)."""
     count = rngs.shape[0]
     if root_ranges is None:
-      ranges = jnp.broadcast_to(self.root_ranges(), (count, *self.empty.valid.shape[1:]))
+      ranges = [None] * count
     else:
       root_ranges = np.asarray(root_ranges)
       if root_ranges.ndim != 3 or root_ranges.shape[0] != count:
         raise ValueError(f"batched root ranges must be [{count}, 2, S], got {root_ranges.shape}")
-      ranges = jnp.stack([self.root_ranges(r) for r in root_ranges])
+      ranges = list(root_ranges)
+    starts = jax.tree.map(lambda *xs: jnp.stack(xs), *[self.start(r) for r in ranges])
+    return self.search_batch_from(rngs, starts, params)
+
+  def search_batch_from(
+    self, rngs: chex.PRNGKey, starts: belief_state.BeliefStart, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """Searches for a batch of rngs [B] from ``starts`` (each field with a leading axis B)."""
     params = self.leaf_model.params if params is None else params
-    return self._batch(self.empty, params, rngs, ranges)
+    return self._batch(params, rngs, self._checked(starts, rngs.shape[0]))

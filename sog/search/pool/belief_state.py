@@ -1,5 +1,6 @@
-"""What a GT-CFR search on the belief pool carries from phase to phase, and what it returns: the
-grown :class:`~sog.search.pool.beliefs.BeliefTree` with per-slot statistics beside it."""
+"""Where a GT-CFR search on the belief pool starts, what it carries from phase to phase, and what
+it returns: the grown :class:`~sog.search.pool.beliefs.BeliefTree` with per-slot statistics beside
+it."""
 
 from __future__ import annotations
 
@@ -8,9 +9,39 @@ from typing import Any
 import chex
 import jax.numpy as jnp
 
+from sog.search import gadget as gadget_lib
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
+
+
+@chex.dataclass(frozen=True)
+class BeliefStart:
+  """Where a search on the belief pool starts (all arrays, so a batch of starts runs under
+  ``vmap``): the pool's root, given as a public state, and the branch down to the public state the
+  search decides at.
+
+  A plain search starts at its root: the branch is empty and the focus is the root. A re-solving
+  search (SoG's continual re-solving) starts at s_prev, a public state of an earlier search's tree:
+  its initial tree is the branch from s_prev down to the current public state s_pub (the focus),
+  every child of the branch's nodes added (the off-branch ones frontier leaves), and its simulations
+  start at the focus, so the tree only grows below it.
+
+  Attributes:
+    state: the root's public state (a pytree of the game's).
+    weight: [S, S] the pair weight W(s0, s1) at the root.
+    branch: [D] int32 the child slots k from the root down to the focus, -1 past the end (D is
+      static: the longest branch the caller plans for; 0 for plain searches).
+    ranges: [2, S] both players' ranges at the root (the gadget replaces the opponent's while it is
+      enabled).
+    gadget: the safe re-solving gadget at the root (disabled for a plain search).
+  """
+
+  state: chex.ArrayTree
+  weight: chex.Array
+  branch: chex.Array
+  ranges: chex.Array
+  gadget: gadget_lib.Gadget
 
 
 @chex.dataclass(frozen=True)
@@ -20,7 +51,12 @@ class BeliefSearchState:
   Attributes:
     tree: the grown public tree.
     cfr: regrets and linearly weighted policy sums [P, S, A], and the iteration t.
-    root_ranges: [2, S] both players' ranges at the root.
+    start: where the search started (its root ranges and gadget).
+    gadget: the gadget's regrets and the average of the opponent's root ranges it played.
+    focus: int32 scalar, the slot of the public state the search decides at (0 for a plain
+      search); its walks start there.
+    subgame_from: int32 scalar, the first slot of the focus's subgame below it: every slot from
+      there on descends from the focus (the branch's other children come before it).
     visits: [P, S, A] N(s, a), the walks through each infostate and action.
     prior: [P, S, A] the actor's prior policy (the leaf model's, from the node's latest pass as a
       frontier leaf; uniform over the legal actions before).
@@ -36,7 +72,10 @@ class BeliefSearchState:
 
   tree: beliefs.BeliefTree
   cfr: belief_cfr.CFRState
-  root_ranges: chex.Array
+  start: BeliefStart
+  gadget: gadget_lib.GadgetState
+  focus: chex.Array
+  subgame_from: chex.Array
   visits: chex.Array
   prior: chex.Array
   action_values: chex.Array
@@ -56,8 +95,9 @@ class BeliefSearchResult:
   """What a search on the belief pool returns (per-slot arrays over the pool's slots).
 
   Attributes:
-    focus_policy: [S, A] the average policy at the root, for every infostate of its actor.
+    focus_policy: [S, A] the average policy at the focus, for every infostate of its actor.
     focus_values: [2, S] counterfactual values of the average policy there.
+    focus: int32 scalar, the focus's slot.
     tree: the final tree (its interior nodes are ``tree.expanded``; the others it holds are
       terminals or frontier leaves).
     average_policy: [P, S, A] (meaningful at interior nodes).
@@ -68,11 +108,12 @@ class BeliefSearchResult:
     queries: a uniform sample of the leaf queries made across the search (``nodes`` are slots).
     leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls.
     walks, growing_walks: expansion walks made (redraws included), and those that added to the tree.
-    complete: scalar bool, whether the final tree holds the root's whole game.
+    complete: scalar bool, whether the final tree holds the focus's whole subgame.
   """
 
   focus_policy: chex.Array
   focus_values: chex.Array
+  focus: chex.Array
   tree: beliefs.BeliefTree
   average_policy: chex.Array
   policy_sums: chex.Array

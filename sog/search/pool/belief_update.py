@@ -8,6 +8,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from sog.search import gadget as gadget_lib
 from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
@@ -38,12 +39,14 @@ def _update_players(
   weight: chex.Array,
 ) -> belief_state.BeliefSearchState:
   """One pass over the grown tree (its frontier valued by one leaf-model call) updating the regrets
-  and average policies of the players ``updating`` [2] (bool, possibly traced) marks, and the
-  statistics PUCT reads from it: the prior at the frontier (from the call) and the normalised
-  action values at interior nodes (from the up pass's visits)."""
-  tree = state.tree
+  and average policies of the players ``updating`` [2] (bool, possibly traced) marks (and the
+  gadget's, for the opponent), and the statistics PUCT reads from it: the prior at the frontier
+  (from the call) and the normalised action values at interior nodes (from the up pass's
+  visits)."""
+  tree, start = state.tree, state.start
   policy = belief_cfr.current_policy(tree)
-  ranges = belief_cfr.reach_down(tree, policy, state.root_ranges, order, state.cfr)
+  root_ranges = gadget_lib.root_ranges(start.gadget, state.gadget, start.ranges, tree.valid[0])
+  ranges = belief_cfr.reach_down(tree, policy, root_ranges, order, state.cfr)
   rng, query_rng = jax.random.split(state.rng)
 
   def record(carry, call: leaf_calls.LeafCall):
@@ -79,7 +82,7 @@ def _update_players(
     normalised = jnp.where(chunk.expanded[:, None, None], normalised, action_values[at])
     return solver, action_values.at[chunk.nodes].set(normalised, mode="drop")
 
-  _, _, (solver, action_values) = belief_cfr.values_up(
+  values, _, (solver, action_values) = belief_cfr.values_up(
     tree,
     lambda nodes, carry: policy(nodes, carry[0]),
     ranges,
@@ -89,8 +92,15 @@ def _update_players(
     carry=(state.cfr, state.action_values),
   )
   prior, queries = called.record
+  gadget = start.gadget
+  updated = gadget_lib.update(
+    gadget, state.gadget, values[0, gadget.player], tree.valid[0, gadget.player], weight
+  )
   return state.replace(
     cfr=solver,
+    gadget=jax.tree.map(
+      lambda new, old: jnp.where(updating[gadget.player], new, old), updated, state.gadget
+    ),
     prior=prior,
     action_values=action_values,
     ranges=ranges,
@@ -113,7 +123,7 @@ def cfr_update(
   """One CFR+ update of the grown tree: both players from one pass (``"simultaneous"``), or player 0
   and then player 1 from a second pass against player 0's new policy (``"alternating"``; a
   ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once)."""
-  weight = (state.cfr.iteration + 1).astype(state.root_ranges.dtype)  # linear averaging
+  weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
   order = belief_cfr.level_order(state.tree, batches.axis_name)  # fixed within an update
 
   def update(s, updating):

@@ -109,11 +109,22 @@ def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: che
   return kind, legal, payoff.astype(weight.dtype), encoding
 
 
-def empty(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
-  """A pool of ``capacity`` slots holding the game's root (after the private deal)."""
+def empty(
+  game: public_game.PublicGame,
+  capacity: int,
+  dtype=jnp.float32,
+  root: chex.ArrayTree | None = None,
+  weight: chex.Array | None = None,
+) -> BeliefTree:
+  """A pool of ``capacity`` slots holding one public state: ``root`` with pair weight ``weight``
+  [S, S] (traceable; a re-solving search's s_prev), by default the game's root (after the private
+  deal)."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
-  root = game.root()
-  weight = jnp.asarray(public_game.root_weight(game), dtype)
+  if (root is None) != (weight is None):
+    raise ValueError("empty: give both the root's public state and its pair weight, or neither")
+  if root is None:
+    root, weight = game.root(), public_game.root_weight(game)
+  weight = jnp.asarray(weight, dtype)
   kind, legal, payoff, encoding = _node_facts(game, root, weight)
   per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
   return BeliefTree(

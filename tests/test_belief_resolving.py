@@ -1,0 +1,142 @@
+"""Continual re-solving on the belief pool: the origins carried down a path give the tables' prior
+weights, and a plan from a pool search's summary is the table plan from the table search's."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sog.games import public_game
+from sog.games import registry
+from sog.games import tree as tree_lib
+from sog.search import gtcfr
+from sog.search import leaf_calls
+from sog.search import leaf_models
+from sog.search import resolving
+from sog.search import tables as tables_lib
+from sog.search import types
+from sog.search.pool import BeliefGTCFR
+from sog.search.pool import belief_resolving
+from sog.search.pool import beliefs
+
+
+@pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard(map=glasses_hidden_short)"])
+def test_origins_carried_down_each_path_give_the_prior_weights(name):
+  """Every public state of the whole game (grown on a pool), its origins descended slot by slot
+  from the root's: the prior mass p_i(s) is the enumerated tree's prior weight (Mr X's merging
+  stations included), and an infostate's origins are empty exactly where it is not valid."""
+  game = registry.load(name)
+  public = game.public_game
+  tree = beliefs.grow(public, game.tree.num_nodes)
+  n = int(tree.num_nodes)
+  descend = jax.jit(belief_resolving.descend_origins)
+  origins = [belief_resolving.root_origins(tree.valid[0])]
+  parent = np.asarray(tree.parent)
+  for slot in range(1, n):
+    origins.append(descend(tree, origins[parent[slot]], slot))
+  origins = np.stack([np.asarray(o) for o in origins])
+  marginals = public_game.prior_ranges(public)
+  mass = np.asarray(jax.vmap(belief_resolving.prior_mass, (0, None))(origins, marginals))
+  nodes = beliefs.tree_nodes(tree, game.tree)
+  np.testing.assert_allclose(mass, tree_lib.prior_weights(game.tree)[nodes], atol=1e-6)
+  np.testing.assert_array_equal(origins.any(-1), np.asarray(tree.valid)[:n])
+
+
+def test_a_plan_from_a_pool_summary_is_the_table_plan():
+  """Leduc: a short first search on both engines from the same key (the same search), each
+  summarised; the plan at a decision two or more moves below the tree starts at the same s_prev
+  with the same branch, ranges and gadget (Terminate values, earlier range and p_o), in float64."""
+  game = registry.load("leduc_poker")
+  public = game.public_game
+  model = leaf_models.zero_leaf_model()
+  config = types.GTCFRConfig(simulations=2)
+  rng = jax.random.PRNGKey(0)
+  depth = int(game.tree.num_levels)
+  with jax.enable_x64(True):
+    tables = tables_lib.make_tables(game.tree, jnp.float64)
+    start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
+    batches = leaf_calls.leaf_batches(gtcfr.GTCFR(game, model, config).capacity)
+    first = gtcfr.search(
+      tables, leaf_models.stateful_apply(model), None, rng, start, config, batches, None
+    )
+    table_summary = jax.tree.map(np.asarray, resolving.summarise(first))
+
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
+    initial = belief_resolving.initial_summary(
+      searcher.empty, jnp.asarray(public_game.prior_ranges(public))
+    )
+    at_root = belief_resolving.plan(initial, jnp.full(depth, -1, jnp.int32), 0, 0)
+    assert not bool(at_root.start.gadget.enabled) and int(at_root.depth) == 0
+    pool = searcher.search_from(rng, at_root.start)
+    summary = belief_resolving.summarise(pool, initial, at_root)
+
+    in_tree = table_summary.in_tree
+    node, moves = -1, 1
+    for candidate in np.flatnonzero(np.asarray(game.tree.kind) < 2):
+      root = int(resolving.closest_known(tables, in_tree, candidate))
+      below = len(game.tree.paths[candidate]) - len(game.tree.paths[root])
+      if below > moves and (table_summary.ranges[root].sum(-1) > 0).all():
+        node, moves = int(candidate), below
+    assert moves >= 2
+    table_start = jax.tree.map(np.asarray, resolving.plan(tables, table_summary, node))
+    path = np.full(depth, -1, np.int32)
+    path[: len(game.tree.paths[node])] = game.tree.paths[node]
+    player = int(game.tree.kind[node])
+    planned = belief_resolving.plan(summary, jnp.asarray(path), player, moves)
+    grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
+  planned = jax.tree.map(np.asarray, planned)
+  root_path = game.tree.paths[int(table_start.root)]
+  assert int(planned.depth) == len(root_path) and int(planned.branch_moves) == moves
+  np.testing.assert_array_equal(planned.start.branch, game.tree.paths[node][len(root_path) :])
+  np.testing.assert_allclose(planned.start.ranges, table_start.ranges, atol=1e-12)
+  for field in ("enabled", "player", "terminate_values", "previous_range", "prior", "alpha"):
+    np.testing.assert_allclose(
+      getattr(planned.start.gadget, field),
+      getattr(table_start.gadget, field),
+      atol=1e-12,
+      err_msg=field,
+    )
+  s_prev = beliefs.tree_nodes(grown, game.tree).tolist().index(int(table_start.root))
+  np.testing.assert_allclose(planned.start.weight, grown.weight[s_prev], atol=1e-12)
+
+
+def test_a_batch_of_resolving_searches_is_each_search_alone():
+  """Leduc: re-solving starts planned from one pool summary at decisions whose branches have
+  different lengths (padded to the searcher's ``branch_depth``), searched under ``vmap``: each
+  search's tree, focus and policy are its own, in float64."""
+  game = registry.load("leduc_poker")
+  public = game.public_game
+  model = leaf_models.zero_leaf_model()
+  depth = int(game.tree.num_levels)
+  config = types.GTCFRConfig(simulations=6)
+  with jax.enable_x64(True):
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    initial = belief_resolving.initial_summary(
+      searcher.empty, jnp.asarray(public_game.prior_ranges(public))
+    )
+    at_root = belief_resolving.plan(initial, jnp.full(depth, -1, jnp.int32), 0, depth)
+    first = searcher.search_from(jax.random.PRNGKey(0), at_root.start)
+    summary = belief_resolving.summarise(first, initial, at_root)
+    decisions = [n for n in range(game.tree.num_nodes) if game.tree.kind[n] < 2]
+    chosen = [decisions[3], decisions[-1]]
+    paths = np.full((2, depth), -1, np.int32)
+    for row, node in enumerate(chosen):
+      paths[row, : len(game.tree.paths[node])] = game.tree.paths[node]
+    players = jnp.asarray([int(game.tree.kind[n]) for n in chosen])
+    planned = jax.vmap(belief_resolving.plan, (None, 0, 0, None))(
+      summary, jnp.asarray(paths), players, depth
+    )
+    moves = np.asarray(planned.branch_moves)
+    assert moves[0] != moves[1] and (moves <= depth).all()
+    rngs = jax.random.split(jax.random.PRNGKey(1), 2)
+    batch = jax.tree.map(np.asarray, searcher.search_batch_from(rngs, planned.start))
+    for row in range(2):
+      start = jax.tree.map(lambda x, row=row: x[row], planned.start)
+      alone = jax.tree.map(np.asarray, searcher.search_from(rngs[row], start))
+      assert int(batch.tree.num_nodes[row]) == int(alone.tree.num_nodes)
+      assert int(batch.focus[row]) == int(alone.focus)
+      np.testing.assert_array_equal(batch.tree.parent[row], alone.tree.parent)
+      np.testing.assert_allclose(batch.focus_policy[row], alone.focus_policy, atol=1e-12)
+      np.testing.assert_allclose(batch.values[row], alone.values, atol=1e-12)
