@@ -44,52 +44,73 @@ def test_origins_carried_down_each_path_give_the_prior_weights(name):
   np.testing.assert_array_equal(origins.any(-1), np.asarray(tree.valid)[:n])
 
 
-def test_a_plan_from_a_pool_summary_is_the_table_plan():
-  """Leduc: a short first search on both engines from the same key (the same search), each
-  summarised; the plan at a decision two or more moves below the tree starts at the same s_prev
-  with the same branch, ranges and gadget (Terminate values, earlier range and p_o), in float64."""
+def _table_search(game, tables, model, config, rng, start) -> types.SearchResult:
+  batches = leaf_calls.leaf_batches(gtcfr.GTCFR(game, model, config).capacity)
+  apply = leaf_models.stateful_apply(model)
+  return gtcfr.search(tables, apply, None, rng, start, config, batches, None)
+
+
+def _deepest_below(game, tables, summary: resolving.Summary) -> tuple[int, int]:
+  """A decision below the summary's tree as far below its s_prev as any (where the summary's
+  ranges reach s_prev for both players), and how far."""
+  node, moves = -1, 0
+  for candidate in np.flatnonzero(np.asarray(game.tree.kind) < 2):
+    root = int(resolving.closest_known(tables, summary.in_tree, candidate))
+    below = len(game.tree.paths[candidate]) - len(game.tree.paths[root])
+    if root >= 0 and below > moves and (summary.ranges[root].sum(-1) > 0).all():
+      node, moves = int(candidate), below
+  return node, moves
+
+
+def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
+  """Leduc, two decisions re-solved in turn: a short search on both engines from the same start
+  and key (the same search), each summarised, then the plan at a decision below the tree as far
+  as any. Both plans start at the same s_prev (its pair weights those of the whole game's pool)
+  with the same branch, ranges and gadget (Terminate values, earlier range and p_o), in float64;
+  the second plans from a summary rooted below the game's root, with the origins the first
+  carried down."""
   game = registry.load("leduc_poker")
   public = game.public_game
   model = leaf_models.zero_leaf_model()
   config = types.GTCFRConfig(simulations=2)
-  rng = jax.random.PRNGKey(0)
   depth = int(game.tree.num_levels)
   with jax.enable_x64(True):
     tables = tables_lib.make_tables(game.tree, jnp.float64)
-    start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
-    batches = leaf_calls.leaf_batches(gtcfr.GTCFR(game, model, config).capacity)
-    first = gtcfr.search(
-      tables, leaf_models.stateful_apply(model), None, rng, start, config, batches, None
-    )
-    table_summary = jax.tree.map(np.asarray, resolving.summarise(first))
-
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
-    initial = belief_resolving.initial_summary(
+    grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
+    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    pool_summary = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public))
     )
-    at_root = belief_resolving.plan(initial, jnp.full(depth, -1, jnp.int32), 0, 0)
-    assert not bool(at_root.start.gadget.enabled) and int(at_root.depth) == 0
-    pool = searcher.search_from(rng, at_root.start)
-    summary = belief_resolving.summarise(pool, initial, at_root)
+    table_start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
+    planned = belief_resolving.plan(pool_summary, jnp.full(depth, -1, jnp.int32), 0, depth)
+    assert not bool(planned.start.gadget.enabled) and int(planned.depth) == 0
+    summary_depth = 0  # the public moves from the game's root to the next summary's root
+    for rng in jax.random.split(jax.random.PRNGKey(0), 2):
+      table = _table_search(game, tables, model, config, rng, table_start)
+      table_summary = jax.tree.map(np.asarray, resolving.summarise(table))
+      pool = searcher.search_from(rng, planned.start)
+      pool_summary = belief_resolving.summarise(pool, pool_summary, planned)
+      assert int(pool_summary.depth) == summary_depth
+      node, moves = _deepest_below(game, tables, table_summary)
+      assert moves >= 1
+      table_start = resolving.plan(tables, table_summary, node)
+      path = np.full(depth, -1, np.int32)
+      path[: len(game.tree.paths[node])] = game.tree.paths[node]
+      player = int(game.tree.kind[node])
+      planned = belief_resolving.plan(pool_summary, jnp.asarray(path), player, depth)
+      _assert_same_plan(game, grown, jax.tree.map(np.asarray, planned), table_start, node, moves)
+      summary_depth = len(game.tree.paths[int(table_start.root)])
+      assert summary_depth >= 1  # the next summary is rooted below the game's root
 
-    in_tree = table_summary.in_tree
-    node, moves = -1, 1
-    for candidate in np.flatnonzero(np.asarray(game.tree.kind) < 2):
-      root = int(resolving.closest_known(tables, in_tree, candidate))
-      below = len(game.tree.paths[candidate]) - len(game.tree.paths[root])
-      if below > moves and (table_summary.ranges[root].sum(-1) > 0).all():
-        node, moves = int(candidate), below
-    assert moves >= 2
-    table_start = jax.tree.map(np.asarray, resolving.plan(tables, table_summary, node))
-    path = np.full(depth, -1, np.int32)
-    path[: len(game.tree.paths[node])] = game.tree.paths[node]
-    player = int(game.tree.kind[node])
-    planned = belief_resolving.plan(summary, jnp.asarray(path), player, moves)
-    grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
-  planned = jax.tree.map(np.asarray, planned)
+
+def _assert_same_plan(game, grown, planned, table_start, node: int, moves: int):
+  table_start = jax.tree.map(np.asarray, table_start)
   root_path = game.tree.paths[int(table_start.root)]
   assert int(planned.depth) == len(root_path) and int(planned.branch_moves) == moves
-  np.testing.assert_array_equal(planned.start.branch, game.tree.paths[node][len(root_path) :])
+  np.testing.assert_array_equal(
+    planned.start.branch[:moves], game.tree.paths[node][len(root_path) :]
+  )
+  assert (planned.start.branch[moves:] == -1).all()
   np.testing.assert_allclose(planned.start.ranges, table_start.ranges, atol=1e-12)
   for field in ("enabled", "player", "terminate_values", "previous_range", "prior", "alpha"):
     np.testing.assert_allclose(
@@ -131,7 +152,7 @@ def test_a_batch_of_resolving_searches_is_each_search_alone():
     moves = np.asarray(planned.branch_moves)
     assert moves[0] != moves[1] and (moves <= depth).all()
     rngs = jax.random.split(jax.random.PRNGKey(1), 2)
-    batch = jax.tree.map(np.asarray, searcher.search_batch_from(rngs, planned.start))
+    batch = jax.tree.map(np.asarray, searcher.search_from_batch(rngs, planned.start))
     for row in range(2):
       start = jax.tree.map(lambda x, row=row: x[row], planned.start)
       alone = jax.tree.map(np.asarray, searcher.search_from(rngs[row], start))

@@ -21,6 +21,7 @@ from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_expand
+from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
@@ -49,13 +50,27 @@ CASES = [
     ),
   ),
   ("scotland_yard(map=glasses_hidden_short)", "zeros", dict(simulations=20)),
+  ("kuhn_poker", "oracle", dict(simulations=10)),
+  ("leduc_poker", "oracle_warm", dict(simulations=8)),
 ]
 
 
-def _leaf_model(game: registry.Game, leaf: str) -> leaf_models.LeafModel:
+def _leaf_models(game: registry.Game, leaf: str):
+  """The leaf model ``leaf`` names for the table search and for the pool search (the exact oracle
+  is each engine's own; "oracle_warm": warm-started, with its policy as the prior)."""
   if leaf == "shipped":
-    return checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
-  return leaf_models.zero_leaf_model()
+    model = checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
+    return model, model
+  if leaf.startswith("oracle"):
+    settings = (
+      dict(iterations=3, warm_start=True, policy_prior=True) if leaf == "oracle_warm" else {}
+    )
+    settings = settings or dict(iterations=10)
+    return (
+      leaf_models.exact_leaf_model(**settings),
+      belief_oracle.exact_leaf_model(game, **settings),
+    )
+  return leaf_models.zero_leaf_model(), leaf_models.zero_leaf_model()
 
 
 def _table_search(game, model, config, rng, start=None) -> types.SearchResult:
@@ -66,8 +81,11 @@ def _table_search(game, model, config, rng, start=None) -> types.SearchResult:
     start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
   apply = leaf_models.stateful_apply(model)
   batches = leaf_calls.leaf_batches(capacity)
+  state = leaf_models.initial_state(model, tables, start)
   search = jax.jit(
-    lambda params, rng: gtcfr.search(tables, apply, params, rng, start, config, batches, None)
+    lambda params, rng: gtcfr.search(
+      tables, apply, params, rng, start, config, batches, None, state
+    )
   )
   return search(model.params, rng)
 
@@ -111,12 +129,12 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   """Every walk, draw, pass and leaf call of the table search, node for node (matched by path),
   in float64."""
   game = registry.load(name)
-  model = _leaf_model(game, leaf)
+  model, pool_model = _leaf_models(game, leaf)
   config = types.GTCFRConfig(**settings)
   rng = jax.random.PRNGKey(3)
   with jax.enable_x64(True):
     table = _table_search(game, model, config, rng)
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64)
+    searcher = BeliefGTCFR(game, pool_model, config, dtype=jnp.float64)
     pool = searcher.search(rng)
   assert int(pool.tree.num_nodes) <= searcher.capacity
   _assert_same_search(game, model, config, pool, table)
@@ -137,7 +155,7 @@ def _deep_decision(game, summary: resolving.Summary) -> int:
 
 @pytest.mark.parametrize(
   ("name", "leaf", "settings", "branches"),
-  [(*case, branches) for case, branches in zip(CASES[:3], (0, 2, 2), strict=True)],
+  [(*case, branches) for case, branches in zip([*CASES[:3], CASES[-1]], (0, 2, 2, 2), strict=True)],
 )
 def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   name, leaf, settings, branches
@@ -148,7 +166,7 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   weights grown from the game's root) grows the branch down to the focus and searches below it as
   the table search does, the gadget included, node for node, in float64."""
   game = registry.load(name)
-  model = _leaf_model(game, leaf)
+  model, pool_model = _leaf_models(game, leaf)
   config = types.GTCFRConfig(**settings)
   with jax.enable_x64(True):
     first = _table_search(
@@ -169,7 +187,7 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
       beliefs.empty(public, 1 + public.max_children * len(root_path), jnp.float64),
       jnp.asarray(root_path, jnp.int32),
     )
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=len(branch))
+    searcher = BeliefGTCFR(game, pool_model, config, dtype=jnp.float64, branch_depth=len(branch))
     pool = searcher.search_from(
       rng,
       belief_state.BeliefStart(
@@ -220,7 +238,7 @@ def test_the_pool_search_refuses_settings_it_does_not_use(settings, match):
 
 def test_the_pool_search_refuses_a_leaf_model_that_reads_the_tables():
   game = registry.load("kuhn_poker")
-  with pytest.raises(ValueError, match=r"sog\.search\.gtcfr\.GTCFR"):
+  with pytest.raises(ValueError, match=r"belief_oracle\.exact_leaf_model"):
     BeliefGTCFR(game, leaf_models.exact_leaf_model(), types.GTCFRConfig(simulations=4))
 
 
@@ -293,3 +311,61 @@ def test_the_pool_search_refuses_a_pool_too_small_for_one_expansion():
   game = registry.load("kuhn_poker")
   with pytest.raises(ValueError, match="capacity must be None"):
     BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4), capacity=2)
+
+
+def _bad_start(start, change: str):
+  gadget = start.gadget
+  changes = {
+    "long branch": dict(branch=np.zeros(4, np.int32)),
+    "float branch": dict(branch=np.zeros(2, np.float32)),
+    "slot out of range": dict(branch=np.array([0, 7], np.int32)),
+    "gap in branch": dict(branch=np.array([-1, 0], np.int32)),
+    "weight shape": dict(weight=np.ones((2, 2))),
+    "negative ranges": dict(ranges=-np.asarray(start.ranges)),
+    "zero weight": dict(weight=np.zeros_like(start.weight)),
+    "alpha": dict(gadget=gadget.replace(alpha=np.float32(2.0))),
+    "player": dict(gadget=gadget.replace(player=np.int32(3))),
+    "no child": dict(branch=np.array([1, 1, 0], np.int32)),
+    "terminal": dict(branch=np.array([1, 1], np.int32)),
+  }
+  return start.replace(**changes[change])
+
+
+@pytest.mark.parametrize(
+  ("change", "match"),
+  [
+    ("long branch", r"branch must be integers of shape \[D\] with D <= branch_depth=3"),
+    ("float branch", "branch must be integers"),
+    ("slot out of range", r"child slots in \[0, 2\), then -1"),
+    ("gap in branch", "then -1 past its end"),
+    ("weight shape", r"weight must have shape \[3, 3\]"),
+    ("negative ranges", "ranges must be finite and non-negative"),
+    ("zero weight", "must not be all zero"),
+    ("alpha", r"alpha must be in \[0, 1\]"),
+    ("player", "player must be 0 or 1"),
+    ("no child", "a slot names no child there"),
+    ("terminal", "ends at a terminal"),
+  ],
+)
+def test_the_pool_search_refuses_a_bad_start(change, match):
+  """Kuhn (bet, call ends the game; its nodes have two children): each broken field of a start is
+  named, before the search where the host can tell, and after it where the branch must be grown
+  (a slot with no child, a terminal focus)."""
+  game = registry.load("kuhn_poker")
+  searcher = BeliefGTCFR(
+    game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=2), branch_depth=3
+  )
+  with pytest.raises(ValueError, match=match):
+    searcher.search_from(jax.random.PRNGKey(0), _bad_start(searcher.start(), change))
+
+
+@pytest.mark.parametrize(
+  ("settings", "match"),
+  [
+    (dict(iterations=0), "oracle iterations must be >= 1"),
+    (dict(tremble=-1.0), "tremble must be >= 0"),
+  ],
+)
+def test_the_pool_oracle_refuses_bad_settings(settings, match):
+  with pytest.raises(ValueError, match=match):
+    belief_oracle.exact_leaf_model(registry.load("kuhn_poker"), **settings)

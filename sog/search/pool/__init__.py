@@ -14,11 +14,13 @@ touched once), ``worlds`` (world states drawn and stepped on it), and GT-CFR on 
 ``belief_state`` (its state and result), ``belief_update`` (the CFR phase), ``belief_expand`` (the
 walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any public state as its
 root, a branch down to the focus, the safe re-solving gadget), ``belief_searcher``
-(:class:`BeliefGTCFR`) and ``belief_resolving`` (continual re-solving: summaries keyed by public
-state, and the plan of the next search's start).
+(:class:`BeliefGTCFR`), ``belief_resolving`` (continual re-solving: summaries keyed by public
+state, and the plan of the next search's start) and ``belief_oracle`` (the exact oracle: each
+leaf's subgame solved on a pool of the root's whole subgame).
 """
 
 from sog.search.pool import belief_cfr
+from sog.search.pool import belief_oracle
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
 from sog.search.pool import worlds
@@ -51,6 +53,7 @@ __all__ = [
   "PoolState",
   "Tree",
   "belief_cfr",
+  "belief_oracle",
   "belief_resolving",
   "beliefs",
   "finish",

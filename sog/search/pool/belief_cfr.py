@@ -145,15 +145,21 @@ class Visit(NamedTuple):
   policy: chex.Array
 
 
+#: Ranges entering the tree at some nodes: (inside [P] bool, ranges [P, 2, S]); a node inside takes
+#: its given ranges instead of its parent's flow (the roots of subgames solved together).
+Entry = tuple[chex.Array, chex.Array] | None
+
+
 def reach_down(
   tree: beliefs.BeliefTree,
   policy: Policy,
   root_ranges: chex.Array,
   order: LevelOrder | None = None,
   carry: Any = (),
+  entry: Entry = None,
 ) -> chex.Array:
   """[P, 2, S] both players' ranges under ``policy`` (read from ``carry``) from ``root_ranges``
-  [2, S]."""
+  [2, S] (and ``entry``'s at the nodes it marks)."""
   order = level_order(tree) if order is None else order
   P, S = tree.capacity, root_ranges.shape[-1]
   root_ranges = root_ranges.astype(tree.weight.dtype)
@@ -172,6 +178,9 @@ def reach_down(
     moved = jnp.zeros((order.size, S), ranges.dtype).at[rows, into].add(flow)
     new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
     new = jnp.where((child.parent < 0)[:, None, None], root, new)
+    if entry is not None:
+      at = jnp.minimum(nodes, P - 1)
+      new = jnp.where(entry[0][at][:, None, None], entry[1][at], new)
     return ranges.at[nodes].set(new, mode="drop")
 
   return jax.lax.fori_loop(0, order.num_chunks, down, jnp.zeros((P, 2, S), root_ranges.dtype))
@@ -290,17 +299,19 @@ def iteration(
   root_ranges: chex.Array,
   updates: cfr.Updates,
   order: LevelOrder | None = None,
+  entry: Entry = None,
 ) -> CFRState:
   """One CFR+ iteration on the whole pool: player 0 then player 1 (``"alternating"``), or both
   from one pass (``"simultaneous"``); ``order`` is the tree's :func:`level_order` (computed when
-  None; a loop over a fixed tree computes it once)."""
+  None; a loop over a fixed tree computes it once); ``entry``: ranges entering at some nodes, as in
+  :func:`reach_down`."""
   weight = (state.iteration + 1).astype(tree.weight.dtype)
   groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
   order = level_order(tree) if order is None else order
   policy = current_policy(tree)
   for group in groups:
     updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
-    ranges = reach_down(tree, policy, root_ranges, order, state)
+    ranges = reach_down(tree, policy, root_ranges, order, state, entry)
     _, _, state = values_up(
       tree,
       policy,

@@ -82,13 +82,15 @@ def grow_branch(
   game: public_game.PublicGame, tree: beliefs.BeliefTree, branch: chex.Array
 ) -> tuple[beliefs.BeliefTree, chex.Array]:
   """``tree`` (a pool holding its root) with every child of the branch's nodes added, from the root
-  down the child slots ``branch`` [D] (-1 past the end), and the slot the branch ends at."""
+  down the child slots ``branch`` [D] (-1 past the end), and the slot the branch ends at (-1 where
+  a slot names no child: the branch leaves the game)."""
 
   def step(i, carry):
     tree, node = carry
-    slot = branch[i]
-    tree = beliefs.add_children(game, tree, node, slot >= 0)
-    return tree, jnp.where(slot >= 0, tree.children[node, jnp.maximum(slot, 0)], node)
+    moves = (branch[i] >= 0) & (node >= 0)
+    at = jnp.maximum(node, 0)
+    tree = beliefs.add_children(game, tree, at, moves)
+    return tree, jnp.where(moves, tree.children[at, jnp.maximum(branch[i], 0)], node)
 
   if not branch.shape[0]:  # a plain search (static)
     return tree, jnp.int32(0)
@@ -106,7 +108,8 @@ def init(
   leaf_state: Any = (),
 ) -> belief_state.BeliefSearchState:
   """The initial tree in a pool of ``capacity`` slots (the start's root, the branch with every child
-  of its nodes, and the focus's children) and the focus's prior (one leaf-model call at its ranges
+  of its nodes, and the focus's children, with ``open_chance="with_parent"`` the outcomes of the
+  chance nodes among them) and the focus's prior (one leaf-model call at its ranges
   under the uniform policy, from ``leaf_state``).
 
   ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form

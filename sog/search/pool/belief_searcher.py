@@ -29,7 +29,7 @@ class BeliefGTCFR:
   priors); ``search_from(rng, start)`` one from a
   :class:`~sog.search.pool.belief_state.BeliefStart` (any public state as the root, a branch of up
   to ``branch_depth`` moves down to the focus, the safe re-solving gadget: a re-solving search);
-  ``search_batch`` and ``search_batch_from`` a batch of independent ones under ``vmap``, whose
+  ``search_batch`` and ``search_from_batch`` a batch of independent ones under ``vmap``, whose
   passes call the leaf model once for the batch, sized by its largest frontier. Every expansion
   adds all the children of a node (k = all). The pool has ``capacity`` slots, by default
   :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations and the
@@ -39,9 +39,10 @@ class BeliefGTCFR:
   (its frontier leaves valued by the leaf model).
 
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
-  has (``kind``, ``legal``, ``valid``, ``encoding``): the zero model and the CVPN. The exact oracle
-  solves the table search's subgames and is refused here (until the leaf-model signature of the
-  one engine, issue 48).
+  has (``kind``, ``legal``, ``valid``, ``encoding``, the pool's structure): the zero model, the
+  CVPN and the pool's exact oracle (:func:`~sog.search.pool.belief_oracle.exact_leaf_model`); a
+  stateful model starts each search from ``init_state(empty pool, start)``. The table search's
+  oracle reads its tables and is refused here.
   """
 
   def __init__(
@@ -128,7 +129,8 @@ class BeliefGTCFR:
       raise ValueError(
         f"BeliefGTCFR: the leaf model reads what the belief pool does not have ({error}); the "
         "pool offers kind, legal, valid and encoding at its slots (zero_leaf_model and the CVPN "
-        "read only these). Search with the exact oracle in sog.search.gtcfr.GTCFR"
+        "read only these); the exact oracle on the pool is "
+        "sog.search.pool.belief_oracle.exact_leaf_model"
       ) from None
 
   def _search_fn(self, batches: leaf_calls.LeafBatches):
@@ -141,9 +143,13 @@ class BeliefGTCFR:
       apply=leaf_models.stateful_apply(model),
       config=self.config,
       batches=batches,
-      leaf_state=leaf_models.initial_state(model, self.empty),
     )
-    return lambda params, rng, start: one(params=params, rng=rng, start=start)
+    return lambda params, rng, start: one(
+      params=params,
+      rng=rng,
+      start=start,
+      leaf_state=leaf_models.initial_state(model, self.empty, start),
+    )
 
   def root_ranges(self, ranges: np.ndarray | None = None) -> jax.Array:
     """``ranges`` [2, S] checked against the game's root (default: the deal's priors), in the
@@ -173,31 +179,60 @@ class BeliefGTCFR:
     )
 
   def _checked(self, start: belief_state.BeliefStart, batch: int | None = None):
-    """``start`` in the pool's dtype with its branch padded to ``branch_depth`` (``ValueError`` for
-    a start of the wrong shapes, a longer branch or ranges that are not finite and non-negative);
-    ``batch``: the leading axis of a batch of starts."""
+    """``start`` in the pool's dtype with its branch padded to ``branch_depth`` (``ValueError``
+    naming the field for a start of the wrong shapes, a longer branch, slots out of range, or
+    weights, ranges and gadget values out of their domains); ``batch``: the leading axis of a
+    batch of starts."""
     lead = () if batch is None else (batch,)
     S, K = self.game.max_infostates, self.game.max_children
-    shapes = {"weight": (*lead, S, S), "ranges": (*lead, 2, S)}
-    for field, shape in shapes.items():
-      if tuple(np.shape(getattr(start, field))) != shape:
-        raise ValueError(
-          f"a start's {field} must have shape {list(shape)}, got "
-          f"{list(np.shape(getattr(start, field)))}"
-        )
-    branch = np.asarray(start.branch)
-    if branch.shape[:-1] != lead or branch.shape[-1] > self.branch_depth:
-      raise ValueError(
-        f"a start's branch must have shape [{', '.join(map(str, lead))}{', ' if lead else ''}D] "
-        f"with D <= branch_depth={self.branch_depth} (the searcher's), got {list(branch.shape)}"
-      )
-    if branch.size and (branch.min() < -1 or branch.max() >= K):
-      raise ValueError(f"a start's branch holds child slots in [0, {K}) and -1, got {branch}")
-    ranges = np.asarray(start.ranges, np.float64)
-    if not np.all(np.isfinite(ranges)) or ranges.min() < 0:
-      raise ValueError("a start's ranges must be finite and non-negative")
-    pad = [(0, 0)] * len(lead) + [(0, self.branch_depth - branch.shape[-1])]
     gadget = start.gadget
+    fields = {
+      "weight": (start.weight, (*lead, S, S)),
+      "ranges": (start.ranges, (*lead, 2, S)),
+      "gadget.terminate_values": (gadget.terminate_values, (*lead, S)),
+      "gadget.previous_range": (gadget.previous_range, (*lead, S)),
+      "gadget.prior": (gadget.prior, (*lead, S)),
+      "gadget.alpha": (gadget.alpha, lead),
+      "gadget.player": (gadget.player, lead),
+      "gadget.enabled": (gadget.enabled, lead),
+    }
+    for name, (value, shape) in fields.items():
+      if tuple(np.shape(value)) != shape:
+        raise ValueError(
+          f"a start's {name} must have shape {list(shape)}, got {list(np.shape(value))}"
+        )
+    values = {name: np.asarray(value, np.float64) for name, (value, _) in fields.items()}
+    for name in ("weight", "ranges", "gadget.previous_range", "gadget.prior"):
+      if not np.all(np.isfinite(values[name])) or values[name].min() < 0:
+        raise ValueError(f"a start's {name} must be finite and non-negative")
+    if not np.all(np.isfinite(values["gadget.terminate_values"])):
+      raise ValueError("a start's gadget.terminate_values must be finite")
+    if not np.all((values["gadget.alpha"] >= 0) & (values["gadget.alpha"] <= 1)):
+      raise ValueError(f"a start's gadget.alpha must be in [0, 1], got {values['gadget.alpha']}")
+    if not np.isin(values["gadget.player"], (0, 1)).all():
+      raise ValueError(f"a start's gadget.player must be 0 or 1, got {values['gadget.player']}")
+    if not (values["weight"].reshape(*lead, -1).max(-1) > 0).all():
+      raise ValueError("a start's weight (the pair weights W at its root) must not be all zero")
+    branch = np.asarray(start.branch)
+    if (
+      not np.issubdtype(branch.dtype, np.integer)
+      or branch.shape[:-1] != lead
+      or branch.shape[-1:] == ()
+      or branch.shape[-1] > self.branch_depth
+    ):
+      axes = ", ".join([*map(str, lead), "D"])
+      raise ValueError(
+        f"a start's branch must be integers of shape [{axes}] with D <= branch_depth="
+        f"{self.branch_depth} (the searcher's), got {branch.dtype} {list(branch.shape)}"
+      )
+    padding = branch < 0
+    if branch.size and (
+      branch.min() < -1 or branch.max() >= K or (padding[..., :-1] & ~padding[..., 1:]).any()
+    ):
+      raise ValueError(
+        f"a start's branch holds child slots in [0, {K}), then -1 past its end; got {branch}"
+      )
+    pad = [(0, 0)] * len(lead) + [(0, self.branch_depth - branch.shape[-1])]
     return start.replace(
       weight=jnp.asarray(start.weight, self.dtype),
       branch=jnp.asarray(np.pad(branch, pad, constant_values=-1), jnp.int32),
@@ -210,6 +245,19 @@ class BeliefGTCFR:
       ),
     )
 
+  def _check_focus(self, result: belief_state.BeliefSearchResult) -> None:
+    """``ValueError`` where a start's branch did not lead to a public state of the game that is
+    not terminal (host side, after the search: the branch is grown inside it)."""
+    focus = np.asarray(result.focus)
+    kind = np.take_along_axis(np.asarray(result.tree.kind), np.maximum(focus, 0)[..., None], -1)[
+      ..., 0
+    ]
+    if (focus < 0).any() or (kind == public_game.TERMINAL).any():
+      raise ValueError(
+        "a start's branch must lead to a public state of the game that is not terminal: a slot "
+        "names no child there, or the branch ends at a terminal"
+      )
+
   def search(
     self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
   ) -> belief_state.BeliefSearchResult:
@@ -221,7 +269,9 @@ class BeliefGTCFR:
   ) -> belief_state.BeliefSearchResult:
     """One search from ``start`` (slots of the result are in the pool rooted at its root)."""
     params = self.leaf_model.params if params is None else params
-    return self._search(params, rng, self._checked(start))
+    result = self._search(params, rng, self._checked(start))
+    self._check_focus(result)
+    return result
 
   def search_batch(
     self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
@@ -237,11 +287,13 @@ class BeliefGTCFR:
         raise ValueError(f"batched root ranges must be [{count}, 2, S], got {root_ranges.shape}")
       ranges = list(root_ranges)
     starts = jax.tree.map(lambda *xs: jnp.stack(xs), *[self.start(r) for r in ranges])
-    return self.search_batch_from(rngs, starts, params)
+    return self.search_from_batch(rngs, starts, params)
 
-  def search_batch_from(
+  def search_from_batch(
     self, rngs: chex.PRNGKey, starts: belief_state.BeliefStart, params=None
   ) -> belief_state.BeliefSearchResult:
     """Searches for a batch of rngs [B] from ``starts`` (each field with a leading axis B)."""
     params = self.leaf_model.params if params is None else params
-    return self._batch(params, rngs, self._checked(starts, rngs.shape[0]))
+    results = self._batch(params, rngs, self._checked(starts, rngs.shape[0]))
+    self._check_focus(results)
+    return results

@@ -1,0 +1,150 @@
+"""The exact oracle on the belief pool: each frontier leaf's whole subgame solved by CFR+ at the
+leaf's current ranges, on a pool grown from the game's functions (nothing enumerated).
+
+The table search's oracle (:func:`sog.search.leaf_models.exact_leaf_model`) solves the subgames
+below a call's leaves together, in one CFR+ run over the search tables with each leaf's ranges
+entering at its node. Here the tables are a second pool, the search root's whole subgame grown
+once when the search starts (the oracle's state): a leaf of the search's pool is found there by its
+path of child slots, and one run over that pool solves every leaf's subgame together, with the
+same arithmetic (:mod:`~sog.search.pool.belief_cfr`'s passes, ranges entering at the leaves). The
+same tremble, warm start and policy prior as the table oracle's; it returns no policy sums below
+the leaves (the pool search does not average the oracle's strategy into its own).
+
+Slow, as the table oracle: a call costs ``iterations`` double passes over the root's whole subgame.
+For tests, soundness checks and the protocol's exact rows on games small enough to grow whole.
+"""
+
+from __future__ import annotations
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from sog.games import public_game
+from sog.games import registry
+from sog.search import leaf_models
+from sog.search.pool import belief_cfr
+from sog.search.pool import beliefs
+
+
+@chex.dataclass(frozen=True)
+class OracleState:
+  """The oracle's whole subgame and its CFR+ run (continued by each call when warm-started).
+
+  Attributes:
+    tree: the search root's whole subgame on a pool.
+    order: its :class:`~sog.search.pool.belief_cfr.LevelOrder` (fixed).
+    cfr: the CFR+ run's regrets, policy sums and iteration over it.
+  """
+
+  tree: beliefs.BeliefTree
+  order: belief_cfr.LevelOrder
+  cfr: belief_cfr.CFRState
+
+
+def twin_slots(
+  tree: beliefs.BeliefTree, whole: beliefs.BeliefTree, nodes: chex.Array, height: int
+) -> chex.Array:
+  """[L] the slots of ``whole`` holding the public states at slots ``nodes`` [L] of ``tree`` (both
+  pools grown from the same root): each node's child slots from the root, read up its parents and
+  followed down ``whole``'s children (``height`` is at least the nodes' depth)."""
+  L = nodes.shape[0]
+
+  def up(i, carry):
+    node, path = carry
+    at = jnp.maximum(node, 0)
+    path = path.at[:, i].set(jnp.where(node >= 0, tree.slot[at], -1))
+    return jnp.where(node >= 0, tree.parent[at], -1), path
+
+  _, path = jax.lax.fori_loop(0, height, up, (nodes, jnp.full((L, height), -1, jnp.int32)))
+
+  def down(i, twin):
+    slot = path[:, height - 1 - i]
+    return jnp.where(slot >= 0, whole.children[twin, jnp.maximum(slot, 0)], twin)
+
+  return jax.lax.fori_loop(0, height, down, jnp.zeros(L, jnp.int32))
+
+
+def exact_leaf_model(
+  game: public_game.PublicGame | registry.Game,
+  iterations: int = 200,
+  tremble: float = 1e-3,
+  warm_start: bool = False,
+  policy_prior: bool = False,
+  capacity: int | None = None,
+) -> leaf_models.LeafModel:
+  """The exact oracle for searches of ``game`` on the belief pool (the table oracle's arguments:
+  ``iterations`` of CFR+ a call, solved at ranges trembled by ``tremble`` and valued at the true
+  ones, ``warm_start`` continuing one run across a search's calls, ``policy_prior`` the solve's
+  average policy as the prior). ``capacity``: the slots of the oracle's pool, at least the public
+  states of the largest subgame a search roots at (default: the game's whole tree, counted by
+  growing it)."""
+  if iterations < 1:
+    raise ValueError(f"oracle iterations must be >= 1, got {iterations}")
+  if tremble < 0:
+    raise ValueError(f"tremble must be >= 0, got {tremble}")
+  game = game.public_game if isinstance(game, registry.Game) else game
+  for at_most in (1 << 10, 1 << 13, 1 << 16):
+    if capacity is None:
+      capacity = beliefs.whole_tree_size(game, at_most)
+  if capacity is None:
+    raise ValueError(
+      f"exact_leaf_model: {game.name} has more than 65,536 public states: the oracle solves "
+      "whole subgames; give a capacity that holds the largest one searched"
+    )
+  height = int(beliefs.grow(game, capacity).height)
+
+  def init_state(tree: beliefs.BeliefTree, start=None) -> OracleState:
+    root = (None, None) if start is None else (start.state, start.weight)
+    dtype = tree.weight.dtype
+    whole = beliefs.grow_all(game, beliefs.empty(game, capacity, dtype, *root))
+    return OracleState(
+      tree=whole,
+      order=belief_cfr.level_order(whole),
+      cfr=belief_cfr.init_state(whole),
+    )
+
+  def apply(params, tree, nodes, ranges, mask, state: OracleState) -> leaf_models.LeafOutput:
+    del params
+    whole, order = state.tree, state.order
+    twins = twin_slots(tree, whole, nodes, height)
+    run_from = state.cfr if warm_start else belief_cfr.init_state(whole)
+
+    def solve(run):
+      P = whole.capacity
+      inside = jnp.zeros(P, bool).at[twins].max(mask)
+      rows = mask[:, None, None]
+      placed = (
+        jnp.zeros((P, *ranges.shape[1:]), ranges.dtype).at[twins].add(jnp.where(rows, ranges, 0.0))
+      )
+      shaken = leaf_models.trembled(ranges, whole.valid[twins], tremble)
+      shaken = jnp.zeros_like(placed).at[twins].add(jnp.where(rows, shaken, 0.0))
+      zero_root = jnp.zeros(ranges.shape[1:], ranges.dtype)
+      run = jax.lax.fori_loop(
+        0,
+        iterations,
+        lambda _, s: belief_cfr.iteration(
+          whole, s, zero_root, "alternating", order, (inside, shaken)
+        ),
+        run,
+      )
+      policy = belief_cfr.rows_of(belief_cfr.average_policy(whole, run))
+      true_ranges = belief_cfr.reach_down(whole, policy, zero_root, order, (), (inside, placed))
+      values, _, _ = belief_cfr.values_up(whole, policy, true_ranges, order=order)
+      return values[twins], run
+
+    def nothing(run):
+      return jnp.zeros_like(ranges), run
+
+    values, run = jax.lax.cond(mask.any(), solve, nothing, run_from)
+    legal = tree.legal[nodes]
+    logits = jnp.broadcast_to(
+      jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])
+    )
+    if policy_prior:  # the actor's row is the one PUCT reads; both rows carry it
+      average = belief_cfr.average_policy(whole, run)[twins]
+      logits = jnp.where(logits > -jnp.inf, jnp.log(jnp.maximum(average, 1e-12))[:, None], logits)
+    kept = run if warm_start else state.cfr
+    return leaf_models.LeafOutput(values, logits, state=state.replace(cfr=kept))
+
+  return leaf_models.LeafModel(apply, init_state=init_state, game=game.name)
