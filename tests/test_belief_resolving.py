@@ -79,7 +79,7 @@ def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
     grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
     searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     pool_summary = belief_resolving.initial_summary(
-      searcher.empty, jnp.asarray(public_game.prior_ranges(public))
+      searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
     table_start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
     planned = belief_resolving.plan(pool_summary, jnp.full(depth, -1, jnp.int32), 0, depth)
@@ -98,6 +98,7 @@ def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
       path[: len(game.tree.paths[node])] = game.tree.paths[node]
       player = int(game.tree.kind[node])
       planned = belief_resolving.plan(pool_summary, jnp.asarray(path), player, depth)
+      belief_resolving.check(planned, depth)
       _assert_same_plan(game, grown, jax.tree.map(np.asarray, planned), table_start, node, moves)
       summary_depth = len(game.tree.paths[int(table_start.root)])
       assert summary_depth >= 1  # the next summary is rooted below the game's root
@@ -135,7 +136,7 @@ def test_a_batch_of_resolving_searches_is_each_search_alone():
   with jax.enable_x64(True):
     searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     initial = belief_resolving.initial_summary(
-      searcher.empty, jnp.asarray(public_game.prior_ranges(public))
+      searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
     at_root = belief_resolving.plan(initial, jnp.full(depth, -1, jnp.int32), 0, depth)
     first = searcher.search_from(jax.random.PRNGKey(0), at_root.start)
@@ -161,3 +162,38 @@ def test_a_batch_of_resolving_searches_is_each_search_alone():
       np.testing.assert_array_equal(batch.tree.parent[row], alone.tree.parent)
       np.testing.assert_allclose(batch.focus_policy[row], alone.focus_policy, atol=1e-12)
       np.testing.assert_allclose(batch.values[row], alone.values, atol=1e-12)
+
+
+def test_a_plan_off_the_summarys_path_or_past_the_branch_is_refused():
+  """Leduc, a summary rooted below the game's root (a search re-solved at a deep decision): the
+  path to the summary's root plans a start there; a path through another child of the game's root,
+  or a branch longer than the plan's, is not ``valid`` and :func:`check` names why."""
+  game = registry.load("leduc_poker")
+  public = game.public_game
+  depth = int(game.tree.num_levels)
+  searcher = BeliefGTCFR(
+    game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=2), branch_depth=depth
+  )
+  initial = belief_resolving.initial_summary(
+    searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
+  )
+  deepest = int(np.flatnonzero(np.asarray(game.tree.kind) < 2)[-1])
+  far = np.full(depth, -1, np.int32)
+  far[: len(game.tree.paths[deepest])] = game.tree.paths[deepest]
+  player = int(game.tree.kind[deepest])
+  with pytest.raises(ValueError, match="more than branch_depth=1"):
+    belief_resolving.check(belief_resolving.plan(initial, jnp.asarray(far), player, 1), 1)
+  summary = initial
+  for path, actor in ((np.full(depth, -1, np.int32), 0), (far, player)):
+    planned = belief_resolving.plan(summary, jnp.asarray(path), actor, depth)
+    belief_resolving.check(planned, depth)
+    result = searcher.search_from(jax.random.PRNGKey(0), planned.start)
+    summary = belief_resolving.summarise(result, summary, planned)
+  assert int(summary.depth) >= 1
+  at_root = belief_resolving.plan(summary, summary.root_path, 0, 0)
+  belief_resolving.check(at_root, 0)
+  assert int(at_root.branch_moves) == 0 and int(at_root.depth) == int(summary.depth)
+  other = np.asarray(summary.root_path).copy()
+  other[0] = 2 if other[0] == 1 else 1  # another child of the game's root
+  with pytest.raises(ValueError, match="does not pass through the summary's root"):
+    belief_resolving.check(belief_resolving.plan(summary, jnp.asarray(other), 0, depth), depth)

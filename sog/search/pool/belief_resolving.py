@@ -31,6 +31,7 @@ from __future__ import annotations
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from sog.games import public_game
 from sog.search import gadget as gadget_lib
@@ -45,7 +46,8 @@ class BeliefSummary:
 
   Attributes:
     tree: the search's final pool (slot 0 its root).
-    depth: int32 scalar, the public moves from the game's root to the tree's root.
+    root_path: [L] int32 the child slots from the game's root to the tree's root, -1 past the end
+      (L, static, is the longest path a player's plans name).
     ranges: [P, 2, S] both players' ranges at the tree's public states under the search's average
       policy.
     values: [P, 2, S] both players' counterfactual values there (what Terminate pays).
@@ -56,12 +58,17 @@ class BeliefSummary:
   """
 
   tree: beliefs.BeliefTree
-  depth: chex.Array
+  root_path: chex.Array
   ranges: chex.Array
   values: chex.Array
   origins: chex.Array
   marginals: chex.Array
   resolvable: chex.Array
+
+  @property
+  def depth(self) -> chex.Array:
+    """The public moves from the game's root to the tree's root."""
+    return (self.root_path >= 0).sum(-1, dtype=jnp.int32)
 
 
 def root_origins(valid: chex.Array) -> chex.Array:
@@ -92,15 +99,18 @@ def prior_mass(origins: chex.Array, marginals: chex.Array) -> chex.Array:
   return (origins * marginals[:, None, :]).sum(-1)
 
 
-def initial_summary(tree: beliefs.BeliefTree, marginals: chex.Array) -> BeliefSummary:
+def initial_summary(
+  tree: beliefs.BeliefTree, marginals: chex.Array, path_length: int
+) -> BeliefSummary:
   """The summary before any search: ``tree`` a pool holding the game's root
-  (:func:`~sog.search.pool.beliefs.empty`), its ranges the deal's ``marginals`` [2, S]."""
+  (:func:`~sog.search.pool.beliefs.empty`), its ranges the deal's ``marginals`` [2, S], for plans
+  of paths of ``path_length`` slots."""
   P, S = tree.capacity, marginals.shape[-1]
   dtype = tree.weight.dtype
   ranges = jnp.zeros((P, 2, S), dtype).at[0].set(jnp.asarray(marginals, dtype) * tree.valid[0])
   return BeliefSummary(
     tree=tree,
-    depth=jnp.int32(0),
+    root_path=jnp.full(path_length, -1, jnp.int32),
     ranges=ranges,
     values=jnp.zeros((P, 2, S), dtype),
     origins=root_origins(tree.valid[0]),
@@ -115,17 +125,25 @@ class Planned:
 
   Attributes:
     start: the search's start.
-    depth: int32 scalar, the public moves from the game's root to the start's root (s_prev).
+    root_path: [L] int32 the child slots from the game's root to the start's root (s_prev), -1
+      past the end.
     origins: [2, S, S] bool the origins of the infostates at s_prev (what the search's summary
       carries).
-    branch_moves: int32 scalar, the moves from s_prev down to s_pub (the start's branch holds them
-      where ``branch_depth`` is at least this).
+    branch_moves: int32 scalar, the moves from s_prev down to s_pub.
+    valid: bool scalar, whether the plan is sound: the path passes through the summary's root and
+      the start's branch holds all of its ``branch_moves`` (:func:`check` says which is not).
   """
 
   start: belief_state.BeliefStart
-  depth: chex.Array
+  root_path: chex.Array
   origins: chex.Array
   branch_moves: chex.Array
+  valid: chex.Array
+
+  @property
+  def depth(self) -> chex.Array:
+    """The public moves from the game's root to the start's root."""
+    return (self.root_path >= 0).sum(-1, dtype=jnp.int32)
 
 
 def summarise(
@@ -141,7 +159,7 @@ def summarise(
   )
   return BeliefSummary(
     tree=result.tree,
-    depth=planned.depth,
+    root_path=planned.root_path,
     ranges=result.ranges,
     values=values,
     origins=planned.origins,
@@ -160,7 +178,7 @@ def plan(
   """The start of the re-solving search for ``player`` acting at the public state s_pub that
   ``path`` [L] names (child slots from the game's root, -1 past the end; it must pass through the
   summary's root), with a branch of ``branch_depth`` slots (static: at least the moves from s_prev
-  to s_pub, which the caller checks against ``Planned.branch_moves``).
+  to s_pub). A plan that breaks either is not ``valid``; :func:`check` refuses it on the host.
 
   The ranges at s_prev are the summary's; with ``config.safe`` and a resolvable summary the gadget
   is on the opponent's: Terminate pays the summary's values there, alpha mixes in the summary's
@@ -182,6 +200,7 @@ def plan(
     0, L, down, (jnp.int32(0), summary.origins, jnp.bool_(True), jnp.int32(0))
   )
   depth = summary.depth + moves
+  follows = ((jnp.arange(L) >= summary.depth) | (path == summary.root_path)).all()
   rest = jnp.arange(branch_depth) + depth
   branch = jnp.where(rest < L, path[jnp.minimum(rest, L - 1)], -1)
   ranges = summary.ranges[node]
@@ -201,4 +220,32 @@ def plan(
     ranges=ranges,
     gadget=gadget,
   )
-  return Planned(start=start, depth=depth, origins=origins, branch_moves=(path >= 0).sum() - depth)
+  branch_moves = (path >= 0).sum(dtype=jnp.int32) - depth
+  return Planned(
+    start=start,
+    root_path=jnp.where(jnp.arange(L) < depth, path, -1).astype(jnp.int32),
+    origins=origins,
+    branch_moves=branch_moves,
+    valid=follows & (branch_moves >= 0) & (branch_moves <= branch_depth),
+  )
+
+
+def check(planned: Planned, branch_depth: int) -> None:
+  """``ValueError`` (host side) naming what is wrong with plans (one, or a batch) that are not
+  ``valid``: a branch longer than ``branch_depth``, or a path that does not pass through its
+  summary's root."""
+  planned = jax.device_get(planned)
+  bad = ~np.asarray(planned.valid)
+  if not bad.any():
+    return
+  moves = np.asarray(planned.branch_moves)[bad]
+  if (moves > branch_depth).any():
+    raise ValueError(
+      f"re-solving plan: s_pub is {int(moves.max())} public moves below s_prev, more than "
+      f"branch_depth={branch_depth}; plan and search with a larger branch_depth"
+    )
+  raise ValueError(
+    "re-solving plan: the path to s_pub does not pass through the summary's root (the root of the "
+    "player's last search): give the path from the game's root of a state that follows the "
+    "player's last decision, or plan from initial_summary in a new game"
+  )
