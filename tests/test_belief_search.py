@@ -325,6 +325,9 @@ def _bad_start(start, change: str):
     "zero weight": dict(weight=np.zeros_like(start.weight)),
     "alpha": dict(gadget=gadget.replace(alpha=np.float32(2.0))),
     "player": dict(gadget=gadget.replace(player=np.int32(3))),
+    "impossible ranges": dict(weight=np.asarray(start.weight) * (np.arange(3) > 0)),
+    "state": dict(state={"history": np.zeros(3)}),
+    "terminate values": dict(gadget=gadget.replace(terminate_values=np.full(3, np.nan))),
     "no child": dict(branch=np.array([1, 1, 0], np.int32)),
     "terminal": dict(branch=np.array([1, 1], np.int32)),
   }
@@ -343,6 +346,9 @@ def _bad_start(start, change: str):
     ("zero weight", "must not be all zero"),
     ("alpha", r"alpha must be in \[0, 1\]"),
     ("player", "player must be 0 or 1"),
+    ("impossible ranges", "infostates that cannot occur at its root"),
+    ("state", "state must be a public state of kuhn_poker"),
+    ("terminate values", "terminate_values must be finite"),
     ("no child", "a slot names no child there"),
     ("terminal", "ends at a terminal"),
   ],
@@ -369,3 +375,27 @@ def test_the_pool_search_refuses_a_bad_start(change, match):
 def test_the_pool_oracle_refuses_bad_settings(settings, match):
   with pytest.raises(ValueError, match=match):
     belief_oracle.exact_leaf_model(registry.load("kuhn_poker"), **settings)
+
+
+def test_a_batch_of_oracle_searches_is_each_search_alone():
+  """Kuhn with the pool's warm oracle under ``vmap`` (its solve runs on every pass of the batch):
+  each search's policy and values are its own, in float64."""
+  game = registry.load("kuhn_poker")
+  model = belief_oracle.exact_leaf_model(game, iterations=5, warm_start=True)
+  rngs = jax.random.split(jax.random.PRNGKey(2), 2)
+  with jax.enable_x64(True):
+    searcher = BeliefGTCFR(game, model, types.GTCFRConfig(simulations=4), dtype=jnp.float64)
+    batch = jax.tree.map(np.asarray, searcher.search_batch(rngs))
+    for row in range(2):
+      alone = jax.tree.map(np.asarray, searcher.search(rngs[row]))
+      np.testing.assert_allclose(batch.average_policy[row], alone.average_policy, atol=1e-12)
+      np.testing.assert_allclose(batch.values[row], alone.values, atol=1e-12)
+
+
+def test_a_pool_oracle_too_small_for_the_subgame_values_its_leaves_nan():
+  """An oracle pool of 4 slots cannot hold Kuhn's game: the leaves it cannot solve are NaN, never a
+  solve of the wrong subgame."""
+  game = registry.load("kuhn_poker")
+  model = belief_oracle.exact_leaf_model(game, iterations=2, capacity=4)
+  searcher = BeliefGTCFR(game, model, types.GTCFRConfig(simulations=2))
+  assert np.isnan(np.asarray(searcher.search(jax.random.PRNGKey(0)).values)).any()

@@ -42,27 +42,20 @@ class OracleState:
   cfr: belief_cfr.CFRState
 
 
-def twin_slots(
-  tree: beliefs.BeliefTree, whole: beliefs.BeliefTree, nodes: chex.Array, height: int
-) -> chex.Array:
-  """[L] the slots of ``whole`` holding the public states at slots ``nodes`` [L] of ``tree`` (both
-  pools grown from the same root): each node's child slots from the root, read up its parents and
-  followed down ``whole``'s children (``height`` is at least the nodes' depth)."""
-  L = nodes.shape[0]
+def twin_slots(tree: beliefs.BeliefTree, whole: beliefs.BeliefTree) -> chex.Array:
+  """[P] the slot of ``whole`` holding the public state at each slot of ``tree`` (both pools grown
+  from the same root; -1 where ``whole`` lacks it, and for ``tree``'s free slots): depth by depth
+  from the root, a node's twin is its parent twin's child in the node's child slot."""
+  P = tree.capacity
+  twins = jnp.where(jnp.arange(P) == 0, 0, -1).astype(jnp.int32)
 
-  def up(i, carry):
-    node, path = carry
-    at = jnp.maximum(node, 0)
-    path = path.at[:, i].set(jnp.where(node >= 0, tree.slot[at], -1))
-    return jnp.where(node >= 0, tree.parent[at], -1), path
+  def level(depth, twins):
+    parent_twin = twins[jnp.maximum(tree.parent, 0)]
+    child = whole.children[jnp.maximum(parent_twin, 0), jnp.maximum(tree.slot, 0)]
+    here = tree.used & (tree.depth == depth) & (parent_twin >= 0)
+    return jnp.where(here, child, twins)
 
-  _, path = jax.lax.fori_loop(0, height, up, (nodes, jnp.full((L, height), -1, jnp.int32)))
-
-  def down(i, twin):
-    slot = path[:, height - 1 - i]
-    return jnp.where(slot >= 0, whole.children[twin, jnp.maximum(slot, 0)], twin)
-
-  return jax.lax.fori_loop(0, height, down, jnp.zeros(L, jnp.int32))
+  return jax.lax.fori_loop(1, tree.height + 1, level, twins)
 
 
 def exact_leaf_model(
@@ -78,21 +71,23 @@ def exact_leaf_model(
   ones, ``warm_start`` continuing one run across a search's calls, ``policy_prior`` the solve's
   average policy as the prior). ``capacity``: the slots of the oracle's pool, at least the public
   states of the largest subgame a search roots at (default: the game's whole tree, counted by
-  growing it)."""
+  growing it, up to 8,192 public states). Where the pool cannot hold a search's subgame, or lacks
+  a leaf, the leaf's values are NaN."""
   if iterations < 1:
     raise ValueError(f"oracle iterations must be >= 1, got {iterations}")
   if tremble < 0:
     raise ValueError(f"tremble must be >= 0, got {tremble}")
   game = game.public_game if isinstance(game, registry.Game) else game
-  for at_most in (1 << 10, 1 << 13, 1 << 16):
+  if capacity is not None and (not isinstance(capacity, int) or capacity < 1):
+    raise ValueError(f"exact_leaf_model: capacity must be None or an int >= 1, got {capacity!r}")
+  for at_most in (1 << 10, 1 << 13):
     if capacity is None:
       capacity = beliefs.whole_tree_size(game, at_most)
   if capacity is None:
     raise ValueError(
-      f"exact_leaf_model: {game.name} has more than 65,536 public states: the oracle solves "
-      "whole subgames; give a capacity that holds the largest one searched"
+      f"exact_leaf_model: {game.name} has more than 8,192 public states; the oracle solves whole "
+      "subgames on a pool: give a capacity that holds the largest subgame a search roots at"
     )
-  height = int(beliefs.grow(game, capacity).height)
 
   def init_state(tree: beliefs.BeliefTree, start=None) -> OracleState:
     root = (None, None) if start is None else (start.state, start.weight)
@@ -107,7 +102,9 @@ def exact_leaf_model(
   def apply(params, tree, nodes, ranges, mask, state: OracleState) -> leaf_models.LeafOutput:
     del params
     whole, order = state.tree, state.order
-    twins = twin_slots(tree, whole, nodes, height)
+    twins = twin_slots(tree, whole)[nodes]
+    lost = (twins < 0) | (whole.num_nodes > whole.capacity)  # the pool lacks the leaf's subgame
+    twins = jnp.maximum(twins, 0)
     run_from = state.cfr if warm_start else belief_cfr.init_state(whole)
 
     def solve(run):
@@ -137,6 +134,7 @@ def exact_leaf_model(
       return jnp.zeros_like(ranges), run
 
     values, run = jax.lax.cond(mask.any(), solve, nothing, run_from)
+    values = jnp.where(lost[:, None, None], jnp.nan, values)
     legal = tree.legal[nodes]
     logits = jnp.broadcast_to(
       jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])

@@ -211,9 +211,27 @@ class BeliefGTCFR:
       raise ValueError(f"a start's gadget.alpha must be in [0, 1], got {values['gadget.alpha']}")
     if not np.isin(values["gadget.player"], (0, 1)).all():
       raise ValueError(f"a start's gadget.player must be 0 or 1, got {values['gadget.player']}")
-    if not (values["weight"].reshape(*lead, -1).max(-1) > 0).all():
+    weight = values["weight"]
+    if not (weight.reshape(*lead, -1).max(-1) > 0).all():
       raise ValueError("a start's weight (the pair weights W at its root) must not be all zero")
+    valid = np.stack([weight.sum(-1) > 0, weight.sum(-2) > 0], axis=-2)  # [..., 2, S]
+    if (values["ranges"] * ~valid).max() > 0:
+      raise ValueError(
+        "a start's ranges put weight on infostates that cannot occur at its root (W is zero for "
+        "every pair holding them)"
+      )
+    root = self.game.root()
+    if jax.tree.structure(start.state) != jax.tree.structure(root) or any(
+      np.shape(given) != (*lead, *np.shape(expected))
+      for given, expected in zip(jax.tree.leaves(start.state), jax.tree.leaves(root), strict=True)
+    ):
+      raise ValueError(
+        f"a start's state must be a public state of {self.game.name} (the structure and shapes of "
+        f"game.root(){', with a leading batch axis' if lead else ''})"
+      )
     branch = np.asarray(start.branch)
+    if branch.size == 0:
+      branch = branch.astype(np.int32).reshape(*lead, 0)
     if (
       not np.issubdtype(branch.dtype, np.integer)
       or branch.shape[:-1] != lead
@@ -238,10 +256,12 @@ class BeliefGTCFR:
       branch=jnp.asarray(np.pad(branch, pad, constant_values=-1), jnp.int32),
       ranges=jnp.asarray(start.ranges, self.dtype),
       gadget=gadget.replace(
+        enabled=jnp.asarray(gadget.enabled, bool),
+        player=jnp.asarray(gadget.player, jnp.int32),
         **{
           field: jnp.asarray(getattr(gadget, field), self.dtype)
           for field in ("terminate_values", "previous_range", "prior", "alpha")
-        }
+        },
       ),
     )
 
