@@ -40,6 +40,11 @@ from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 
 
+def path_depth(path: chex.Array) -> chex.Array:
+  """The public moves a path of child slots [..., L] (-1 past its end) makes."""
+  return (path >= 0).sum(-1, dtype=jnp.int32)
+
+
 @chex.dataclass(frozen=True)
 class BeliefSummary:
   """What a player keeps from its last search on the belief pool.
@@ -68,7 +73,7 @@ class BeliefSummary:
   @property
   def depth(self) -> chex.Array:
     """The public moves from the game's root to the tree's root."""
-    return (self.root_path >= 0).sum(-1, dtype=jnp.int32)
+    return path_depth(self.root_path)
 
 
 def root_origins(valid: chex.Array) -> chex.Array:
@@ -143,7 +148,7 @@ class Planned:
   @property
   def depth(self) -> chex.Array:
     """The public moves from the game's root to the start's root."""
-    return (self.root_path >= 0).sum(-1, dtype=jnp.int32)
+    return path_depth(self.root_path)
 
 
 def summarise(
