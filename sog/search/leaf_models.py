@@ -89,7 +89,9 @@ def initial_state(model: LeafModel, tables: tables_lib.SearchTables, start: Any 
   return () if model.init_state is None else model.init_state(tables, start)
 
 
-def _uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.Array:
+def uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.Array:
+  """[L, 2, S, A] logits of the uniform policy over each node's legal actions (any structure with
+  ``legal`` [N, S, A] at ``nodes``: the search tables or a pool)."""
   legal = tables.legal[nodes]
   return jnp.broadcast_to(
     jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])
@@ -101,7 +103,7 @@ def zero_leaf_model() -> LeafModel:
 
   def apply(params, tables, nodes, ranges, mask):
     del params, mask
-    return LeafOutput(jnp.zeros_like(ranges), _uniform_logits(tables, nodes))
+    return LeafOutput(jnp.zeros_like(ranges), uniform_logits(tables, nodes))
 
   return LeafModel(apply)
 
@@ -264,7 +266,7 @@ def exact_leaf_model(
       return jnp.zeros_like(ranges), policy, policy, state
 
     values, policy_sums, policy, state = jax.lax.cond(mask.any(), run, nothing, state)
-    logits = _uniform_logits(tables, nodes)
+    logits = uniform_logits(tables, nodes)
     if policy_prior:  # the actor's row is the one PUCT reads; both rows carry it
       at_leaves = jnp.log(jnp.maximum(policy[tables.inner_position[nodes]], 1e-12))
       logits = jnp.where(logits > -jnp.inf, at_leaves[:, None], logits)

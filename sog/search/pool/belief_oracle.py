@@ -135,10 +135,7 @@ def exact_leaf_model(
 
     values, run = jax.lax.cond(mask.any(), solve, nothing, run_from)
     values = jnp.where(lost[:, None, None], jnp.nan, values)
-    legal = tree.legal[nodes]
-    logits = jnp.broadcast_to(
-      jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])
-    )
+    logits = leaf_models.uniform_logits(tree, nodes)
     if policy_prior:  # the actor's row is the one PUCT reads; both rows carry it
       average = belief_cfr.average_policy(whole, run)[twins]
       logits = jnp.where(logits > -jnp.inf, jnp.log(jnp.maximum(average, 1e-12))[:, None], logits)
