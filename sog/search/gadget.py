@@ -19,6 +19,13 @@ alpha = 1 is the gadget alone (the safety guarantee); alpha = 0 is unsafe re-sol
 earlier ranges. (Mixing f itself with r_prev, whose scale is p_o <= 1/6 per card in Leduc, would
 weigh the gadget far above alpha.)
 
+The Follow value often ties the Terminate value exactly: Terminate pays the earlier search's value
+at the same public state, which the first passes here recompute with the same leaf model (an exact
+oracle's solve, a frontier leaf's network value). Which of two engines' sums comes out a rounding
+error above the other would then decide f(I) (1/2 against 1), so :func:`update` counts a Follow
+value within :data:`TIE_EPS` machine epsilons (relative) of the Terminate value as a tie, which
+moves neither regret.
+
 Everything here is a pure function of fixed-shape arrays; a search holds a :class:`Gadget` (the
 summary's side) and a :class:`GadgetState` (the regrets) and calls :func:`opponent_range` before a
 pass and :func:`update` after it.
@@ -28,6 +35,10 @@ from __future__ import annotations
 
 import chex
 import jax.numpy as jnp
+
+#: A Follow value within this many machine epsilons of the Terminate value (relative to their
+#: size) is a tie: 2.3e-13 in float64, 1.2e-4 in float32.
+TIE_EPS = 1024
 
 
 @chex.dataclass(frozen=True)
@@ -121,7 +132,15 @@ def update(
   weight: chex.Array,
 ) -> GadgetState:
   """One regret-matching+ step from the opponent's counterfactual values at the root [S] (the Follow
-  values of the pass just made), and the pass's range added to the average with ``weight``."""
+  values of the pass just made; one within :data:`TIE_EPS` epsilons of Terminate's is a tie), and
+  the pass's range added to the average with ``weight``."""
+  terminate = gadget.terminate_values
+  tolerance = (
+    TIE_EPS * jnp.finfo(terminate.dtype).eps * (jnp.abs(follow_values) + jnp.abs(terminate))
+  )
+  follow_values = jnp.where(
+    jnp.abs(follow_values - terminate) <= tolerance, terminate, follow_values
+  )
   f = follow_probability(state)
   expected = f * follow_values + (1.0 - f) * gadget.terminate_values
   gains = jnp.stack([follow_values - expected, gadget.terminate_values - expected])

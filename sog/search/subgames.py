@@ -109,11 +109,13 @@ class Subgames:
     frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a
       search there); a subgame's capacity is this bound or its number of non-terminal nodes, if
       smaller.
+    dtype: the tables' floating dtype.
   """
 
-  def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int):
+  def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int, dtype=jnp.float32):
     self.tree = tree
     self.frontier_bound = frontier_bound
+    self.dtype = jnp.dtype(dtype)
     self._utility_scale = tree.largest_utility()
     self._templates = _templates(tree)
     self._built: dict[int, Subgame] = {}
@@ -151,7 +153,7 @@ class Subgames:
     depth = int(self.tree.depth[node])
     template = self._templates[depth]
     sub = self.tree.subtree(node).padded(template.inner, template.terminal, template.dummy_kinds)
-    tables = tables_lib.make_tables(sub)
+    tables = tables_lib.make_tables(sub, self.dtype)
     levels = tuple(
       level.replace(actors=actors, same_infostates=same, inner_terminals=False)
       for level, actors, same in zip(

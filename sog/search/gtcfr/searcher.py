@@ -42,7 +42,8 @@ class GTCFR:
   device count does not divide is padded with copies of its last search, dropped from the results.
   The searches are independent, so each one's result is the one a single device computes; only
   the size of each pass's leaf-model call follows the batch (its largest frontier), and with it
-  ``leaf_calls``.
+  ``leaf_calls``. The tables are in ``dtype`` (float64 needs ``jax.enable_x64``: the precision in
+  which the same seeds give the same searches as on the belief pool).
   """
 
   def __init__(
@@ -51,6 +52,7 @@ class GTCFR:
     leaf_model: leaf_models.LeafModel,
     config: types.GTCFRConfig = types.GTCFRConfig(),
     devices: Sequence[jax.Device] | None = None,
+    dtype=jnp.float32,
   ):
     tree = game_or_tree.tree if isinstance(game_or_tree, registry.Game) else game_or_tree
     if tree.kind[0] == public_game.TERMINAL:
@@ -73,7 +75,8 @@ class GTCFR:
         "leaves; use a larger capacity or None"
       )
     self.capacity = needed if config.leaf_capacity is None else config.leaf_capacity
-    self.tables = tables_lib.make_tables(tree)
+    self.dtype = jnp.dtype(dtype)
+    self.tables = tables_lib.make_tables(tree, self.dtype)
     self._search = jax.jit(self._search_fn(leaf_calls.leaf_batches(self.capacity)))
     self._batch = jax.jit(self._batched(self._search_fn, self.capacity, in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(types.root_start, in_axes=(None, 0)))
@@ -89,13 +92,13 @@ class GTCFR:
   @functools.cached_property
   def subgames(self) -> subgames_lib.Subgames:
     """Compact tables for searches rooted below the tree's root (:mod:`sog.search.subgames`)."""
-    return subgames_lib.Subgames(self.tree, self.capacity)
+    return subgames_lib.Subgames(self.tree, self.capacity, self.dtype)
 
   def root_ranges(self, ranges: np.ndarray | None) -> jax.Array:
     ranges = (
       self.tree.root_ranges if ranges is None else best_response.check_ranges(self.tree, ranges)
     )
-    return jnp.asarray(ranges, jnp.float32)
+    return jnp.asarray(ranges, self.dtype)
 
   def search(
     self, rng: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
