@@ -33,6 +33,7 @@ from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import resolving
+from sog.search.pool import belief_oracle
 
 LEAF_CHOICES = ("oracle", "zeros", "untrained")
 _FLAG_OF_FIELD = {"simulations_per_phase": "c"}  # a stored setting's flag where the names differ
@@ -301,7 +302,20 @@ class LeafFlags:
   oracle_on: flags.FlagHolder[str | None]
   reach_threshold: flags.FlagHolder[float]
 
-  def model(self, game: sog.games.Game) -> leaf_models.LeafModel:
+  def model(self, game: sog.games.Game, engine: str = "tables") -> leaf_models.LeafModel:
+    """The leaf model the flags name, for searches on ``engine`` ("tables" or "pool": the exact
+    oracle is each engine's own; the pool takes no injected error or routed oracle yet)."""
+    if engine == "pool":
+      given = [f"--{flag.name}" for flag in (self.value_error, self.oracle_on) if flag.present]
+      if given:
+        raise ValueError(f"{', '.join(given)} run on the table engine only: drop --engine=pool")
+      if self.leaf.value == "oracle":
+        return belief_oracle.exact_leaf_model(
+          game,
+          self.oracle_iterations.value,
+          warm_start=self.oracle_warm_start.value,
+          policy_prior=self.oracle_policy_prior.value,
+        )
     model = leaf_model(
       self.leaf.value,
       game,

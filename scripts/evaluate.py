@@ -17,6 +17,13 @@ solve), zeros, an untrained CVPN or a CVPN checkpoint directory (the flags share
 are defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
 value's keys at the top level, every value under "results").
 
+``--engine=pool`` runs the searches on the belief pool (``sog.search.pool.BeliefGTCFR``, each
+search growing its own tree from its re-solving root) instead of the table search; with
+``--float64`` both engines give the same composed policies for the same seeds:
+
+  python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --engine=pool \
+      --float64
+
 With ``--agent=rebel`` the agent is ReBeL (``sog.baselines.rebel``): depth-limited CFR-D subgames of
 --depth levels and --iterations iterations, random-iteration play, its policy composed over the
 whole tree per seed; reported are the per-seed exploitability (min / mean / max) and that of the
@@ -35,6 +42,7 @@ from absl import app
 from absl import flags
 from absl import logging
 import jax
+import jax.numpy as jnp
 
 import common
 from sog import plotting
@@ -45,6 +53,7 @@ import sog.games
 from sog.protocol import composed
 from sog.protocol import queries as queries_lib
 from sog.search import gtcfr
+from sog.search import pool
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
 _SEARCH = common.define_search_flags(sims=["100"])
@@ -65,6 +74,19 @@ _QUERY_SAMPLES = flags.DEFINE_integer(
   lower_bound=1,
 )
 _AGENT = flags.DEFINE_enum("agent", "sog", ["sog", "rebel"], "The agent: SoG or ReBeL.")
+_ENGINE = flags.DEFINE_enum(
+  "engine",
+  "tables",
+  ["tables", "pool"],
+  "The GT-CFR engine: the table search on the enumerated tree, or the belief pool (nothing "
+  "enumerated but the evaluation; the same seeds give the same searches in float64).",
+)
+_FLOAT64 = flags.DEFINE_bool(
+  "float64",
+  False,
+  "Search in float64 (JAX's x64 mode): the precision in which both engines give the same "
+  "composed policies for the same seeds (float32 rounding can flip ties in regret matching).",
+)
 _DEPTH = flags.DEFINE_integer("depth", rebel.ReBeLConfig.depth, "ReBeL: levels per subgame.")
 _ITERATIONS = flags.DEFINE_integer(
   "iterations", rebel.ReBeLConfig.iterations, "ReBeL: CFR-D iterations per subgame."
@@ -99,6 +121,8 @@ _ONLY = {
     "query_samples",
     "oracle_on",
     "reach_threshold",
+    "engine",
+    "float64",
   ],
   "rebel": ["depth", "iterations", "play"],
 }
@@ -118,8 +142,11 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   _refuse_other_agents_flags()
+  if _FLOAT64.value:
+    jax.config.update("jax_enable_x64", True)
+  dtype = jnp.float64 if _FLOAT64.value else jnp.float32
   game = common.load_game(_GAME.value)
-  leaf = _LEAF.model(game)
+  leaf = _LEAF.model(game, _ENGINE.value)
   if _AGENT.value == "rebel":
     _evaluate_rebel(game, leaf)
     return
@@ -129,7 +156,10 @@ def main(argv):
   resolving_config = _PROTOCOL.resolving_config()
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
-  print(f"{game.name}: SoG agent, {_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}")
+  print(
+    f"{game.name}: SoG agent ({_ENGINE.value}, {jnp.dtype(dtype).name}), {_SEARCH.describe()}, "
+    f"{_LEAF.describe()}, {_PROTOCOL.describe()}"
+  )
   if settings_note:
     print(settings_note)
   print(
@@ -143,7 +173,16 @@ def main(argv):
     if _RECORD_QUERIES.value:
       config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
       recorder = queries_lib.QueryRecorder()
-    searcher = gtcfr.GTCFR(game, leaf, config)
+    if _ENGINE.value == "pool":
+      searcher = pool.BeliefGTCFR(
+        game,
+        leaf,
+        config,
+        dtype=dtype,
+        branch_depth=composed.branch_depth(game.tree, _PROTOCOL.predecessor.value),
+      )
+    else:
+      searcher = gtcfr.GTCFR(game, leaf, config, dtype=dtype)
     result = composed.compose(
       searcher,
       _PROTOCOL.seeds(),
@@ -152,6 +191,7 @@ def main(argv):
       common.progress_printer(f"s={sims}"),
       predecessor=_PROTOCOL.predecessor.value,
       on_resolved=recorder,
+      tree=game.tree if _ENGINE.value == "pool" else None,
     )
     if recorder is not None:
       path = pathlib.Path(_RECORD_QUERIES.value) / f"queries_s{sims}.npz"
@@ -176,6 +216,8 @@ def main(argv):
         "first_seed": _PROTOCOL.first_seed.value,
         "per_seed": result.exploitability.tolist(),
         "device": jax.devices()[0].platform,
+        "engine": _ENGINE.value,
+        "float64": _FLOAT64.value,
       }
     )
     print(

@@ -8,8 +8,10 @@ compose the policies the searches give at their public states into one policy ov
 tree; compute its exact exploitability. Over N seeds, report min / mean / max (the paper used 50).
 
 Searches at one breadth-first depth are independent given the depths above, so they run as vmapped
-batches of a fixed size. Each runs on the compact tables of the subgame below its re-solving root
-s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame costs, not the game.
+batches of a fixed size. On the table engine each runs on the compact tables of the subgame below
+its re-solving root s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame
+costs, not the game; on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`) each grows its own
+tree from s_prev and nothing but the evaluation needs the enumerated tree.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from sog.games import tree as tree_lib
 from sog.search import gtcfr
 from sog.search import resolver as resolver_lib
 from sog.search import resolving
-from sog.search import subgames as subgames_lib
+from sog.search.pool import belief_resolver
+from sog.search.pool import belief_resolving
+from sog.search.pool.belief_searcher import BeliefGTCFR
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,8 +142,38 @@ def uniform_policies(
   ).copy()
 
 
+def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
+  """The longest branch a protocol's re-solving search on the belief pool plans, from s_prev down
+  to the decision it searches (what :class:`~sog.search.pool.BeliefGTCFR`'s ``branch_depth`` must
+  hold): a first search starts at the game's root; a later one at the deepest public state of its
+  predecessor's tree on the way, at least a child of the predecessor (each search expands its
+  focus)."""
+  previous = previous_decisions(tree, predecessor)
+  decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
+  above = np.where(previous[decisions] >= 0, tree.depth[previous[decisions]] + 1, 0)
+  return int(max(0, (tree.depth[decisions] - above).max(initial=0)))
+
+
+class _PoolByNode:
+  """The belief pool's resolver asked by the enumerated tree's nodes (their paths of child slots
+  from the root and their actors), as the protocol names decisions."""
+
+  def __init__(
+    self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
+  ):
+    self.tree = tree
+    self.resolver = belief_resolver.BeliefResolver(searcher, max(tree.num_levels - 1, 1), config)
+
+  def initial_summary(self) -> belief_resolving.BeliefSummary:
+    return self.resolver.initial_summary()
+
+  def resolve(self, requests, rngs, chunk, params):
+    asked = [(summary, self.tree.paths[n], int(self.tree.kind[n])) for summary, n in requests]
+    return self.resolver.resolve(asked, rngs, chunk, params)
+
+
 def compose(
-  searcher: gtcfr.GTCFR,
+  searcher: gtcfr.GTCFR | BeliefGTCFR,
   seeds: Sequence[int],
   resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   batch_size: int = 32,
@@ -147,32 +181,56 @@ def compose(
   params=None,
   predecessor: str = "own",
   on_resolved: Callable[[list[tuple[int, int, bool]], resolver_lib.Resolved], None] | None = None,
+  tree: tree_lib.PublicTree | None = None,
 ) -> Composition:
-  """Runs the protocol with ``searcher`` (a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree)
-  for each seed and evaluates each composed policy exactly (float64).
+  """Runs the protocol with ``searcher`` for each seed and evaluates each composed policy exactly
+  (float64).
 
-  Each search runs on the compact tables of its re-solving root's subgame (``searcher.subgames``):
-  searches at one depth are batched by the depth of that root (one compilation per such depth).
+  ``searcher`` is a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree, each search run on the
+  compact tables of its re-solving root's subgame (``searcher.subgames``; searches at one depth are
+  batched by the depth of that root, one compilation per such depth), or a
+  :class:`~sog.search.pool.BeliefGTCFR` of the game, given its enumerated ``tree`` (the composed
+  policy's home) and a ``branch_depth`` of at least :func:`branch_depth` (one compilation serves
+  every search). The same seeds give the same searches on both.
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   ``predecessor`` picks the search each re-solve continues (:func:`previous_decisions`): the
   searching player's last one (``"own"``, the default) or the nearest one above, whoever acted
   there (``"nearest"``; the paper's "conditioned on previous searches at predecessor states" allows
-  either reading). ``on_resolved(searches, resolved)`` is called with every chunk of searches:
-  ``searches[row]`` is (seed, game node searched, whether it continued a predecessor's search) of
-  the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
+  either reading). ``on_resolved(searches, resolved)`` is called with every chunk of searches
+  (table engine only): ``searches[row]`` is (seed, game node searched, whether it continued a
+  predecessor's search) of the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects
+  their leaf queries).
   """
-  tree = searcher.tree
-  if tree.game_node[0] != 0 or tree.parent[0] != -1:
-    raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
+  if isinstance(searcher, BeliefGTCFR):
+    if tree is None:
+      raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
+    needed = branch_depth(tree, predecessor)
+    if searcher.branch_depth < needed:
+      raise ValueError(
+        f"compose: the protocol's re-solving branches on {tree.name} reach {needed} public "
+        f"moves; build the BeliefGTCFR with branch_depth >= {needed} (composed.branch_depth)"
+      )
+    if on_resolved is not None:
+      raise ValueError(
+        "compose: on_resolved (recording leaf queries) reads the table engine's subgames; run "
+        "it with a sog.search.GTCFR"
+      )
+    resolver = _PoolByNode(searcher, tree, resolving_config)
+  else:
+    if tree is not None and tree is not searcher.tree:
+      raise ValueError("compose: a GTCFR composes on its own tree; leave tree=None")
+    tree = searcher.tree
+    if tree.game_node[0] != 0 or tree.parent[0] != -1:
+      raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
+    resolver = resolver_lib.Resolver(searcher, resolving_config)
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
   previous = previous_decisions(tree, predecessor)
   needed = np.zeros(tree.num_nodes, bool)
   needed[previous[previous >= 0]] = True
-  resolver = resolver_lib.Resolver(searcher, resolving_config)
   initial = resolver.initial_summary()
-  kept: dict[tuple[int, int], subgames_lib.PlacedSummary] = {}
+  kept = {}  # (seed index, decision node) -> the summary its player keeps
   decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   growth = SearchGrowth()

@@ -15,12 +15,14 @@ touched once), ``worlds`` (world states drawn and stepped on it), and GT-CFR on 
 walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any public state as its
 root, a branch down to the focus, the safe re-solving gadget), ``belief_searcher``
 (:class:`BeliefGTCFR`), ``belief_resolving`` (continual re-solving: summaries keyed by public
-state, and the plan of the next search's start) and ``belief_oracle`` (the exact oracle: each
+state, and the plan of the next search's start), ``belief_resolver`` (batches of re-solving
+searches, what SoG's protocol runs on the pool) and ``belief_oracle`` (the exact oracle: each
 leaf's subgame solved on a pool of the root's whole subgame).
 """
 
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
 from sog.search.pool import worlds
@@ -54,6 +56,7 @@ __all__ = [
   "Tree",
   "belief_cfr",
   "belief_oracle",
+  "belief_resolver",
   "belief_resolving",
   "beliefs",
   "finish",

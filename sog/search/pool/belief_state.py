@@ -128,6 +128,11 @@ class BeliefSearchResult:
   complete: chex.Array
 
   @property
+  def expanded(self) -> chex.Array:
+    """[P] bool: the interior public states of the final tree (the branch's included)."""
+    return self.tree.expanded
+
+  @property
   def nodes(self) -> chex.Array:
     """The public states in the final tree."""
     return jnp.minimum(self.tree.num_nodes, self.tree.capacity)

@@ -1,0 +1,125 @@
+"""Batches of re-solving searches on the belief pool: what the protocol, the agent and self-play do
+at a decision, with nothing enumerated.
+
+A request is a player's :class:`~sog.search.pool.belief_resolving.BeliefSummary` (of its last
+search, or the game's start), the public state s_pub it now decides at, named by its path of child
+slots from the game's root, and the acting player. :class:`BeliefResolver` plans each request's
+start (:func:`~sog.search.pool.belief_resolving.plan`, vmapped over a chunk), refuses unsound plans
+(:func:`~sog.search.pool.belief_resolving.check`) and runs the chunk's searches as one vmapped batch
+(:meth:`~sog.search.pool.BeliefGTCFR.search_from_batch`), yielding one :class:`BeliefResolved` at a
+time. Every chunk has the same shape (a short one is padded with copies of its last request), so
+one compilation serves every decision of a game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from collections.abc import Sequence
+import dataclasses
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from sog.games import public_game
+from sog.search import resolving
+from sog.search.pool import belief_resolving
+from sog.search.pool import belief_state
+from sog.search.pool.belief_searcher import BeliefGTCFR
+
+#: (the player's summary, the path of child slots from the game's root to s_pub, the acting player)
+Request = tuple[belief_resolving.BeliefSummary, Sequence[int], int]
+
+
+@dataclasses.dataclass(frozen=True)
+class BeliefResolved:
+  """One chunk of re-solving searches on the pool.
+
+  Attributes:
+    jobs: the requests answered, in row order (the results may have padding rows after them).
+    results: the searches' results [chunk, ...] (slots of each search's own pool).
+    planned: the chunk's plans [chunk, ...] (where each search's root lies).
+    summaries_in: the summaries the chunk planned from [chunk, ...].
+  """
+
+  jobs: list[int]
+  results: belief_state.BeliefSearchResult
+  planned: belief_resolving.Planned
+  summaries_in: belief_resolving.BeliefSummary
+  config: resolving.ResolvingConfig = resolving.ResolvingConfig()
+
+  def summaries(self) -> list[belief_resolving.BeliefSummary]:
+    """The summary each job's player keeps from its search (host arrays, one per job)."""
+    summarise = functools.partial(belief_resolving.summarise, config=self.config)
+    summaries = jax.device_get(jax.vmap(summarise)(self.results, self.summaries_in, self.planned))
+    return [jax.tree.map(lambda x, row=row: x[row], summaries) for row in range(len(self.jobs))]
+
+
+class BeliefResolver:
+  """Re-solves decisions with ``searcher`` by ``config``'s re-solving, for paths of at most
+  ``path_length`` public moves from the game's root (static: a summary keeps the path to its root
+  at that length). A plan's branch, from s_prev down to s_pub, must fit the searcher's
+  ``branch_depth``."""
+
+  def __init__(
+    self,
+    searcher: BeliefGTCFR,
+    path_length: int,
+    config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
+  ):
+    if not isinstance(path_length, int) or path_length < 1:
+      raise ValueError(
+        f"BeliefResolver: path_length (the most public moves from the game's root to a decision) "
+        f"must be an int >= 1, got {path_length!r}"
+      )
+    self.searcher, self.path_length, self.config = searcher, path_length, config
+    plan = functools.partial(
+      belief_resolving.plan, branch_depth=searcher.branch_depth, config=config
+    )
+    self._plan = jax.jit(jax.vmap(plan))
+
+  def initial_summary(self) -> belief_resolving.BeliefSummary:
+    """A player's summary before its first decision: the game's root at the deal's priors (host
+    arrays, shaped as the summaries of the searcher's results)."""
+    game = self.searcher.game
+    marginals = jnp.asarray(public_game.prior_ranges(game), self.searcher.dtype)
+    return jax.device_get(
+      belief_resolving.initial_summary(self.searcher.empty, marginals, self.path_length)
+    )
+
+  def path(self, moves: Sequence[int]) -> np.ndarray:
+    """[path_length] int32: the child slots ``moves`` from the game's root, -1 past the end
+    (``ValueError`` for a path longer than ``path_length``)."""
+    moves = np.asarray(moves, np.int32).reshape(-1)
+    if moves.size > self.path_length:
+      raise ValueError(
+        f"a path of {moves.size} public moves is longer than the resolver's path_length="
+        f"{self.path_length}"
+      )
+    return np.pad(moves, (0, self.path_length - moves.size), constant_values=-1)
+
+  def resolve(
+    self,
+    requests: Sequence[Request],
+    rngs: chex.PRNGKey,
+    chunk: int = 1,
+    params=None,
+  ) -> Iterator[BeliefResolved]:
+    """The re-solving searches of ``requests`` (summary, path, player), with ``rngs`` [J], as
+    vmapped chunks of ``chunk`` searches; ``params`` replace the leaf model's."""
+    if chunk < 1:
+      raise ValueError(f"chunk must be >= 1, got {chunk}")
+    paths = np.stack([self.path(path) for _, path, _ in requests]) if requests else None
+    players = np.array([int(player) for _, _, player in requests], np.int32)
+    for begin in range(0, len(requests), chunk):
+      jobs = list(range(begin, min(begin + chunk, len(requests))))
+      rows = jobs + [jobs[-1]] * (chunk - len(jobs))
+      summaries = jax.tree.map(lambda *xs: np.stack(xs), *[requests[j][0] for j in rows])
+      planned = self._plan(summaries, jnp.asarray(paths[rows]), jnp.asarray(players[rows]))
+      belief_resolving.check(planned, self.searcher.branch_depth)
+      results = self.searcher.search_from_batch(rngs[np.asarray(rows)], planned.start, params)
+      yield BeliefResolved(
+        jobs=jobs, results=results, planned=planned, summaries_in=summaries, config=self.config
+      )

@@ -1,0 +1,141 @@
+"""SoG's protocol on the belief pool: the same seeds give the same composed policies as the table
+search (float64), and ``scripts/evaluate.py --engine=pool`` reproduces the exploitability recorded
+from the table search (``tests/fixtures/table_protocol.json``, the golden results that stay when
+the table engine goes)."""
+
+import json
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sog.games import load
+from sog.nets import checkpoint
+from sog.protocol import composed
+from sog.search import gtcfr
+from sog.search import leaf_models
+from sog.search.pool import BeliefGTCFR
+from sog.search.pool import belief_resolver
+from tests.conftest import ROOT
+
+FIXTURES = json.loads((ROOT / "tests" / "fixtures" / "table_protocol.json").read_text())
+
+
+def _fixture(name: str) -> dict:
+  [setting] = [s for s in FIXTURES["settings"] if s["name"] == name]
+  return setting
+
+
+def _pool(game, model, config, predecessor="own", dtype=jnp.float64):
+  depth = composed.branch_depth(game.tree, predecessor)
+  return BeliefGTCFR(game, model, config, dtype=dtype, branch_depth=depth)
+
+
+@pytest.mark.parametrize("predecessor", ["own", "nearest"])
+def test_the_protocol_on_the_pool_composes_the_table_searchs_policies(predecessor):
+  """Kuhn, the zero leaf, s = 10, three seeds, float64: every search of the protocol (a root search
+  or a re-solve from the player's last summary, with the gadget) gives the table search's policy at
+  its decision, so the composed policies, their exploitability and the growth statistics are
+  equal; batched in chunks of 4 (padded) or one at a time, the same."""
+  game = load("kuhn_poker")
+  model = leaf_models.zero_leaf_model()
+  config = gtcfr.GTCFRConfig(simulations=10)
+  with jax.enable_x64(True):
+    tables = composed.compose(
+      gtcfr.GTCFR(game, model, config, dtype=jnp.float64),
+      range(3),
+      batch_size=4,
+      predecessor=predecessor,
+    )
+    pool = _pool(game, model, config, predecessor)
+    for batch_size in (4, 1):
+      composed_on_pool = composed.compose(
+        pool, range(3), batch_size=batch_size, predecessor=predecessor, tree=game.tree
+      )
+      np.testing.assert_allclose(composed_on_pool.policies, tables.policies, atol=1e-12)
+      np.testing.assert_allclose(composed_on_pool.exploitability, tables.exploitability, atol=1e-12)
+      assert composed_on_pool.growth == pytest.approx(tables.growth)
+
+
+def test_the_protocol_on_the_pool_reproduces_the_recorded_leduc_network_run():
+  """Leduc with the shipped CVPN, s = 10, seeds 0-1, float64: the pool's composed exploitability is
+  the table search's, recorded in the fixtures by scripts/evaluate.py (to 1e-6, the issue's
+  bar; measured equal to 1e-12)."""
+  fixture = _fixture("leduc_network")
+  game = load("leduc_poker")
+  with jax.enable_x64(True):
+    model = checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
+    result = composed.compose(
+      _pool(game, model, gtcfr.GTCFRConfig(simulations=10)),
+      range(2),
+      batch_size=1,
+      tree=game.tree,
+    )
+  np.testing.assert_allclose(result.exploitability, fixture["per_seed"]["10"], atol=1e-6)
+
+
+def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
+  """``scripts/evaluate.py --engine=pool --float64``, the exact oracle on Kuhn: the JSON's
+  per-seed exploitability is the table search's recorded one (to 1e-6; measured to 1e-15), and
+  the line names the engine."""
+  fixture = _fixture("kuhn_oracle")
+  out = subprocess.run(
+    [
+      sys.executable,
+      "scripts/evaluate.py",
+      *[arg for arg in fixture["argv"] if not arg.startswith("--sims")],
+      "--sims=10",
+      "--engine=pool",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
+  line = json.loads(out.stdout.splitlines()[-1])
+  assert line["engine"] == "pool" and line["float64"] and line["sims"] == 10
+  np.testing.assert_allclose(line["per_seed"], fixture["per_seed"]["10"], atol=1e-6)
+
+
+def test_the_pool_protocol_refuses_what_it_cannot_run():
+  """compose on the pool needs the enumerated tree and a branch deep enough for the protocol's
+  re-solves, and records no leaf queries; the resolver refuses paths longer than it plans."""
+  game = load("kuhn_poker")
+  model = leaf_models.zero_leaf_model()
+  config = gtcfr.GTCFRConfig(simulations=2)
+  shallow = BeliefGTCFR(game, model, config)
+  with pytest.raises(ValueError, match="needs the game's enumerated tree"):
+    composed.compose(shallow, [0])
+  with pytest.raises(ValueError, match="branch_depth >= 1"):
+    composed.compose(shallow, [0], tree=game.tree)
+  deep = _pool(game, model, config, dtype=jnp.float32)
+  with pytest.raises(ValueError, match="on_resolved"):
+    composed.compose(deep, [0], tree=game.tree, on_resolved=lambda *_: None)
+  with pytest.raises(ValueError, match="path_length"):
+    belief_resolver.BeliefResolver(deep, 0)
+  resolver = belief_resolver.BeliefResolver(deep, 2)
+  with pytest.raises(ValueError, match="longer than the resolver's path_length=2"):
+    resolver.path([0, 1, 0])
+  with pytest.raises(ValueError, match="leave tree=None"):
+    composed.compose(gtcfr.GTCFR(game, model, config), [0], tree=load("leduc_poker").tree)
+
+
+def test_evaluate_refuses_the_table_only_leaf_flags_on_the_pool():
+  out = subprocess.run(
+    [
+      sys.executable,
+      "scripts/evaluate.py",
+      "--game=kuhn_poker",
+      "--leaf=zeros",
+      "--leaf_value_error=0.1",
+      "--engine=pool",
+      "--seeds=1",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+  )
+  assert out.returncode != 0 and "--leaf_value_error run on the table engine only" in out.stderr
