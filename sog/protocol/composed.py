@@ -231,6 +231,7 @@ def compose(
   needed[previous[previous >= 0]] = True
   initial = resolver.initial_summary()
   kept = {}  # (seed index, decision node) -> the summary its player keeps
+  left = np.bincount(previous[previous >= 0], minlength=tree.num_nodes) * len(seeds)
   decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   growth = SearchGrowth()
@@ -241,6 +242,12 @@ def compose(
     if not jobs:
       continue
     requests = [(kept[(k, int(previous[n]))] if previous[n] >= 0 else initial, n) for k, n in jobs]
+    for _, n in jobs:  # a summary is dropped once every re-solve continuing it has its request
+      if previous[n] >= 0:
+        left[previous[n]] -= 1
+        if left[previous[n]] == 0:
+          for seed in range(len(seeds)):
+            kept.pop((seed, int(previous[n])), None)
     rngs = search_keys([seeds[k] for k, _ in jobs], [n for _, n in jobs])
     for resolved in resolver.resolve(requests, rngs, batch_size, params):
       focus_policy = np.asarray(resolved.results.focus_policy, np.float64)

@@ -8,7 +8,8 @@ start (:func:`~sog.search.pool.belief_resolving.plan`, vmapped over a chunk), re
 (:func:`~sog.search.pool.belief_resolving.check`) and runs the chunk's searches as one vmapped batch
 (:meth:`~sog.search.pool.BeliefGTCFR.search_from_batch`), yielding one :class:`BeliefResolved` at a
 time. Every chunk has the same shape (a short one is padded with copies of its last request), so
-one compilation serves every decision of a game.
+one compilation serves every decision of a game. Summaries are kept on the host cut to the slots
+their trees use (:func:`trimmed`) and put back in the searcher's pool to plan (:func:`padded`).
 """
 
 from __future__ import annotations
@@ -51,10 +52,41 @@ class BeliefResolved:
   config: resolving.ResolvingConfig = resolving.ResolvingConfig()
 
   def summaries(self) -> list[belief_resolving.BeliefSummary]:
-    """The summary each job's player keeps from its search (host arrays, one per job)."""
+    """The summary each job's player keeps from its search (host arrays, one per job, holding only
+    the slots its tree uses: :func:`trimmed`)."""
     summarise = functools.partial(belief_resolving.summarise, config=self.config)
     summaries = jax.device_get(jax.vmap(summarise)(self.results, self.summaries_in, self.planned))
-    return [jax.tree.map(lambda x, row=row: x[row], summaries) for row in range(len(self.jobs))]
+    return [
+      trimmed(jax.tree.map(lambda x, row=row: x[row], summaries)) for row in range(len(self.jobs))
+    ]
+
+
+def _per_slot(summary: belief_resolving.BeliefSummary, change) -> belief_resolving.BeliefSummary:
+  """``summary`` with ``change`` applied to every array that has the pool's slot axis first."""
+  tree = summary.tree
+  scalars = {"num_nodes": tree.num_nodes, "height": tree.height}
+  tree = jax.tree.map(change, tree.replace(num_nodes=None, height=None)).replace(**scalars)
+  return summary.replace(tree=tree, ranges=change(summary.ranges), values=change(summary.values))
+
+
+def trimmed(summary: belief_resolving.BeliefSummary) -> belief_resolving.BeliefSummary:
+  """A host summary cut to the slots its tree uses (a search grows far fewer public states than its
+  pool holds): what a player keeps between decisions."""
+  used = int(summary.tree.num_nodes)
+  return _per_slot(summary, lambda x: np.asarray(x)[:used])
+
+
+def padded(
+  summary: belief_resolving.BeliefSummary, capacity: int
+) -> belief_resolving.BeliefSummary:
+  """A trimmed summary back in a pool of ``capacity`` slots (the free slots zero: a plan reads only
+  the slots the tree uses)."""
+
+  def pad(x):
+    x = np.asarray(x)
+    return np.pad(x, [(0, capacity - x.shape[0])] + [(0, 0)] * (x.ndim - 1))
+
+  return _per_slot(summary, pad)
 
 
 class BeliefResolver:
@@ -82,11 +114,13 @@ class BeliefResolver:
 
   def initial_summary(self) -> belief_resolving.BeliefSummary:
     """A player's summary before its first decision: the game's root at the deal's priors (host
-    arrays, shaped as the summaries of the searcher's results)."""
+    arrays, :func:`trimmed` as the summaries of the searcher's results)."""
     game = self.searcher.game
     marginals = jnp.asarray(public_game.prior_ranges(game), self.searcher.dtype)
-    return jax.device_get(
-      belief_resolving.initial_summary(self.searcher.empty, marginals, self.path_length)
+    return trimmed(
+      jax.device_get(
+        belief_resolving.initial_summary(self.searcher.empty, marginals, self.path_length)
+      )
     )
 
   def path(self, moves: Sequence[int]) -> np.ndarray:
@@ -116,7 +150,10 @@ class BeliefResolver:
     for begin in range(0, len(requests), chunk):
       jobs = list(range(begin, min(begin + chunk, len(requests))))
       rows = jobs + [jobs[-1]] * (chunk - len(jobs))
-      summaries = jax.tree.map(lambda *xs: np.stack(xs), *[requests[j][0] for j in rows])
+      capacity = self.searcher.capacity
+      summaries = jax.tree.map(
+        lambda *xs: np.stack(xs), *[padded(requests[j][0], capacity) for j in rows]
+      )
       planned = self._plan(summaries, jnp.asarray(paths[rows]), jnp.asarray(players[rows]))
       belief_resolving.check(planned, self.searcher.branch_depth)
       results = self.searcher.search_from_batch(rngs[np.asarray(rows)], planned.start, params)
