@@ -205,11 +205,11 @@ def compose(
   if isinstance(searcher, BeliefGTCFR):
     if tree is None:
       raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
-    needed = branch_depth(tree, predecessor)
-    if searcher.branch_depth < needed:
+    deepest = branch_depth(tree, predecessor)
+    if searcher.branch_depth < deepest:
       raise ValueError(
-        f"compose: the protocol's re-solving branches on {tree.name} reach {needed} public "
-        f"moves; build the BeliefGTCFR with branch_depth >= {needed} (composed.branch_depth)"
+        f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
+        f"moves; build the BeliefGTCFR with branch_depth >= {deepest} (composed.branch_depth)"
       )
     if on_resolved is not None:
       raise ValueError(
@@ -227,11 +227,11 @@ def compose(
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
   previous = previous_decisions(tree, predecessor)
-  needed = np.zeros(tree.num_nodes, bool)
-  needed[previous[previous >= 0]] = True
+  continuations = np.bincount(previous[previous >= 0], minlength=tree.num_nodes)
+  needed = continuations > 0  # decisions whose summaries later re-solves continue
   initial = resolver.initial_summary()
   kept = {}  # (seed index, decision node) -> the summary its player keeps
-  left = np.bincount(previous[previous >= 0], minlength=tree.num_nodes) * len(seeds)
+  left = continuations * len(seeds)  # re-solves yet to be planned from each decision's summaries
   decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   total, done = len(decisions) * len(seeds), 0
   growth = SearchGrowth()

@@ -147,10 +147,10 @@ class BeliefResolver:
       raise ValueError(f"chunk must be >= 1, got {chunk}")
     paths = np.stack([self.path(path) for _, path, _ in requests]) if requests else None
     players = np.array([int(player) for _, _, player in requests], np.int32)
+    capacity = self.searcher.capacity
     for begin in range(0, len(requests), chunk):
       jobs = list(range(begin, min(begin + chunk, len(requests))))
       rows = jobs + [jobs[-1]] * (chunk - len(jobs))
-      capacity = self.searcher.capacity
       summaries = jax.tree.map(
         lambda *xs: np.stack(xs), *[padded(requests[j][0], capacity) for j in rows]
       )
