@@ -21,17 +21,19 @@ import sys
 
 from absl import flags
 import jax
+import jax.numpy as jnp
 
 from sog import monitoring
 import sog.games
 from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
-from sog.protocol import composed
 from sog.protocol import settings as settings_lib
+from sog.search import agent as agent_lib
 from sog.search import cfr
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import predecessors
 from sog.search import resolving
 from sog.search.pool import belief_oracle
 
@@ -281,9 +283,43 @@ def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
     predecessor=flags.DEFINE_enum(
       "predecessor",
       "own",
-      list(composed.PREDECESSORS),
+      list(predecessors.PREDECESSORS),
       "The search a re-solve continues: the searching player's last (own) or the nearest "
       "decision's above, whoever acted (nearest).",
+    ),
+  )
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineFlags:
+  """--engine and --float64: which GT-CFR runs an imperfect-information game's searches, and in
+  what precision."""
+
+  engine: flags.FlagHolder[str]
+  float64: flags.FlagHolder[bool]
+
+  def dtype(self):
+    """The searches' float type; float64 switches JAX's x64 mode on (call before any search)."""
+    if self.float64.value:
+      jax.config.update("jax_enable_x64", True)
+      return jnp.float64
+    return jnp.float32
+
+
+def define_engine_flags() -> EngineFlags:
+  return EngineFlags(
+    engine=flags.DEFINE_enum(
+      "engine",
+      "tables",
+      list(agent_lib.ENGINES),
+      "The GT-CFR engine: the table search on the enumerated tree, or the belief pool (nothing "
+      "enumerated but the evaluation; the same seeds give the same searches in float64).",
+    ),
+    float64=flags.DEFINE_bool(
+      "float64",
+      False,
+      "Search in float64 (JAX's x64 mode): the precision in which both engines give the same "
+      "searches for the same seeds (float32 rounding can flip ties in regret matching).",
     ),
   )
 

@@ -54,6 +54,7 @@ from sog.protocol import composed
 from sog.protocol import queries as queries_lib
 from sog.search import gtcfr
 from sog.search import pool
+from sog.search import predecessors
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
 _SEARCH = common.define_search_flags(sims=["100"])
@@ -74,19 +75,7 @@ _QUERY_SAMPLES = flags.DEFINE_integer(
   lower_bound=1,
 )
 _AGENT = flags.DEFINE_enum("agent", "sog", ["sog", "rebel"], "The agent: SoG or ReBeL.")
-_ENGINE = flags.DEFINE_enum(
-  "engine",
-  "tables",
-  ["tables", "pool"],
-  "The GT-CFR engine: the table search on the enumerated tree, or the belief pool (nothing "
-  "enumerated but the evaluation; the same seeds give the same searches in float64).",
-)
-_FLOAT64 = flags.DEFINE_bool(
-  "float64",
-  False,
-  "Search in float64 (JAX's x64 mode): the precision in which both engines give the same "
-  "composed policies for the same seeds (float32 rounding can flip ties in regret matching).",
-)
+_ENGINE = common.define_engine_flags()
 _DEPTH = flags.DEFINE_integer("depth", rebel.ReBeLConfig.depth, "ReBeL: levels per subgame.")
 _ITERATIONS = flags.DEFINE_integer(
   "iterations", rebel.ReBeLConfig.iterations, "ReBeL: CFR-D iterations per subgame."
@@ -142,11 +131,9 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   _refuse_other_agents_flags()
-  if _FLOAT64.value:
-    jax.config.update("jax_enable_x64", True)
-  dtype = jnp.float64 if _FLOAT64.value else jnp.float32
+  dtype = _ENGINE.dtype()
   game = common.load_game(_GAME.value)
-  leaf = _LEAF.model(game, _ENGINE.value)
+  leaf = _LEAF.model(game, _ENGINE.engine.value)
   if _AGENT.value == "rebel":
     _evaluate_rebel(game, leaf)
     return
@@ -157,8 +144,8 @@ def main(argv):
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
   print(
-    f"{game.name}: SoG agent ({_ENGINE.value}, {jnp.dtype(dtype).name}), {_SEARCH.describe()}, "
-    f"{_LEAF.describe()}, {_PROTOCOL.describe()}"
+    f"{game.name}: SoG agent ({_ENGINE.engine.value}, {jnp.dtype(dtype).name}), "
+    f"{_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}"
   )
   if settings_note:
     print(settings_note)
@@ -173,13 +160,13 @@ def main(argv):
     if _RECORD_QUERIES.value:
       config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
       recorder = queries_lib.QueryRecorder()
-    if _ENGINE.value == "pool":
+    if _ENGINE.engine.value == "pool":
       searcher = pool.BeliefGTCFR(
         game,
         leaf,
         config,
         dtype=dtype,
-        branch_depth=composed.branch_depth(game.tree, _PROTOCOL.predecessor.value),
+        branch_depth=predecessors.branch_depth(game.tree, _PROTOCOL.predecessor.value),
       )
     else:
       searcher = gtcfr.GTCFR(game, leaf, config, dtype=dtype)
@@ -191,7 +178,7 @@ def main(argv):
       common.progress_printer(f"s={sims}"),
       predecessor=_PROTOCOL.predecessor.value,
       on_resolved=recorder,
-      tree=game.tree if _ENGINE.value == "pool" else None,
+      tree=game.tree if _ENGINE.engine.value == "pool" else None,
     )
     if recorder is not None:
       path = pathlib.Path(_RECORD_QUERIES.value) / f"queries_s{sims}.npz"
@@ -216,8 +203,8 @@ def main(argv):
         "first_seed": _PROTOCOL.first_seed.value,
         "per_seed": result.exploitability.tolist(),
         "device": jax.devices()[0].platform,
-        "engine": _ENGINE.value,
-        "float64": _FLOAT64.value,
+        "engine": _ENGINE.engine.value,
+        "float64": _ENGINE.float64.value,
       }
     )
     print(

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from open_spiel.python.algorithms import cfr as openspiel_cfr
 from open_spiel.python.algorithms import evaluate_bots
@@ -18,26 +19,37 @@ from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search.pool import belief_oracle
 from tests.conftest import ROOT
 
 
+def _oracle(engine: str, game, iterations: int) -> leaf_models.LeafModel:
+  """The exact oracle of the agent's ``engine``."""
+  if engine == "pool":
+    return belief_oracle.exact_leaf_model(game, iterations)
+  return leaf_models.exact_leaf_model(iterations)
+
+
 @pytest.mark.parametrize(
-  "name, leaf, games",
+  "name, leaf, engine, games",
   [
-    ("kuhn_poker", leaf_models.exact_leaf_model(50), 2),
-    pytest.param("leduc_poker", leaf_models.zero_leaf_model(), 1, marks=pytest.mark.slow),
+    ("kuhn_poker", "oracle", "tables", 2),
+    ("kuhn_poker", "oracle", "pool", 2),
+    ("leduc_poker", "zeros", "pool", 1),
+    pytest.param("leduc_poker", "zeros", "tables", 1, marks=pytest.mark.slow),
   ],
 )
-def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, games):
-  """``games`` whole games per seat against each opponent. Leduc (chance between decisions; every
-  depth compiles its own subgame search, 80 s) is marked slow: the bot's mechanics are Kuhn's, and
-  the agent's re-solves in Leduc's subgames are ``test_subgames``' and the protocol's tests."""
+def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, engine, games):
+  """``games`` whole games per seat against each opponent. Leduc on the tables (chance between
+  decisions; every depth compiles its own subgame search, 80 s) is marked slow; on the pool one
+  compilation serves every decision."""
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
   solver = openspiel_cfr.CFRPlusSolver(os_game)
   for _ in range(20):
     solver.evaluate_and_update_policy()
-  agent = agent_lib.SoGAgent(game, leaf, gtcfr.GTCFRConfig(simulations=20))
+  model = _oracle(engine, game, 50) if leaf == "oracle" else leaf_models.zero_leaf_model()
+  agent = agent_lib.SoGAgent(game, model, gtcfr.GTCFRConfig(simulations=20), engine=engine)
   rng = np.random.RandomState(0)
   for seat in (0, 1):
     opponents = {
@@ -51,6 +63,47 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
         bots[1 - seat] = opponent
         returns = evaluate_bots.evaluate_bots(os_game.new_initial_state(), bots, rng)
         assert len(returns) == 2 and abs(sum(returns)) < 1e-9
+
+
+@pytest.mark.parametrize(
+  "name, games", [("kuhn_poker", 6), pytest.param("leduc_poker", 2, marks=pytest.mark.slow)]
+)
+def test_the_agent_on_the_pool_re_solves_as_on_the_tables(name, games):
+  """Whole games against a uniform random opponent, both seats, float64, zero leaf, s = 10: at
+  every decision the agent on the belief pool (its own tree grown from s_prev, continuing its last
+  summary) gives the table agent's policy from the same key, so both play the same actions."""
+  game = load(name)
+  os_game = openspiel_bridge.openspiel_game(game)
+  config = gtcfr.GTCFRConfig(simulations=10)
+  rng = np.random.RandomState(0)
+  decisions = 0
+  with jax.enable_x64(True):
+    agents = [
+      agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), config, engine=e, dtype=jnp.float64)
+      for e in agent_lib.ENGINES
+    ]
+    for index in range(games):
+      seat = index % 2
+      for agent in agents:
+        agent.reset()
+      state = os_game.new_initial_state()
+      while not state.is_terminal():
+        if state.is_chance_node():
+          outcomes, probabilities = zip(*state.chance_outcomes(), strict=True)
+          state.apply_action(int(rng.choice(outcomes, p=probabilities)))
+        elif state.current_player() == seat:
+          world = openspiel_bridge.locate(game, state)
+          key = jax.random.PRNGKey(1000 * index + len(world.path))
+          (action, tables), (pool_action, pool) = [
+            agent.act(world.path, world.infostates[seat], key) for agent in agents
+          ]
+          np.testing.assert_allclose(pool, tables, atol=1e-12)
+          assert pool_action == action
+          state.apply_action(action)
+          decisions += 1
+        else:
+          state.apply_action(int(rng.choice(state.legal_actions())))
+  assert decisions >= games
 
 
 def test_the_bot_reports_the_policy_it_draws_from():
@@ -84,30 +137,48 @@ def test_the_bot_plays_its_most_probable_action_in_perfect_information_games():
   assert bot_lib.SoGBot(agent, player_id=0, sample=True).sample
 
 
-def test_the_agent_rejects_states_it_cannot_act_at():
+@pytest.mark.parametrize("engine", agent_lib.ENGINES)
+def test_the_agent_rejects_states_it_cannot_act_at(engine):
   game = load("leduc_poker")
   tree = game.tree
-  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(10))
+  agent = agent_lib.SoGAgent(
+    game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(10), engine=engine
+  )
   chance = int(np.flatnonzero(tree.kind == 2)[0])
-  with pytest.raises(ValueError, match="not a decision node"):
-    agent.act(chance, 0, jax.random.PRNGKey(0))
+  with pytest.raises(ValueError, match="not a decision"):
+    agent.act(tree.paths[chance], 0, jax.random.PRNGKey(0))
+  with pytest.raises(ValueError, match="leaves the game"):
+    agent.act((*tree.paths[chance], tree.num_actions + 5), 0, jax.random.PRNGKey(0))
   root_actor = int(tree.kind[0])
-  invalid = np.flatnonzero(~tree.valid[0, root_actor])
-  if invalid.size:
-    with pytest.raises(ValueError, match="not valid"):
-      agent.act(0, int(invalid[0]), jax.random.PRNGKey(0))
+  with pytest.raises(ValueError, match="not valid"):
+    agent.act((), tree.max_infostates + 1, jax.random.PRNGKey(0))
+  # Below the public card, the player cannot hold that very card: legal by the rules, but no deal
+  # reaches it.
+  second_round = np.flatnonzero((tree.kind == 0) & (tree.depth > 2))
+  impossible = [(n, s) for n in second_round for s in np.flatnonzero(~tree.valid[n, 0])]
+  assert impossible
+  node, s = impossible[0]
+  with pytest.raises(ValueError, match="cannot occur"):
+    agent.act(tree.paths[node], int(s), jax.random.PRNGKey(0))
+  agent.reset()
   first = int(np.flatnonzero(tree.kind == 1)[0])
   action, policy = agent.act(
-    first, int(np.flatnonzero(tree.valid[first, 1])[0]), jax.random.PRNGKey(1)
+    tree.paths[first], int(np.flatnonzero(tree.valid[first, 1])[0]), jax.random.PRNGKey(1)
   )
   assert policy[action] > 0 and abs(policy.sum() - 1) < 1e-6
   below_first = np.zeros(tree.num_nodes, bool)
   below_first[tree.descendants(first)] = True
   elsewhere = int(np.flatnonzero((tree.kind == 0) & ~below_first & (tree.depth > 1))[0])
   with pytest.raises(ValueError, match="reset"):
-    agent.act(elsewhere, int(np.flatnonzero(tree.valid[elsewhere, 0])[0]), jax.random.PRNGKey(2))
+    agent.act(
+      tree.paths[elsewhere],
+      int(np.flatnonzero(tree.valid[elsewhere, 0])[0]),
+      jax.random.PRNGKey(2),
+    )
   agent.reset()
-  agent.act(0, int(np.flatnonzero(tree.valid[0, root_actor])[0]), jax.random.PRNGKey(3))
+  agent.act((), int(np.flatnonzero(tree.valid[0, root_actor])[0]), jax.random.PRNGKey(3))
+  with pytest.raises(ValueError, match="engine"):
+    agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), engine="gpu")
 
 
 def test_the_bot_needs_an_openspiel_game():
@@ -147,3 +218,26 @@ def test_play_script_swaps_seats_and_ends_with_its_json_line():
     cwd=ROOT,
   )
   assert bad.returncode != 0 and "perfect-information" in bad.stderr
+
+
+def test_play_script_runs_the_agent_on_the_belief_pool():
+  """scripts/play.py --engine=pool: Leduc against the random bot, the agent's searches on the
+  belief pool; --engine with a pgx game (always on its node pool) is refused by name."""
+  command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10", "--opponent=random"]
+  out = subprocess.run(
+    [*command, "--game=leduc_poker", "--engine=pool", "--games=2"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    check=True,
+  )
+  assert "on the pool" in out.stdout
+  summary = json.loads(out.stdout.splitlines()[-1])
+  assert summary["game"] == "leduc_poker" and summary["games"] == 2
+  bad = subprocess.run(
+    [*command, "--game=pgx/tic_tac_toe", "--engine=pool", "--games=1"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+  )
+  assert bad.returncode != 0 and "--engine" in bad.stderr and "pgx" in bad.stderr

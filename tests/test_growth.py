@@ -12,6 +12,7 @@ from sog.games import public_game
 from sog.protocol import composed
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import predecessors
 from sog.search import walks
 from sog.search.gtcfr import expand as expand_lib
 from tests.conftest import load
@@ -195,8 +196,8 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
 
 def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
   tree = load("leduc_poker").tree
-  own = composed.previous_decisions(tree, "own")
-  nearest = composed.previous_decisions(tree, "nearest")
+  own = predecessors.previous_decisions(tree, "own")
+  nearest = predecessors.previous_decisions(tree, "nearest")
   decision = tree.kind < public_game.CHANCE
   for n in np.flatnonzero(decision):
     above, p = [], tree.parent[n]
@@ -209,7 +210,7 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
     assert own[n] == (same[0] if same else -1)
   assert (nearest[decision] != own[decision]).any()
   with pytest.raises(ValueError, match="predecessor"):
-    composed.previous_decisions(tree, "closest")
+    predecessors.previous_decisions(tree, "closest")
 
 
 def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
@@ -217,7 +218,7 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
   searcher = gtcfr.GTCFR(
     game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=5, redraws=0)
   )
-  for predecessor in composed.PREDECESSORS:
+  for predecessor in predecessors.PREDECESSORS:
     result = composed.compose(searcher, [0, 1], batch_size=2, predecessor=predecessor)
     assert result.growth["walks"] == 5
     assert 0 <= result.growth["idle_walks"] <= 5

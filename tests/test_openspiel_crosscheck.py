@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 import sog.eval
+import sog.games
+from sog.games import walk as walk_lib
 from sog.openspiel import bridge as openspiel_bridge
 from tests.conftest import BRIDGED_GAMES
 from tests.conftest import TIC_TAC_TOE
@@ -70,6 +72,7 @@ def test_replayed_histories_have_openspiel_returns(name, rng):
   """Random OpenSpiel playthroughs land on our terminals with the same utilities."""
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
+  walk = walk_lib.shared_walk(game.public_game)
   for _ in range(200):
     state = os_game.new_initial_state()
     while not state.is_terminal():
@@ -78,11 +81,13 @@ def test_replayed_histories_have_openspiel_returns(name, rng):
         state.apply_action(int(rng.choice(outcomes, p=probs)))
       else:
         state.apply_action(int(rng.choice(state.legal_actions())))
-    world = openspiel_bridge.locate(game, state)
+    world = openspiel_bridge.locate(game, state)  # by the game's rules, nothing enumerated
     s0, s1 = world.infostates
-    assert game.tree.kind[world.node] == sog.games.TERMINAL
+    node = game.tree.node_of_path(world.path)
+    assert game.tree.kind[node] == sog.games.TERMINAL
     # The tree's payoff is the utility weighted by the pair's chance weight W[s0, s1] > 0.
-    ours = game.tree.payoff[world.node, s0, s1] / game.tree.pair_weight[world.node, s0, s1]
+    ours = game.tree.payoff[node, s0, s1] / game.tree.pair_weight[node, s0, s1]
+    assert walk.utility(world.public, s0, s1) == pytest.approx(ours)
     assert state.returns() == pytest.approx([ours, -ours])
 
 

@@ -17,6 +17,7 @@ from sog.nets import checkpoint
 from sog.protocol import composed
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import predecessors
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_resolver
 from tests.conftest import ROOT
@@ -30,7 +31,7 @@ def _fixture(name: str) -> dict:
 
 
 def _pool(game, model, config, predecessor="own", dtype=jnp.float64):
-  depth = composed.branch_depth(game.tree, predecessor)
+  depth = predecessors.branch_depth(game.tree, predecessor)
   return BeliefGTCFR(game, model, config, dtype=dtype, branch_depth=depth)
 
 
@@ -139,3 +140,34 @@ def test_evaluate_refuses_the_table_only_leaf_flags_on_the_pool():
     cwd=ROOT,
   )
   assert out.returncode != 0 and "--leaf_value_error run on the table engine only" in out.stderr
+
+
+def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
+  """Leduc, a root search (s = 30, zero leaf, float64): its summary cut to the public states on the
+  paths of the player's next decisions (what the protocol keeps) plans every one of them as the
+  whole summary does (start, root path, origins), from fewer public states."""
+  game = load("leduc_poker")
+  tree = game.tree
+  with jax.enable_x64(True):
+    searcher = _pool(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
+    resolver = belief_resolver.BeliefResolver(searcher, predecessors.path_length(tree))
+    player = int(tree.kind[0])
+    [resolved] = resolver.resolve(
+      [(resolver.initial_summary(), (), player)], jax.random.PRNGKey(0)[None]
+    )
+    [whole] = resolved.summaries()
+    previous = predecessors.previous_decisions(tree, "own")
+    followers = [tree.paths[m] for m in np.flatnonzero(previous == 0)]
+    pruned = belief_resolver.pruned(whole, followers)
+    assert 1 < int(pruned.tree.num_nodes) < int(whole.tree.num_nodes)
+    for path in followers:
+      planned = [
+        jax.device_get(
+          next(resolver.resolve([(summary, path, player)], jax.random.PRNGKey(1)[None])).planned
+        )
+        for summary in (whole, pruned)
+      ]
+      for ours, theirs in zip(
+        jax.tree.leaves(planned[1]), jax.tree.leaves(planned[0]), strict=True
+      ):
+        np.testing.assert_array_equal(ours, theirs)

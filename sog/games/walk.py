@@ -1,6 +1,6 @@
 """A walk over a :class:`~sog.games.public_game.PublicGame`'s public states, one state at a time:
-what :mod:`sog.games.builder` enumerates into a game's tables, and what the OpenSpiel bridge of a
-game too big to enumerate steps through, both from the game's one definition.
+what :mod:`sog.games.builder` enumerates into a game's tables, and what the OpenSpiel bridge and the
+SoG agent step through one move at a time (:func:`shared_walk`), all from the game's one definition.
 
 :class:`PublicGameWalk` evaluates the game's functions once per public state (vmapped over batches
 of the states the walk has handed out) and answers questions about a state from the results: its
@@ -360,3 +360,16 @@ def _check_player(
 def _describe(game: public_game_lib.PublicGame, state: chex.ArrayTree) -> str:
   leaves = [np.asarray(leaf).tolist() for leaf in jax.tree_util.tree_leaves(state)]
   return f"{game.name}: public state {leaves}"
+
+
+_SHARED: dict[int, tuple[public_game_lib.PublicGame, PublicGameWalk]] = {}
+
+
+def shared_walk(game: public_game_lib.PublicGame) -> PublicGameWalk:
+  """The process's one walk of ``game`` (this object): the public states it has met and its
+  compiled evaluator serve every caller that steps through the game one move at a time (the
+  OpenSpiel bridge, the SoG agent)."""
+  entry = _SHARED.get(id(game))
+  if entry is None or entry[0] is not game:
+    entry = _SHARED[id(game)] = (game, PublicGameWalk(game))
+  return entry[1]

@@ -12,8 +12,9 @@ from sog.search import agent as agent_lib
 
 
 class SoGBot(pyspiel.Bot):
-  """``pyspiel.Bot`` over a :class:`SoGAgent`: each OpenSpiel state is replayed through sog's public
-  tree to find its public state and the bot's infostate, and the agent re-solves there.
+  """``pyspiel.Bot`` over a :class:`SoGAgent`: each OpenSpiel state is replayed through sog's game
+  rules to find its public state and the bot's infostate (:func:`sog.openspiel.locate`), and the
+  agent re-solves there.
 
   Args:
     agent: the SoG agent (its game must have an OpenSpiel counterpart).
@@ -56,7 +57,7 @@ class SoGBot(pyspiel.Bot):
     world = openspiel_bridge.locate(self.agent.game, state)
     self._rng, rng = jax.random.split(self._rng)
     action, policy = self.agent.act(
-      world.node, world.infostates[self._player_id], rng, sample=self.sample
+      world.path, world.infostates[self._player_id], rng, sample=self.sample
     )
     legal = state.legal_actions()
     return [(a, float(policy[a])) for a in legal], action

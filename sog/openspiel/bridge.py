@@ -1,9 +1,11 @@
 """The bridge to OpenSpiel: the matching OpenSpiel game, world-state correspondence, and policies.
 
-An OpenSpiel history is replayed through sog's public tree to find its public state (node) and both
-private states: the first two chance outcomes of a poker or dice game are the private deal (card or
-die indices, as OpenSpiel numbers them), a later chance outcome is the public child in its slot, and
-a move is the child its action reaches (:func:`step`).
+An OpenSpiel history is replayed through sog's game rules (its public-state functions, one public
+state at a time: nothing enumerated) to find its public state (the path of child slots from the
+game's root) and both private states: the first two chance outcomes of a poker or dice game are the
+private deal (card or die indices, as OpenSpiel numbers them), a later chance outcome is the public
+child in its slot, and a move is the child its action reaches (:func:`step`). Policies
+(:func:`to_openspiel_policy`, exploitability) are read on the enumerated tree.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from open_spiel.python import policy as openspiel_policy
 import pyspiel
 
 from sog.eval import policy as policy_lib
+from sog.games import public_game
 from sog.games import registry
+from sog.games import walk as walk_lib
 from sog.openspiel import scotland_yard as openspiel_scotland_yard
 
 
@@ -45,15 +49,20 @@ def openspiel_game(game: registry.Game) -> pyspiel.Game:
 
 @dataclasses.dataclass(frozen=True)
 class WorldState:
-  """Where an OpenSpiel state sits in sog's model: a public tree node and both private states."""
+  """Where an OpenSpiel state sits in sog's model, found by stepping through the game's rules
+  (nothing enumerated): its public state, named by ``path``, the child slots from the game's root
+  that reach it (what the SoG agent and a tree's ``node_of_path`` take), and held as ``public`` (the
+  key of the game's :func:`~sog.games.walk.shared_walk`), and both players' private states."""
 
-  node: int
+  path: tuple[int, ...]
   infostates: tuple[int, int]
+  public: walk_lib.PublicStateKey
 
 
 def _initial_world(game: registry.Game) -> WorldState:
-  root = game.tree.root_ranges
-  return WorldState(0, (int(root[0].argmax()), int(root[1].argmax())))
+  prior = public_game.prior_ranges(game.public_game)
+  root = walk_lib.shared_walk(game.public_game).root()
+  return WorldState((), (int(prior[0].argmax()), int(prior[1].argmax())), root)
 
 
 def step(
@@ -61,37 +70,39 @@ def step(
 ) -> tuple[WorldState, int]:
   """The world after ``os_state`` plays ``action``; ``dealt`` counts private deals so far.
 
-  A public chance outcome is the child in its slot (the path's next entry); a move by the actor
-  (infostate s) is the child its action leads to from s that the opponent's infostate is valid
-  in (a detective's move catches Mr X or not by where he is), with the actor's infostate there.
+  A public chance outcome is the child in its slot; a move by the actor (infostate s) is the child
+  its action reaches from s, where the public child depends on the opponent's private state (a
+  detective's move catches Mr X or not by where he is) the one the opponent's infostate reaches,
+  with the actor's infostate there.
   """
-  tree = game.tree
+  walk = walk_lib.shared_walk(game.public_game)
   if os_state.is_chance_node() and dealt < 2:
     infostates = list(world.infostates)
     infostates[dealt] = int(action)
     return dataclasses.replace(world, infostates=tuple(infostates)), dealt + 1
   if os_state.is_chance_node():
-    node = tree.node_of_path((*tree.paths[world.node], int(action)))
-    return WorldState(node, world.infostates), dealt
-  actor = os_state.current_player()
-  s, opponent_s = world.infostates[actor], world.infostates[1 - actor]
-  for k, child in enumerate(tree.up_child[world.node, action].tolist()):
-    if (
-      child >= 0
-      and tree.up_weight[world.node, action, k, actor, s] > 0
-      and tree.valid[child, 1 - actor, opponent_s]
-    ):
-      infostates = list(world.infostates)
-      infostates[actor] = int(tree.up_infostate[world.node, action, k, actor, s])
-      return WorldState(child, tuple(infostates)), dealt
+    for outcome in walk.chance_outcomes(world.public):
+      if outcome.slot == int(action):
+        return WorldState((*world.path, outcome.slot), world.infostates, outcome.next_state), dealt
+  else:
+    actor = os_state.current_player()
+    s, opponent_s = world.infostates[actor], world.infostates[1 - actor]
+    if int(action) in walk.legal_actions(world.public, s):
+      for outcome in walk.outcomes(world.public, s, int(action)):
+        if outcome.opponent_mask is None or opponent_s in outcome.opponent_mask:
+          infostates = list(world.infostates)
+          infostates[actor] = outcome.next_infostate
+          child = WorldState((*world.path, outcome.slot), tuple(infostates), outcome.next_state)
+          return child, dealt
   raise ValueError(
-    f"{game.name}: action {action} of player {actor} at node {world.node} (infostates "
-    f"{world.infostates}) reaches no public state of sog's tree"
+    f"{game.name}: OpenSpiel's action {action} at public path {world.path} (infostates "
+    f"{world.infostates}) reaches no public state of sog's game"
   )
 
 
 def locate(game: registry.Game, os_state: pyspiel.State) -> WorldState:
-  """sog's public state and private states for an OpenSpiel state of the matching game."""
+  """sog's public state and private states for an OpenSpiel state of the matching game, found by
+  replaying its history through the game's rules (nothing enumerated)."""
   replay = openspiel_game(game).new_initial_state()
   world, dealt = _initial_world(game), 0
   for action in os_state.history():
@@ -128,9 +139,8 @@ def _infostates(name: str) -> tuple[tuple[Infostate, ...], int]:
     if not os_state.is_chance_node():
       player = os_state.current_player()
       key = os_state.information_state_string(player)
-      row = Infostate(
-        key, player, world.node, world.infostates[player], tuple(os_state.legal_actions())
-      )
+      node = game.tree.node_of_path(world.path)
+      row = Infostate(key, player, node, world.infostates[player], tuple(os_state.legal_actions()))
       previous = found.setdefault((key, player), row)
       if (previous.node, previous.infostate) != (row.node, row.infostate) and not is_scotland_yard:
         raise ValueError(f"{name}: OpenSpiel infostate {key!r} maps to several sog rows")

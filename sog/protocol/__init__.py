@@ -5,7 +5,6 @@ runs)."""
 from sog.protocol import settings
 from sog.protocol.composed import Composition
 from sog.protocol.composed import compose
-from sog.protocol.composed import previous_decisions
 from sog.protocol.settings import SearchSettings
 
-__all__ = ["Composition", "SearchSettings", "compose", "previous_decisions", "settings"]
+__all__ = ["Composition", "SearchSettings", "compose", "settings"]

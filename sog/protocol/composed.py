@@ -30,6 +30,7 @@ from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search import gtcfr
+from sog.search import predecessors as predecessors_lib
 from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search.pool import belief_resolver
@@ -88,30 +89,6 @@ class SearchGrowth:
     return {key: total / max(self.searches, 1) for key, total in self.totals.items()}
 
 
-PREDECESSORS = ("own", "nearest")
-
-
-def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> np.ndarray:
-  """[N] int: for a decision node, the search a re-solve there continues (-1: none, a root search):
-  the nearest strict ancestor where the same player acts (``"own"``: the searching player's last
-  decision) or where either player acts (``"nearest"``)."""
-  if predecessor not in PREDECESSORS:
-    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
-  last = np.full(
-    (tree.num_nodes, 2), -1, np.int64
-  )  # per node: each player's last decision at/above
-  nearest = np.full(tree.num_nodes, -1, np.int64)  # per node: the last decision at/above
-  previous = np.full(tree.num_nodes, -1, np.int64)
-  for n in range(tree.num_nodes):  # parents come first (breadth-first)
-    above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
-    nearest_above = nearest[tree.parent[n]] if tree.parent[n] >= 0 else -1
-    last[n], nearest[n] = above, nearest_above
-    if tree.kind[n] in (public_game.PLAYER_0, public_game.PLAYER_1):
-      previous[n] = above[tree.kind[n]] if predecessor == "own" else nearest_above
-      last[n, tree.kind[n]] = nearest[n] = n
-  return previous
-
-
 def search_keys(seeds: Sequence[int], nodes: Sequence[int]) -> jax.Array:
   """[J] PRNG keys, job j's ``fold_in(PRNGKey(seeds[j]), nodes[j])``: a search's randomness depends
   only on its seed and public state, not on which other searches run beside it. Vectorised: a stack
@@ -142,18 +119,6 @@ def uniform_policies(
   ).copy()
 
 
-def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
-  """The longest branch a protocol's re-solving search on the belief pool plans, from s_prev down
-  to the decision it searches (what :class:`~sog.search.pool.BeliefGTCFR`'s ``branch_depth`` must
-  hold): a first search starts at the game's root; a later one at the deepest public state of its
-  predecessor's tree on the way, at least a child of the predecessor (each search expands its
-  focus)."""
-  previous = previous_decisions(tree, predecessor)
-  decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
-  above = np.where(previous[decisions] >= 0, tree.depth[previous[decisions]] + 1, 0)
-  return int(max(0, (tree.depth[decisions] - above).max(initial=0)))
-
-
 class _PoolByNode:
   """The belief pool's resolver asked by the enumerated tree's nodes (their paths of child slots
   from the root and their actors), as the protocol names decisions."""
@@ -162,7 +127,8 @@ class _PoolByNode:
     self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
   ):
     self.tree = tree
-    self.resolver = belief_resolver.BeliefResolver(searcher, max(tree.num_levels - 1, 1), config)
+    length = predecessors_lib.path_length(tree)
+    self.resolver = belief_resolver.BeliefResolver(searcher, length, config)
 
   def initial_summary(self) -> belief_resolving.BeliefSummary:
     return self.resolver.initial_summary()
@@ -170,6 +136,12 @@ class _PoolByNode:
   def resolve(self, requests, rngs, chunk, params):
     asked = [(summary, self.tree.paths[n], int(self.tree.kind[n])) for summary, n in requests]
     return self.resolver.resolve(asked, rngs, chunk, params)
+
+  def keep(
+    self, summary: belief_resolving.BeliefSummary, followers: Sequence[int]
+  ) -> belief_resolving.BeliefSummary:
+    """The summary cut to the public states the re-solves at ``followers`` (nodes) plan from."""
+    return belief_resolver.pruned(summary, [self.tree.paths[m] for m in followers])
 
 
 def compose(
@@ -190,26 +162,28 @@ def compose(
   compact tables of its re-solving root's subgame (``searcher.subgames``; searches at one depth are
   batched by the depth of that root, one compilation per such depth), or a
   :class:`~sog.search.pool.BeliefGTCFR` of the game, given its enumerated ``tree`` (the composed
-  policy's home) and a ``branch_depth`` of at least :func:`branch_depth` (one compilation serves
-  every search). The same seeds give the same searches on both.
+  policy's home) and a ``branch_depth`` of at least
+  :func:`~sog.search.predecessors.branch_depth` (one compilation serves every search). The same
+  seeds give the same searches on both.
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
-  ``predecessor`` picks the search each re-solve continues (:func:`previous_decisions`): the
-  searching player's last one (``"own"``, the default) or the nearest one above, whoever acted
-  there (``"nearest"``; the paper's "conditioned on previous searches at predecessor states" allows
-  either reading). ``on_resolved(searches, resolved)`` is called with every chunk of searches
-  (table engine only): ``searches[row]`` is (seed, game node searched, whether it continued a
-  predecessor's search) of the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects
-  their leaf queries).
+  ``predecessor`` picks the search each re-solve continues
+  (:func:`~sog.search.predecessors.previous_decisions`): the searching player's last one
+  (``"own"``, the default) or the nearest one above, whoever acted there (``"nearest"``; the
+  paper's "conditioned on previous searches at predecessor states" allows either reading).
+  ``on_resolved(searches, resolved)`` is called with every chunk of searches (table engine only):
+  ``searches[row]`` is (seed, game node searched, whether it continued a predecessor's search) of
+  the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
   if isinstance(searcher, BeliefGTCFR):
     if tree is None:
       raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
-    deepest = branch_depth(tree, predecessor)
+    deepest = predecessors_lib.branch_depth(tree, predecessor)
     if searcher.branch_depth < deepest:
       raise ValueError(
         f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
-        f"moves; build the BeliefGTCFR with branch_depth >= {deepest} (composed.branch_depth)"
+        f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
+        "(sog.search.predecessors.branch_depth)"
       )
     if on_resolved is not None:
       raise ValueError(
@@ -217,6 +191,7 @@ def compose(
         "it with a sog.search.GTCFR"
       )
     resolver = _PoolByNode(searcher, tree, resolving_config)
+    keep = resolver.keep
   else:
     if tree is not None and tree is not searcher.tree:
       raise ValueError("compose: a GTCFR composes on its own tree; leave tree=None")
@@ -224,11 +199,19 @@ def compose(
     if tree.game_node[0] != 0 or tree.parent[0] != -1:
       raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
     resolver = resolver_lib.Resolver(searcher, resolving_config)
+
+    def keep(summary, followers):
+      del followers  # a table summary is placed on its subgame's nodes as a whole
+      return summary
+
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
-  previous = previous_decisions(tree, predecessor)
+  previous = predecessors_lib.previous_decisions(tree, predecessor)
   continuations = np.bincount(previous[previous >= 0], minlength=tree.num_nodes)
   needed = continuations > 0  # decisions whose summaries later re-solves continue
+  followers = {int(n): [] for n in np.flatnonzero(needed)}  # the decisions continuing each
+  for m in np.flatnonzero(previous >= 0):
+    followers[int(previous[m])].append(int(m))
   initial = resolver.initial_summary()
   kept = {}  # (seed index, decision node) -> the summary its player keeps
   left = continuations * len(seeds)  # re-solves yet to be planned from each decision's summaries
@@ -257,7 +240,7 @@ def compose(
         k, n = jobs[j]
         policies[k, n] = policy_lib.normalised(focus_policy[row], tree.legal[n])
         if needed[n]:
-          kept[(k, n)] = summaries[row]
+          kept[(k, n)] = keep(summaries[row], followers[n])
       if on_resolved is not None:
         on_resolved(
           [(seeds[jobs[j][0]], jobs[j][1], bool(previous[jobs[j][1]] >= 0)) for j in resolved.jobs],

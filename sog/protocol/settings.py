@@ -30,8 +30,8 @@ import math
 import pathlib
 from typing import Any
 
-from sog.protocol import composed
 from sog.search import gtcfr
+from sog.search import predecessors
 from sog.search import resolving
 
 FILE = "search.json"
@@ -76,9 +76,10 @@ class SearchSettings:
           f"search settings: unknown {section} keys {unknown}; valid keys: {list(allowed)}"
         )
     predecessor = self.protocol.get("predecessor", "own")
-    if predecessor not in composed.PREDECESSORS:
+    if predecessor not in predecessors.PREDECESSORS:
       raise ValueError(
-        f"search settings: predecessor must be one of {composed.PREDECESSORS}, got {predecessor!r}"
+        f"search settings: predecessor must be one of {predecessors.PREDECESSORS}, got "
+        f"{predecessor!r}"
       )
     self.search_config(1)  # ValueError naming a bad value, as the configs do
     self.resolving_config()

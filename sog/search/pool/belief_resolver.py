@@ -89,6 +89,39 @@ def padded(
   return _per_slot(summary, pad)
 
 
+def pruned(
+  summary: belief_resolving.BeliefSummary, paths: Sequence[Sequence[int]]
+) -> belief_resolving.BeliefSummary:
+  """A trimmed host summary cut to the public states that plans for ``paths`` (child slots from the
+  game's root, each through the summary's root) read: the nodes of its tree on those paths, from its
+  root down (:func:`~sog.search.pool.belief_resolving.plan` follows a path down the tree's children
+  and reads nothing off it). Plans for these paths from the pruned summary are the plans from the
+  whole one; where a player's next decisions are known (the protocol), this is what it keeps."""
+  tree = summary.tree
+  children, depth = np.asarray(tree.children), int(belief_resolving.path_depth(summary.root_path))
+  used = int(tree.num_nodes)
+  keep = np.zeros(used, bool)
+  keep[0] = True
+  for path in paths:
+    node = 0
+    for slot in list(path)[depth:]:
+      node = int(children[node, slot]) if 0 <= slot < children.shape[1] else -1
+      if node < 0:
+        break
+      keep[node] = True
+  nodes = np.flatnonzero(keep)  # parents before children: a slot is added after its parent's
+  renumber = np.full(used + 1, -1, np.int32)  # old slot -> new, the last entry for -1
+  renumber[nodes] = np.arange(nodes.size, dtype=np.int32)
+  cut = _per_slot(summary, lambda x: np.asarray(x)[nodes])
+  return cut.replace(
+    tree=cut.tree.replace(
+      parent=renumber[cut.tree.parent],
+      children=renumber[cut.tree.children],
+      num_nodes=np.int32(nodes.size),
+    )
+  )
+
+
 class BeliefResolver:
   """Re-solves decisions with ``searcher`` by ``config``'s re-solving, for paths of at most
   ``path_length`` public moves from the game's root (static: a summary keeps the path to its root
