@@ -67,8 +67,9 @@ class _NodeIndexGame(public_game.PublicGame):
 
 
 def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
-  """A table leaf model and a pool leaf model that agree: node n is worth z[n] to player 0 (-z[n] to
-  player 1) per unit of opponent reach, with fixed random logits, whatever the ranges."""
+  """A table leaf model, a pool leaf model and a belief-pool leaf model (reading the node index a
+  :class:`_NodeIndexGame` state is) that agree: node n is worth z[n] to player 0 (-z[n] to player 1)
+  per unit of opponent reach, with fixed random logits, whatever the ranges."""
   rng = np.random.default_rng(seed)
   z = jnp.asarray(rng.uniform(-1, 1, num_nodes), jnp.float32)
   logits = jnp.asarray(rng.normal(size=(num_nodes, num_actions)), jnp.float32)
@@ -83,7 +84,14 @@ def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
   def pool_apply(params, game, states, mask):
     return pool.PoolLeafOutput(jnp.stack([z[states], -z[states]], -1), logits[states])
 
-  return leaf_models.LeafModel(table_apply), pool.PoolLeafModel(pool_apply)
+  def belief_apply(params, tree, slots, ranges, mask):
+    return table_apply(params, None, tree.states[slots], ranges, mask)
+
+  return (
+    leaf_models.LeafModel(table_apply),
+    pool.PoolLeafModel(pool_apply),
+    leaf_models.LeafModel(belief_apply),
+  )
 
 
 @pytest.mark.parametrize(
@@ -101,7 +109,7 @@ def test_pool_search_equals_table_search(options):
   the ranges, as a network's do not with one infostate per player)."""
   game = load(_C4)
   table_game = _NodeIndexGame(game.tree)
-  table_leaf, pool_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
+  table_leaf, pool_leaf, _ = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
   config = gtcfr.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
   table_search = gtcfr.GTCFR(game, table_leaf, config)
   pool_search = pool.PoolGTCFR(table_game, pool_leaf, config)
@@ -122,6 +130,33 @@ def test_pool_search_equals_table_search(options):
     np.testing.assert_allclose(grown.root_values, table.focus_values[:, 0], atol=1e-5)
     assert int(grown.walks) == int(table.walks)
     assert int(grown.growing_walks) == int(table.growing_walks)
+
+
+@pytest.mark.parametrize(
+  "options",
+  [{}, {"updates": "simultaneous"}, {"averaging": "per_node", "redraws": 0}, {"expansion_k": 2}],
+)
+def test_the_belief_pool_with_k_below_all_is_the_perfect_information_pool(options):
+  """With k = 1 (a perfect-information game's default) or 2 the belief pool (``BeliefGTCFR``, the
+  one engine to come) grows the public states the perfect-information pool (``PoolGTCFR``) grows
+  from the same seeds, with the same walks, root policy and values (float32 rounding): both give an
+  action not added yet the mover's value at the node and average over the added actions."""
+  game = load(_C4)
+  node_game = _NodeIndexGame(game.tree)
+  _, pool_leaf, belief_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
+  config = gtcfr.GTCFRConfig(simulations=40, **options)
+  pool_search = pool.PoolGTCFR(node_game, pool_leaf, config)
+  belief_search = pool.BeliefGTCFR(node_game, belief_leaf, config)
+  assert belief_search.k == options.get("expansion_k", 1)
+  for seed in range(2):
+    grown = pool_search.search(jax.random.PRNGKey(seed))
+    belief = belief_search.search(jax.random.PRNGKey(seed))
+    nodes = np.asarray(grown.tree.states)[np.asarray(grown.tree.used)]
+    assert sorted(nodes) == sorted(np.asarray(belief.tree.states)[: int(belief.tree.num_nodes)])
+    np.testing.assert_allclose(belief.focus_policy[0], grown.root_policy, atol=1e-6)
+    np.testing.assert_allclose(belief.focus_values[:, 0], grown.root_values, atol=1e-6)
+    assert int(belief.walks) == int(grown.walks)
+    assert int(belief.growing_walks) == int(grown.growing_walks)
 
 
 def test_batched_equals_unbatched():

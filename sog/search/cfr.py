@@ -9,6 +9,13 @@ the same pass, as in GT-CFR. Many iterations run in one ``lax.fori_loop`` / ``la
 Regrets here are per unit of own range (the library's value convention), a positive rescaling of
 OpenSpiel's per infostate, so the policies are the same iteration by iteration.
 
+An instantaneous regret Q(s, a) - v(s) that is zero in exact arithmetic (an action the policy
+plays purely, actions whose values tie) comes out a rounding error above or below zero, and
+regret-matching+ turns a positive one into a pure policy: which one a sum's order gives would decide
+the policy. :func:`regret_gains` counts a difference within :data:`REGRET_TIE_EPS` float64 epsilons
+(relative to |Q| + |v|) as zero, so that engines that sum in different orders agree in float64; in
+float32 only exact ties are that small, and nothing changes.
+
 Depth-limited solving (CFR-D): a tree cut by :meth:`~sog.games.tree.PublicTree.subtree` has leaves;
 a leaf function maps the ranges [L, 2, S] of all L leaves (breadth-first order) to their
 counterfactual values [L, 2, S], called once per pass on the whole batch.
@@ -29,6 +36,10 @@ import numpy as np
 
 from sog.games import propagation
 from sog.games import tree as tree_lib
+
+#: An instantaneous regret within this many float64 epsilons of zero (relative to |Q| + |v|) is a
+#: tie: 2.3e-13 relative, float64 rounding of an exact zero (no float32 difference is that small).
+REGRET_TIE_EPS = 1024
 
 Updates = Literal["alternating", "simultaneous"]
 UPDATES = ("alternating", "simultaneous")
@@ -182,11 +193,20 @@ def evaluate_pass(
   return ranges, values, q_values, extra, best
 
 
+def regret_gains(q: chex.Array, v: chex.Array) -> chex.Array:
+  """Q(s, a) - v(s), zero where it is within :data:`REGRET_TIE_EPS` float64 epsilons of zero
+  (relative to |Q| + |v|): the rounding of an exact tie."""
+  gains = q - v
+  tolerance = REGRET_TIE_EPS * np.finfo(np.float64).eps * (jnp.abs(q) + jnp.abs(v))
+  return jnp.where(jnp.abs(gains) <= tolerance, 0.0, gains)
+
+
 def instant_regrets(levels: Levels, values, q_values, player: int) -> chex.Array:
-  """[M, S, A]: Q_i(s, a) - V_i(s) at ``player``'s nodes (zero elsewhere) from one pass's values."""
+  """[M, S, A]: Q_i(s, a) - V_i(s) at ``player``'s nodes (zero elsewhere) from one pass's values
+  (:func:`regret_gains`)."""
   return jnp.concatenate(
     [
-      q[:, player] - v[: level.inner, player][..., None]
+      regret_gains(q[:, player], v[: level.inner, player][..., None])
       if q is not None and player in level.actors
       else jnp.zeros((level.inner, *level.legal.shape[1:]), v.dtype)
       for q, v, level in zip(q_values, values, levels, strict=True)

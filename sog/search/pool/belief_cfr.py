@@ -134,7 +134,9 @@ def rows_of(policy: chex.Array) -> Policy:
 class Visit(NamedTuple):
   """A chunk of the up pass, its values final: the nodes [C] (P for the chunk's padding, which a
   write with ``mode="drop"`` drops) and their kind and expanded flag [C], ranges and counterfactual
-  values [C, 2, S], the actor's action values Q [C, S, A] and the pass's policy there [C, S, A]."""
+  values [C, 2, S], the actor's action values Q [C, S, A] (an action not added yet, with k < all,
+  takes the actor's value at the node: what PUCT reads for it) and the pass's policy there
+  [C, S, A]."""
 
   nodes: chex.Array
   kind: chex.Array
@@ -200,7 +202,7 @@ def values_up(
   leaves, the used nodes not expanded that are not terminal, take ``leaf_values`` [P, 2, S]; zero
   without) and ``carry`` with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update,
   :func:`update_rows`). With ``best_response`` each actor plays a best response instead, max_a
-  Q(s, a) over its legal actions, against the other's policy in ``ranges``: both players'
+  Q(s, a) over its playable actions, against the other's policy in ``ranges``: both players'
   best-response values.
 
   Depth by depth from the deepest: a chunk's nodes take their values (from the children's sums,
@@ -218,13 +220,17 @@ def values_up(
     base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
     rows = policy(at, carry)
     if best_response:
-      acting = jnp.where(tree.legal[at], q[at], -jnp.inf).max(-1)[:, None, :]
+      acting = jnp.where(beliefs.playable(tree, at), q[at], -jnp.inf).max(-1)[:, None, :]
     else:
       acting = (rows * q[at]).sum(-1)[:, None, :]
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)
     if visit is not None:
-      carry = visit(carry, Visit(nodes, node.kind, node.expanded, ranges[at], value, q[at], rows))
+      # an action not added yet (k < all) is worth the actor's value at the node to PUCT
+      mover = jnp.take_along_axis(value, jnp.clip(node.kind, 0, 1)[:, None, None], 1)[:, 0]
+      unplayed = tree.legal[at] & ~beliefs.playable(tree, at)
+      node_q = jnp.where(unplayed, mover[..., None], q[at])
+      carry = visit(carry, Visit(nodes, node.kind, node.expanded, ranges[at], value, node_q, rows))
     # this chunk's parts of its parents' sums
     # the root and a chunk's padding send nothing
     parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
@@ -263,7 +269,7 @@ def init_state(tree: beliefs.BeliefTree) -> CFRState:
 def current_policy(tree: beliefs.BeliefTree) -> Policy:
   """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry (the
   search's current policy), at the nodes it is asked for."""
-  return lambda nodes, state: matching(state.regrets[nodes], tree.legal[nodes])
+  return lambda nodes, state: matching(state.regrets[nodes], beliefs.playable(tree, nodes))
 
 
 def update_rows(
@@ -275,17 +281,20 @@ def update_rows(
 ) -> CFRState:
   """Regret-matching+ and linear averaging (``weight``: t, a scalar, or [C, 1, 1] per node) at the
   visit's interior nodes whose actor ``updating`` [2] (bool) marks, at the actor's valid infostates
-  and legal actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain
-  weight r(s) pi(a | s)."""
+  and playable actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain
+  weight r(s) pi(a | s) (a gain Q - v that ties zero to float64 rounding counts as zero:
+  :func:`sog.search.cfr.regret_gains`)."""
   nodes, kind = visit.nodes, visit.kind
   at = jnp.minimum(nodes, tree.capacity - 1)
   valid = tree.valid[at]  # [C, 2, S]
   acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
-  acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & tree.legal[at]
+  playable = beliefs.playable(tree, at)
+  acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & playable
   own_values = leaf_calls.actor_rows(kind, visit.values)[..., None]
   own_range = leaf_calls.actor_rows(kind, visit.ranges)[..., None]
   regrets, sums = state.regrets[at], state.policy_sums[at]
-  regrets = jnp.where(acting, jnp.maximum(regrets + visit.q - own_values, 0.0), regrets)
+  gains = cfr.regret_gains(visit.q, own_values)
+  regrets = jnp.where(acting, jnp.maximum(regrets + gains, 0.0), regrets)
   sums = jnp.where(acting, sums + weight * own_range * visit.policy, sums)
   return state.replace(
     regrets=state.regrets.at[nodes].set(regrets, mode="drop"),
@@ -324,5 +333,6 @@ def iteration(
 
 
 def average_policy(tree: beliefs.BeliefTree, state: CFRState) -> chex.Array:
-  """[P, S, A] the linearly weighted average policy (uniform where a row was never reached)."""
-  return matching(state.policy_sums, tree.legal)
+  """[P, S, A] the linearly weighted average policy over the playable actions
+  (:func:`~sog.search.pool.beliefs.playable`; uniform where a row was never reached)."""
+  return matching(state.policy_sums, beliefs.playable(tree, jnp.arange(tree.capacity)))

@@ -1,7 +1,9 @@
 """GT-CFR's expansion phase on the belief pool: simulations that draw a world state at the focus
 (the root of a plain search), walk it down the grown tree by pi_select at the actor's infostate
-(chance by its probabilities given the world state), and add every public child of the frontier
-leaf where the walk leaves the tree (k = all, SoG's expansion in imperfect-information games).
+(chance by its probabilities given the world state), and add the children of k actions where the
+walk leaves the tree: at a frontier leaf, or at an interior node through an action not added yet
+(k = all, every public child, is SoG's expansion in imperfect-information games; k = 1 in
+perfect-information ones).
 
 The walks are the table search's (:mod:`sog.search.gtcfr.expand`) step for step, key for key: the
 same world draw, the same pi_select (:func:`sog.search.walks.pi_select`), the same chance draw
@@ -30,13 +32,37 @@ def uniform_prior(legal: chex.Array) -> chex.Array:
   return jnp.where(count > 0, legal / jnp.maximum(count, 1), 0.0)
 
 
+def chosen_actions(
+  state: belief_state.BeliefSearchState, node: chex.Array, selected: chex.Array, k: int
+) -> chex.Array:
+  """[A] bool: the up to k actions an expansion of ``node`` adds: its top k missing actions by the
+  prior weighted by the actor's range (uniformly over its valid infostates where that range is 0),
+  as SoG's expansion ranks them, and at an interior node first ``selected``, the action the walk
+  left it through (not in the tree yet), as the table search chooses them."""
+  tree = state.tree
+  actor = jnp.clip(tree.kind[node], 0, 1)
+  valid = tree.valid[node, actor]
+  missing = beliefs.can_act(tree, node[None])[0] & ~tree.added[node]
+  own = state.ranges[node, actor]
+  score = jnp.where(own.sum() > 0, own, valid.astype(own.dtype)) @ state.prior[node]
+  score = jnp.where(missing, score, -jnp.inf)
+  score = score.at[selected].set(
+    jnp.where(tree.expanded[node] & missing[selected], jnp.inf, score[selected])
+  )
+  top_scores, top = jax.lax.top_k(score, k)
+  return jnp.zeros(missing.shape, bool).at[top].set(top_scores > -jnp.inf)
+
+
 def expand(
   game: public_game.PublicGame,
   state: belief_state.BeliefSearchState,
   node: chex.Array,
   config: search_types.GTCFRConfig,
+  selected: chex.Array = 0,
+  k: int | None = None,
 ) -> belief_state.BeliefSearchState:
-  """Adds every public child of ``node`` (nothing at a terminal), and with ``open_chance=
+  """Adds the children of up to ``k`` actions at ``node`` (:func:`chosen_actions`; None: every
+  public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
   "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
   prior, and a node that becomes interior records the iteration. Where the pool has no room for
   the most an expansion can add (:func:`added_at_most`) nothing is added: the node stays a
@@ -45,7 +71,10 @@ def expand(
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
   most = added_at_most(game, config)
-  tree = beliefs.add_children(game, tree, node, before + most <= tree.capacity)
+  num_actions = tree.added.shape[-1]
+  actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
+  room = before + most <= tree.capacity
+  tree = beliefs.add_children(game, tree, node, room, actions)
   if config.open_chance == "with_parent":
     tree = open_chance(game, tree, tree.children[node])
   new = before + jnp.arange(most)
@@ -64,11 +93,15 @@ def expand(
 
 def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
   """The most public states one expansion adds: a node's children (at most
-  ``game.max_children``), and with ``open_chance="with_parent"`` the outcomes of the chance nodes
-  among them."""
+  ``game.max_children``; k of them with ``expansion_k`` = k in a perfect-information game whose
+  children do not depend on the opponent, where each action has one), and with
+  ``open_chance="with_parent"`` the outcomes of the chance nodes among them."""
+  k = config.expansion_k
+  one_each = public_game.is_perfect_information(game) and not game.child_depends_on_opponent
+  children = game.max_children if k is None or not one_each else min(k, game.max_children)
   if config.open_chance == "with_parent" and game.max_chance_outcomes:
-    return game.max_children * (1 + game.max_children)
-  return game.max_children
+    return children * (1 + game.max_children)
+  return children
 
 
 def open_chance(
@@ -104,7 +137,7 @@ def _walk(
   empty_path = jnp.zeros(path_length, jnp.int32)
 
   def step(carry):
-    i, node, s0, s1, _, rng, path = carry
+    i, node, s0, s1, _, _, rng, path = carry
     rng, action_rng, chance_rng = jax.random.split(rng, 3)
     kind = tree.kind[node]
     infostate = jnp.where(kind == 1, s1, s0)
@@ -119,7 +152,8 @@ def _walk(
       action_rng,
     )
     action = jnp.where(is_player, chosen, 0)
-    moves = (kind != public_game.TERMINAL) & tree.expanded[node]
+    stop_here = ~tree.expanded[node] | (is_player & ~tree.added[node, action])
+    moves = (kind != public_game.TERMINAL) & ~stop_here
     counted = moves & is_player
     path = tuple(
       p.at[i].set(jnp.where(counted, x, p[i]))
@@ -132,18 +166,19 @@ def _walk(
       jnp.where(moves, t0, s0),
       jnp.where(moves, t1, s1),
       ~moves,
+      action,
       rng,
       path,
     )
 
-  start = (jnp.int32(0), focus, s0, s1, jnp.bool_(False), walk_rng, (empty_path,) * 4)
-  _, node, _, _, _, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
+  start = (jnp.int32(0), focus, s0, s1, jnp.bool_(False), jnp.int32(0), walk_rng, (empty_path,) * 4)
+  _, node, _, _, _, action, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
     lambda c: ~c[4], step, start
   )
   counted = counted.astype(state.visits.dtype)
   size = state.tree.num_nodes
   state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
-  state = expand(game, state, node, config)  # (a terminal gets no children)
+  state = expand(game, state, node, config, action, config.expansion_k)  # (a terminal: none)
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
   return state, pending.at[nodes, infostates, actions].add(counted), grew
@@ -151,12 +186,17 @@ def _walk(
 
 def fully_grown(state: belief_state.BeliefSearchState) -> chex.Array:
   """Whether the tree holds the focus's whole subgame: no frontier leaf at the focus or below it
-  (the branch's other children stay frontier leaves)."""
+  (the branch's other children stay frontier leaves), and no interior decision node there with an
+  action its actor can take that is not added yet (k < all)."""
   tree = state.tree
-  below = (jnp.arange(tree.capacity) >= state.subgame_from) | (
-    jnp.arange(tree.capacity) == state.focus
+  slots = jnp.arange(tree.capacity)
+  below = (slots >= state.subgame_from) | (slots == state.focus)
+  missing = (
+    tree.expanded
+    & (tree.kind < public_game.CHANCE)
+    & (beliefs.can_act(tree, slots) & ~tree.added).any(-1)
   )
-  return ~(passes.frontier(tree) & below).any()
+  return ~((passes.frontier(tree) | missing) & below).any()
 
 
 def path_length(config: search_types.GTCFRConfig) -> int:

@@ -21,6 +21,7 @@ the focus, as the table search does from a :class:`~sog.search.types.Start`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import chex
@@ -39,6 +40,16 @@ from sog.search.pool import beliefs
 from sog.search.pool import passes
 
 
+def first_expansion_bound(
+  game: public_game.PublicGame, config: search_types.GTCFRConfig, branch_depth: int = 0
+) -> int:
+  """The most public states a search holds before its first simulation: the root, the children of
+  the nodes of a branch of up to ``branch_depth`` moves, and every child of the focus (whatever k:
+  the focus is expanded whole, as the table search does)."""
+  first = belief_expand.added_at_most(game, dataclasses.replace(config, expansion_k=None))
+  return 1 + branch_depth * game.max_children + first
+
+
 def node_capacity(
   game: public_game.PublicGame,
   config: search_types.GTCFRConfig,
@@ -52,9 +63,10 @@ def node_capacity(
   state holds part of it), the tree plus the room an expansion asks for before it adds
   (``added_at_most - 1``): every expansion of the whole tree then fits, so the search grows the
   tree it would grow in any larger pool (counted in ``dtype``, the search's)."""
-  expansions = 1 + config.phases * config.simulations_in_phase
   most = belief_expand.added_at_most(game, config)
-  bound = 1 + branch_depth * game.max_children + most * expansions
+  bound = first_expansion_bound(game, config, branch_depth) + most * (
+    config.phases * config.simulations_in_phase
+  )
   size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
 

@@ -3,6 +3,7 @@ model and config, for one search or a vmapped batch."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import chex
@@ -15,7 +16,6 @@ from sog.games import registry
 from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import types as search_types
-from sog.search.pool import belief_expand
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
@@ -30,8 +30,10 @@ class BeliefGTCFR:
   :class:`~sog.search.pool.belief_state.BeliefStart` (any public state as the root, a branch of up
   to ``branch_depth`` moves down to the focus, the safe re-solving gadget: a re-solving search);
   ``search_batch`` and ``search_from_batch`` a batch of independent ones under ``vmap``, whose
-  passes call the leaf model once for the batch, sized by its largest frontier. Every expansion
-  adds all the children of a node (k = all). The pool has ``capacity`` slots, by default
+  passes call the leaf model once for the batch, sized by its largest frontier. An expansion adds
+  the children of k actions (``config.expansion_k``; by default all of them in an
+  imperfect-information game and one in a perfect-information game, as the table search: ``k``).
+  The pool has ``capacity`` slots, by default
   :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations and the
   branch can add (a bound from the game's ``max_children``, loose where nodes have fewer children),
   or the game's whole tree where that is smaller (counted once, by growing it on a pool). A smaller
@@ -60,12 +62,6 @@ class BeliefGTCFR:
         f"BeliefGTCFR searches a sog.games.PublicGame (or a registered game), got "
         f"{type(game).__name__}"
       )
-    if config.expansion_k is not None:
-      raise ValueError(
-        f"BeliefGTCFR expands all children of a node (k = all); expansion_k="
-        f"{config.expansion_k} is not used here: leave it None (k = 1 for perfect information is "
-        "sog.search.pool.PoolGTCFR's)"
-      )
     if config.leaf_capacity is not None:
       raise ValueError(
         "BeliefGTCFR sizes each leaf-model call by its frontier; leaf_capacity is not used here: "
@@ -79,14 +75,19 @@ class BeliefGTCFR:
         f"BeliefGTCFR: branch_depth (the most moves from a start's root to its focus) must be an "
         f"int >= 0, got {branch_depth!r}"
       )
+    # k: the children of k actions per expansion; by default all of them (imperfect information)
+    # or one (perfect information), as the table search; the functions below read the config's k.
+    default_k = 1 if public_game.is_perfect_information(game) else None
+    self.k = default_k if config.expansion_k is None else config.expansion_k
+    config = dataclasses.replace(config, expansion_k=self.k)
     self.game, self.leaf_model, self.config = game, leaf_model, config
     self.branch_depth, self.dtype = branch_depth, jnp.dtype(dtype)
-    smallest = 1 + branch_depth * game.max_children + belief_expand.added_at_most(game, config)
+    smallest = belief_search.first_expansion_bound(game, config, branch_depth)
     if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
       raise ValueError(
         f"BeliefGTCFR: capacity must be None (the most s simulations can add, or the whole game "
-        f"where that is smaller) or an int >= {smallest} (the root, the branch's children and one "
-        f"expansion on {game.name}), got {capacity!r}"
+        f"where that is smaller) or an int >= {smallest} (the root, the branch's children and the "
+        f"focus's on {game.name}), got {capacity!r}"
       )
     if capacity is None:
       capacity = belief_search.node_capacity(game, config, dtype, branch_depth)

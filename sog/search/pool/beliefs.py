@@ -55,7 +55,10 @@ class BeliefTree(types.Slots):
     passes: [P, 2, S] bool the infostates whose range passes down from the parent unchanged.
     probability: [P] the public probability of the chance outcome that led here (1 otherwise).
     encoding: [P, E] float32 the public state's network input (``game.encode``).
-    expanded: [P] bool nodes whose children are in the tree.
+    expanded: [P] bool nodes whose children are in the tree (with k < all: the children of its
+      added actions, once every valid infostate of its actor has one).
+    added: [P, A] bool the actions whose children an expansion chose (every action its actor can
+      take, with k = all); CFR plays only these at an expanded player node (:func:`playable`).
     num_nodes: int32 scalar, slots in use.
     height: int32 scalar, the deepest node's depth.
   """
@@ -76,6 +79,7 @@ class BeliefTree(types.Slots):
   probability: chex.Array
   encoding: chex.Array
   expanded: chex.Array
+  added: chex.Array
   num_nodes: chex.Array
   height: chex.Array
 
@@ -144,6 +148,7 @@ def empty(
     probability=jnp.ones(capacity, dtype),
     encoding=jnp.zeros((capacity, game.encoding_size), jnp.float32).at[0].set(encoding),
     expanded=per_node(False, bool),
+    added=jnp.zeros((capacity, A), bool),
     num_nodes=jnp.int32(1),
     height=jnp.int32(0),
   )
@@ -186,13 +191,35 @@ def _chance_children(transitions: public_game.Transitions, weight, num_slots: in
   )
 
 
+def can_act(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
+  """[n, A] bool: the actions the actor at ``nodes`` can take at one of its valid infostates."""
+  actor = jnp.clip(tree.kind[nodes], 0, 1)
+  valid = jnp.take_along_axis(tree.valid[nodes], actor[:, None, None], 1)[:, 0]  # [n, S]
+  return (tree.legal[nodes] & valid[..., None]).any(-2)
+
+
+def playable(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
+  """[n, S, A] bool: the actions CFR plays at ``nodes``: at an expanded player node the legal ones
+  an expansion added (all of them with k = all), elsewhere every legal one (rows a policy there
+  never reaches)."""
+  restricted = tree.expanded[nodes] & (tree.kind[nodes] < public_game.CHANCE)
+  return tree.legal[nodes] & (tree.added[nodes][:, None, :] | ~restricted[:, None, None])
+
+
 def add_children(
-  game: public_game.PublicGame, tree: BeliefTree, node: chex.Array, allowed: chex.Array = True
+  game: public_game.PublicGame,
+  tree: BeliefTree,
+  node: chex.Array,
+  allowed: chex.Array = True,
+  actions: chex.Array | None = None,
 ) -> BeliefTree:
-  """Adds every public child of ``node`` (one a valid world state reaches) in the next free slots,
-  in slot order, and marks ``node`` expanded. A terminal gets none, and nothing changes where
-  ``allowed`` (a scalar bool, possibly traced) is False; slots past the capacity are not written
-  (the caller checks the capacity)."""
+  """Adds ``actions`` [A] bool (None: every action; all outcomes at a chance node) to ``node``'s
+  added actions and, once every valid infostate of its actor has an added legal action (k < all
+  expands a node over several calls), marks it expanded and adds the public children its added
+  actions reach (one a valid world state reaches) that it does not hold yet, in the next free
+  slots, in slot order. A terminal gets none, and nothing changes where ``allowed`` (a scalar bool,
+  possibly traced) is False; slots past the capacity are not written (the caller checks the
+  capacity)."""
   K, dtype = game.max_children, tree.weight.dtype
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.weight[node], tree.legal[node]
@@ -208,8 +235,15 @@ def add_children(
   chance_valid = valid_infostates(chance_weight)
   opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
   passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
-  reached = jnp.where(is_player, edges.any((1, 2)), transitions.present & child_weight.any((1, 2)))
-  exists = reached & (kind != public_game.TERMINAL) & allowed
+  chosen = (
+    can_act(tree, node[None])[0] if actions is None else actions & can_act(tree, node[None])[0]
+  )
+  added = jnp.where(allowed & is_player, tree.added[node] | chosen, tree.added[node])
+  covered = ((legal & added).any(-1) | ~tree.valid[node, actor]).all()
+  expands = allowed & (kind != public_game.TERMINAL) & (~is_player | covered)
+  by_added = (edges & added[None, None, :]).any((1, 2))
+  reached = jnp.where(is_player, by_added, transitions.present & child_weight.any((1, 2)))
+  exists = reached & expands & (tree.children[node] < 0)
   slots = tree.num_nodes + jnp.cumsum(exists, dtype=jnp.int32) - 1
   slots = jnp.where(exists & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
   kids = jax.vmap(game.child, in_axes=(None, 0))(state, jnp.arange(K, dtype=jnp.int32))
@@ -223,7 +257,7 @@ def add_children(
     parent=put(tree.parent, jnp.full(K, node, jnp.int32)),
     slot=put(tree.slot, jnp.arange(K, dtype=jnp.int32)),
     children=tree.children.at[node].set(
-      jnp.where(allowed, jnp.where(slots < tree.capacity, slots, -1), tree.children[node])
+      jnp.where(slots < tree.capacity, slots, tree.children[node])
     ),
     depth=put(tree.depth, jnp.full(K, depth, jnp.int32)),
     kind=put(tree.kind, kid_kind),
@@ -240,9 +274,8 @@ def add_children(
     passes=put(tree.passes, passes),
     probability=put(tree.probability, jnp.where(is_player, 1.0, probability).astype(dtype)),
     encoding=put(tree.encoding, kid_encoding),
-    expanded=tree.expanded.at[node].set(
-      jnp.where(allowed, kind != public_game.TERMINAL, tree.expanded[node])
-    ),
+    expanded=tree.expanded.at[node].set(tree.expanded[node] | expands),
+    added=tree.added.at[node].set(added),
     num_nodes=tree.num_nodes + exists.sum(dtype=jnp.int32),
     height=jnp.maximum(tree.height, jnp.where(exists.any(), depth, 0)).astype(jnp.int32),
   )
