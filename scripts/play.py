@@ -233,6 +233,7 @@ def _players(simulations: int, config):
         _OPPONENT.value, game, os_game, leaf, simulations, seat, seed
       ),
     )
+  dtype = _ENGINE.dtype()  # (float64 switches JAX's x64 mode on before anything is built)
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
   opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
@@ -243,7 +244,7 @@ def _players(simulations: int, config):
     config,
     _PROTOCOL.resolving_config(),
     engine=engine,
-    dtype=_ENGINE.dtype(),
+    dtype=dtype,
   )
   resolving = agent.resolving_config
   sample = not agent.perfect_information if _SAMPLE.value is None else _SAMPLE.value

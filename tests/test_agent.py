@@ -175,6 +175,9 @@ def test_the_agent_rejects_states_it_cannot_act_at(engine):
       int(np.flatnonzero(tree.valid[elsewhere, 0])[0]),
       jax.random.PRNGKey(2),
     )
+  agent.reset()  # a first decision deep in a game (a bot restarted mid-game): a long branch
+  deep = int(np.flatnonzero((tree.kind == 0) & (tree.depth >= 6))[0])
+  agent.act(tree.paths[deep], int(np.flatnonzero(tree.valid[deep, 0])[0]), jax.random.PRNGKey(4))
   agent.reset()
   agent.act((), int(np.flatnonzero(tree.valid[0, root_actor])[0]), jax.random.PRNGKey(3))
   with pytest.raises(ValueError, match="engine"):

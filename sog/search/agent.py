@@ -75,7 +75,9 @@ class SoGAgent:
         leaf_model,
         config,
         dtype=dtype,
-        branch_depth=predecessors.branch_depth(game.tree, "own"),
+        # any decision can be the first (a bot restarted mid-game) or follow a skipped one: the
+        # branch from the game's root may be the whole path
+        branch_depth=predecessors.path_length(game.tree),
       )
       self._resolver = belief_resolver.BeliefResolver(
         self.searcher, predecessors.path_length(game.tree), resolving_config
@@ -145,7 +147,10 @@ class SoGAgent:
     if self.engine == "pool":
       request = (self.summary, path, player)
     else:
-      node = self.game.tree.node_of_path(path)
+      try:
+        node = self.game.tree.node_of_path(path)
+      except KeyError:  # a public state no deal reaches, which the enumerated tree leaves out
+        raise ValueError(self._impossible(path, player, infostate)) from None
       if not self.game.tree.valid[node, player, infostate]:
         raise ValueError(self._impossible(path, player, infostate))
       request = (self.summary, node)

@@ -13,6 +13,8 @@ another order of nodes.
 
 from __future__ import annotations
 
+import dataclasses
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -70,7 +72,7 @@ def expand(
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
-  most = added_at_most(game, config)
+  most = added_at_most(game, dataclasses.replace(config, expansion_k=k))
   num_actions = tree.added.shape[-1]
   actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
   room = before + most <= tree.capacity
@@ -93,11 +95,15 @@ def expand(
 
 def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
   """The most public states one expansion adds: a node's children (at most
-  ``game.max_children``; k of them with ``expansion_k`` = k in a perfect-information game whose
-  children do not depend on the opponent, where each action has one), and with
+  ``game.max_children``; k of them with ``expansion_k`` = k in a perfect-information game without
+  chance whose children do not depend on the opponent, where each action has one), and with
   ``open_chance="with_parent"`` the outcomes of the chance nodes among them."""
   k = config.expansion_k
-  one_each = public_game.is_perfect_information(game) and not game.child_depends_on_opponent
+  one_each = (
+    public_game.is_perfect_information(game)
+    and not game.child_depends_on_opponent
+    and not game.max_chance_outcomes
+  )
   children = game.max_children if k is None or not one_each else min(k, game.max_children)
   if config.open_chance == "with_parent" and game.max_chance_outcomes:
     return children * (1 + game.max_children)

@@ -10,8 +10,9 @@ parent actor's (s, a) lead to it (the actor's range flows down through those, in
 that the child admits; both players' below a chance node, weighted there by the outcome's public
 probability P(k)). Perfect information is the case S = 1.
 
-:func:`add_children` adds every public child of a node at once, from one call of the game's
-``transitions`` and ``child``: SoG expands all actions in imperfect-information games (k = all).
+:func:`add_children` adds the public children of a node's added actions at once, from one call of
+the game's ``transitions`` and ``child``: every action in imperfect-information games (SoG's
+k = all), k of them a call with k < all (perfect information's k = 1).
 The children a node gets, their pair weights and edges are those the enumerating builder
 (:mod:`sog.games.builder`) gives the same public states (a child no valid world state reaches is
 not added), so a fully grown pool is the game's public tree in another order.
