@@ -1,6 +1,7 @@
 """What every GT-CFR engine's expansion phase shares: pi_select = 1/2 one-hot(argmax PUCT) + 1/2 the
-average CFR policy at one infostate (every walk draws its actions here), a simulation's redraws, and
-the phase's ceil(c) simulations around an engine's own walk."""
+average CFR policy at one infostate (every walk draws its actions here), the actions an expansion
+with k < all adds, a simulation's redraws, and the phase's ceil(c) simulations around an engine's
+own walk."""
 
 from __future__ import annotations
 
@@ -59,6 +60,18 @@ def pi_select(
 Walk = Callable[[Any, chex.Array, chex.PRNGKey], tuple[Any, chex.Array, chex.Array]]
 """walk(state, pending, rng) -> (state, pending, grew): one expansion walk of an engine, its
 pending (virtual-loss) counts, and whether it added a public state."""
+
+
+def top_missing_actions(
+  score: chex.Array, missing: chex.Array, expanded: chex.Array, selected: chex.Array, k: int
+) -> chex.Array:
+  """[A] bool: the up to k ``missing`` actions an expansion adds, by ``score`` [A] (the prior
+  weighted by the actor's range), and at an ``expanded`` (interior) node first ``selected``, the
+  action the walk left it through: SoG's ranking, shared by every engine."""
+  score = jnp.where(missing, score, -jnp.inf)
+  score = score.at[selected].set(jnp.where(expanded & missing[selected], jnp.inf, score[selected]))
+  top_scores, top = jax.lax.top_k(score, k)
+  return jnp.zeros(missing.shape, bool).at[top].set(top_scores > -jnp.inf)
 
 
 def simulate(

@@ -68,12 +68,7 @@ def _expand(
   else:
     own = state.ranges[node, actor]
     score = jnp.where(own.sum() > 0, own, valid.astype(own.dtype)) @ state.prior[m]
-    score = jnp.where(missing, score, -jnp.inf)
-    score = score.at[selected].set(
-      jnp.where(state.expanded[node] & missing[selected], jnp.inf, score[selected])
-    )
-    top_scores, top = jax.lax.top_k(score, k)
-    new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
+    new = walks.top_missing_actions(score, missing, state.expanded[node], selected, k)
   added = jnp.where(grow, jnp.where(chance, True, state.added[node] | new), state.added[node])
   has_action = (tables.legal[node] & added[None, :]).any(-1) | ~tables.valid[node, actor]
   expanded = state.expanded[node] | (grow & (chance | has_action.all()))

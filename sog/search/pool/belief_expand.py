@@ -47,12 +47,7 @@ def chosen_actions(
   missing = beliefs.can_act(tree, node[None])[0] & ~tree.added[node]
   own = state.ranges[node, actor]
   score = jnp.where(own.sum() > 0, own, valid.astype(own.dtype)) @ state.prior[node]
-  score = jnp.where(missing, score, -jnp.inf)
-  score = score.at[selected].set(
-    jnp.where(tree.expanded[node] & missing[selected], jnp.inf, score[selected])
-  )
-  top_scores, top = jax.lax.top_k(score, k)
-  return jnp.zeros(missing.shape, bool).at[top].set(top_scores > -jnp.inf)
+  return walks.top_missing_actions(score, missing, tree.expanded[node], selected, k)
 
 
 def expand(

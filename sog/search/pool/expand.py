@@ -108,12 +108,7 @@ def _expand(
   else:
     own = tree.reach[node, jnp.clip(tree.kind[node], 0, 1)]
     score = jnp.where(own > 0, own, 1.0) * tree.prior[node]
-    score = jnp.where(missing, score, -jnp.inf)
-    score = score.at[selected].set(
-      jnp.where(tree.expanded[node] & missing[selected], jnp.inf, score[selected])
-    )
-    top_scores, top = jax.lax.top_k(score, k)
-    new = jnp.zeros(num_actions, bool).at[top].set(top_scores > -jnp.inf)
+    new = walks.top_missing_actions(score, missing, tree.expanded[node], selected, k)
   added = jnp.where(grow, tree.added[node] | new, tree.added[node])
   expanded = tree.expanded[node] | (grow & (tree.legal[node] & added).any())
   create = added & expanded & tree.legal[node] & (tree.children[node] < 0)
