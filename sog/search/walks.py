@@ -57,9 +57,11 @@ def pi_select(
   return action.astype(jnp.int32)
 
 
-Walk = Callable[[Any, chex.Array, chex.PRNGKey], tuple[Any, chex.Array, chex.Array]]
-"""walk(state, pending, rng) -> (state, pending, grew): one expansion walk of an engine, its
-pending (virtual-loss) counts, and whether it added a public state."""
+Walk = Callable[..., tuple[Any, chex.Array, chex.Array]]
+"""walk(state, pending, rng[, active]) -> (state, pending, grew): one expansion walk of an engine,
+its pending (virtual-loss) counts, and whether it added a public state; with ``active`` (a bool,
+possibly traced; given where :func:`simulate` runs under a vmap axis) False the walk changes
+nothing."""
 
 
 def top_missing_actions(
@@ -81,23 +83,35 @@ def simulate(
   pending: chex.Array,
   config: types.GTCFRConfig,
   rng: chex.PRNGKey,
+  axis_name: str | None = None,
 ):
   """One expansion simulation: a walk, walked again from a new key while it adds nothing and
   ``complete(state)`` (the focus's subgame fully grown) does not hold, at most ``config.redraws``
-  times."""
+  times.
+
+  Under ``vmap`` with ``axis_name`` (the batch's axis) the redraws run while any search of the
+  batch redraws, each walk told whether its search is still ``active``: a loop whose condition
+  differs across the batch would select every array of the state at every redraw."""
   if not config.redraws:
     state, pending, _ = walk(state, pending, rng)
     return state, pending
 
+  def redraws(state, grew, tries):
+    return (tries == 0) | (~grew & (tries <= config.redraws) & ~complete(state))
+
   def again(carry):
     state, _, grew, tries, _ = carry
-    redraw = ~grew & (tries <= config.redraws) & ~complete(state)
-    return (tries == 0) | redraw
+    going = redraws(state, grew, tries)
+    return going if axis_name is None else jax.lax.pmax(going.astype(jnp.int32), axis_name) > 0
 
   def body(carry):
-    state, pending, _, tries, rng = carry
+    state, pending, grew, tries, rng = carry
     rng, walk_rng = jax.random.split(rng)
-    return (*walk(state, pending, walk_rng), tries + 1, rng)
+    if axis_name is None:
+      return (*walk(state, pending, walk_rng), tries + 1, rng)
+    active = redraws(state, grew, tries)
+    state, pending, grew_now = walk(state, pending, walk_rng, active)
+    return state, pending, jnp.where(active, grew_now, grew), tries + active, rng
 
   state, pending, _, _, _ = jax.lax.while_loop(
     again, body, (state, pending, jnp.bool_(False), 0, rng)
@@ -111,14 +125,16 @@ def expansion_phase(
   state,
   pending: chex.Array,
   config: types.GTCFRConfig,
+  axis_name: str | None = None,
 ):
   """The phase's ceil(c) simulations from ``state.rng`` (its next key kept in ``state.rng``), the
-  virtual losses counted from ``pending`` (zeros shaped as the visit counts)."""
+  virtual losses counted from ``pending`` (zeros shaped as the visit counts); ``axis_name``: the
+  vmap axis of a batch of searches (:func:`simulate`)."""
   rng, sims_rng = jax.random.split(state.rng)
   rngs = jax.random.split(sims_rng, config.simulations_in_phase)
 
   def one(i, carry):
-    return simulate(walk, complete, *carry, config, rngs[i])
+    return simulate(walk, complete, *carry, config, rngs[i], axis_name)
 
   state, _ = jax.lax.fori_loop(0, config.simulations_in_phase, one, (state, pending))
   return state.replace(rng=rng)

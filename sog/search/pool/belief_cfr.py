@@ -41,14 +41,16 @@ from sog.search.pool import passes
 matching = passes.matching  # regret matching, zero rows where nothing is legal (free slots)
 
 
-#: Nodes a pass handles in one step (all of one depth).
-CHUNK = 32
+#: Nodes a pass handles in one step (all of one depth). A step costs a fixed part and a part per
+#: row, padding included: small chunks suit the trees searches grow (a few nodes per depth in a
+#: re-solve's branch and below its focus), at the price of more steps on a bushy tree.
+CHUNK = 8
 
 
 @chex.dataclass(frozen=True)
 class LevelOrder:
   """The used slots by depth (then slot), cut into chunks of at most C = ``CHUNK`` nodes of one
-  depth: a pass walks the chunks down (or up) and touches each node once.
+  depth: a pass walks the chunks down (or up, :meth:`walk`) and touches each node once.
 
   Attributes:
     order: [P + C] int32 the used slots by (depth, slot), then P (no node).
@@ -73,6 +75,15 @@ class LevelOrder:
     """[C] int32 the nodes of chunk ``c`` (P where the chunk is shorter, and past the last)."""
     nodes = jax.lax.dynamic_slice(self.order, (self.chunk_start[c],), (self.size,))
     return jnp.where(jnp.arange(self.size) < self.chunk_size[c], nodes, self.order.size - self.size)
+
+  def walk(self, step: Callable[[chex.Array, Any], Any], init: Any, upward: bool = False) -> Any:
+    """``step(nodes, carry)`` folded over the chunks from the shallowest (the deepest with
+    ``upward``); ``nodes`` [C] int32 are a chunk's slots (P for padding)."""
+    last = self.num_chunks - 1
+    at = (lambda i: last - i) if upward else (lambda i: i)
+    return jax.lax.fori_loop(
+      0, self.num_chunks, lambda i, carry: step(self.chunk(at(i)), carry), init
+    )
 
 
 def level_order(tree: beliefs.BeliefTree, axis_name: str | None = None) -> LevelOrder:
@@ -167,8 +178,7 @@ def reach_down(
   root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
-  def down(c, ranges):
-    nodes = order.chunk(c)
+  def down(nodes, ranges):
     parent = jnp.maximum(tree.parent[jnp.minimum(nodes, P - 1)], 0)
     child = _gather(tree, nodes)
     above = ranges[parent]  # [B, 2, S]
@@ -176,8 +186,8 @@ def reach_down(
     own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
     flow = child.edges * policy(parent, carry) * own[..., None]  # [B, S, A]
     into = tree.next_infostate[parent]
-    rows = jnp.broadcast_to(jnp.arange(order.size)[:, None, None], into.shape)
-    moved = jnp.zeros((order.size, S), ranges.dtype).at[rows, into].add(flow)
+    rows = jnp.broadcast_to(jnp.arange(nodes.shape[0])[:, None, None], into.shape)
+    moved = jnp.zeros((nodes.shape[0], S), ranges.dtype).at[rows, into].add(flow)
     new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
     new = jnp.where((child.parent < 0)[:, None, None], root, new)
     if entry is not None:
@@ -185,7 +195,7 @@ def reach_down(
       new = jnp.where(entry[0][at][:, None, None], entry[1][at], new)
     return ranges.at[nodes].set(new, mode="drop")
 
-  return jax.lax.fori_loop(0, order.num_chunks, down, jnp.zeros((P, 2, S), root_ranges.dtype))
+  return order.walk(down, jnp.zeros((P, 2, S), root_ranges.dtype))
 
 
 def values_up(
@@ -210,9 +220,8 @@ def values_up(
   order = level_order(tree) if order is None else order
   P, S, A = tree.legal.shape
 
-  def up(i, loop):
+  def up(nodes, loop):
     values, q, passed, carry = loop
-    nodes = order.chunk(order.num_chunks - 1 - i)
     node = _gather(tree, nodes)
     at = jnp.minimum(nodes, P - 1)
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
@@ -246,8 +255,8 @@ def values_up(
     )
 
   zeros = jnp.zeros((P, 2, S), ranges.dtype)
-  values, q, _, carry = jax.lax.fori_loop(
-    0, order.num_chunks, up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros, carry)
+  values, q, _, carry = order.walk(
+    up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros, carry), upward=True
   )
   return values, q, carry
 

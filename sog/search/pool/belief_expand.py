@@ -57,13 +57,15 @@ def expand(
   config: search_types.GTCFRConfig,
   selected: chex.Array = 0,
   k: int | None = None,
+  allowed: chex.Array = True,
 ) -> belief_state.BeliefSearchState:
   """Adds the children of up to ``k`` actions at ``node`` (:func:`chosen_actions`; None: every
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
   "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
   prior, and a node that becomes interior records the iteration. Where the pool has no room for
-  the most an expansion can add (:func:`added_at_most`) nothing is added: the node stays a
-  frontier leaf, and the search goes on with the tree it has."""
+  the most an expansion can add (:func:`added_at_most`), or where ``allowed`` (a bool, possibly
+  traced) is False, nothing is added: the node stays a frontier leaf, and the search goes on with
+  the tree it has."""
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
@@ -71,7 +73,7 @@ def expand(
   num_actions = tree.added.shape[-1]
   actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
   room = before + most <= tree.capacity
-  tree = beliefs.add_children(game, tree, node, room, actions)
+  tree = beliefs.add_children(game, tree, node, room & allowed, actions)
   if config.open_chance == "with_parent":
     tree = open_chance(game, tree, tree.children[node])
   new = before + jnp.arange(most)
@@ -115,7 +117,7 @@ def open_chance(
     node = nodes[i]
     safe = jnp.maximum(node, 0)
     opens = (node >= 0) & (tree.kind[safe] == public_game.CHANCE) & ~tree.expanded[safe]
-    return jax.lax.cond(opens, lambda t: beliefs.add_children(game, t, safe), lambda t: t, tree)
+    return beliefs.add_children(game, tree, safe, opens)  # (no cond: under vmap it selects trees)
 
   return jax.lax.fori_loop(0, nodes.shape[0], one, tree)
 
@@ -127,11 +129,12 @@ def _walk(
   config: search_types.GTCFRConfig,
   path_length: int,
   rng: chex.PRNGKey,
+  active: chex.Array = True,
 ):
   """One expansion walk from the focus; returns the state, the phase's pending (virtual-loss)
-  counts and whether it added a public state. The walk carries only its position and path (a
-  ``while_loop`` under ``vmap`` selects every carried array at every step); visits and the
-  expansion are written once it has stopped."""
+  counts and whether it added a public state (where ``active`` is False: nothing changes). The walk
+  carries only its position and path (a ``while_loop`` under ``vmap`` selects every carried array
+  at every step); visits and the expansion are written once it has stopped."""
   tree, focus = state.tree, state.focus
   world_rng, walk_rng = jax.random.split(rng)
   s0, s1 = worlds.sample_world(tree, focus, state.ranges[focus], world_rng)
@@ -176,12 +179,13 @@ def _walk(
   _, node, _, _, _, action, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
     lambda c: ~c[4], step, start
   )
-  counted = counted.astype(state.visits.dtype)
+  counted = (counted & active).astype(state.visits.dtype)
   size = state.tree.num_nodes
   state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
-  state = expand(game, state, node, config, action, config.expansion_k)  # (a terminal: none)
+  # (a terminal: no expansion)
+  state = expand(game, state, node, config, action, config.expansion_k, active)
   grew = state.tree.num_nodes > size
-  state = state.replace(walks=state.walks + 1, growing_walks=state.growing_walks + grew)
+  state = state.replace(walks=state.walks + active, growing_walks=state.growing_walks + grew)
   return state, pending.at[nodes, infostates, actions].add(counted), grew
 
 
@@ -211,15 +215,18 @@ def grow(
   game: public_game.PublicGame,
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
+  axis_name: str | None = None,
 ) -> belief_state.BeliefSearchState:
-  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`)."""
+  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`;
+  ``axis_name``: the vmap axis of a batch of searches)."""
   length = path_length(config)
   most = added_at_most(game, config)
   return walks.expansion_phase(
-    lambda s, p, r: _walk(game, s, p, config, length, r),
+    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active),
     # no redraw once the tree is whole, or the pool has no room for another expansion
     lambda s: fully_grown(s) | (s.tree.num_nodes + most > s.tree.capacity),
     state,
     jnp.zeros_like(state.visits),
     config,
+    axis_name,
   )

@@ -186,7 +186,7 @@ def run(
       lambda _, s: belief_update.cfr_update(apply, params, s, config, batches, scale),
       state,
     )
-    return belief_expand.grow(game, state, config)
+    return belief_expand.grow(game, state, config, batches.axis_name)
 
   return jax.lax.fori_loop(0, config.phases, phase, state)
 
