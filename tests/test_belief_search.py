@@ -206,10 +206,11 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
 
 
 def test_a_batch_of_pool_searches_is_each_search_alone():
-  """Different keys and root ranges under vmap: each search's tree and policy are its own, and the
-  batch's passes make one call each, while any frontier is not empty."""
+  """Different keys and root ranges under vmap: each search's tree, policy and walks are its own
+  (redraws included: the batch redraws while any search does, the others' walks write nothing),
+  and the batch's passes make one call each, while any frontier is not empty."""
   game = registry.load("leduc_poker")
-  config = types.GTCFRConfig(simulations=10)
+  config = types.GTCFRConfig(simulations=20)
   rngs = jax.random.split(jax.random.PRNGKey(0), 3)
   valid = np.asarray(game.tree.valid[0], np.float64)
   draws = np.random.default_rng(0).uniform(0.1, 1.0, (3, *valid.shape))
@@ -224,6 +225,9 @@ def test_a_batch_of_pool_searches_is_each_search_alone():
     np.testing.assert_allclose(batch.average_policy[i], one.average_policy, atol=1e-12)
     np.testing.assert_allclose(batch.values[i], one.values, atol=1e-12)
     assert int(batch.leaf_evaluations[i]) == int(one.leaf_evaluations)
+    assert int(batch.walks[i]) == int(one.walks)
+    assert int(batch.growing_walks[i]) == int(one.growing_walks)
+  assert len({int(one.walks) for one in alone}) > 1  # the searches redraw differently
   assert int(batch.leaf_calls[0]) >= max(int(one.leaf_calls) for one in alone)
 
 
