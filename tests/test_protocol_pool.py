@@ -20,6 +20,7 @@ from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_resolver
+from sog.search.pool import belief_search
 from tests.conftest import ROOT
 
 FIXTURES = json.loads((ROOT / "tests" / "fixtures" / "table_protocol.json").read_text())
@@ -171,6 +172,44 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
         jax.tree.leaves(planned[1]), jax.tree.leaves(planned[0]), strict=True
       ):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_largest_pool():
+  """Leduc, zero leaf, s = 20, float64: a re-solve planned from the game's start down to a decision
+  whose subgame it grows whole, in ``subgame_capacity`` slots (what the protocol's smaller pools
+  hold) and in the searcher's own pool: the same tree, policy and values. The subgame sizes the
+  protocol sizes its pools by are those of the enumerated tree."""
+  game = load("leduc_poker")
+  tree = game.tree
+  sizes = composed.subgame_sizes(tree)
+  for n in range(0, tree.num_nodes, 7):
+    assert sizes[n] == tree.descendants(n).size
+  deep = np.flatnonzero((tree.kind < 2) & (tree.depth >= 4) & (sizes >= 10) & (sizes <= 40))
+  node = int(deep[0])
+  depth = int(tree.depth[node])
+  model, config = leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=20)
+  with jax.enable_x64(True):
+    largest = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    capacity = belief_search.subgame_capacity(
+      game.public_game, largest.config, int(sizes[node]), depth
+    )
+    smallest = BeliefGTCFR(
+      game, model, config, dtype=jnp.float64, branch_depth=depth, capacity=capacity
+    )
+    assert smallest.capacity < largest.capacity
+    results = []
+    for searcher in (largest, smallest):
+      resolver = belief_resolver.BeliefResolver(searcher, predecessors.path_length(tree))
+      request = (resolver.initial_summary(), tree.paths[node], int(tree.kind[node]))
+      [resolved] = resolver.resolve([request], jax.random.PRNGKey(3)[None])
+      results.append(jax.tree.map(lambda x: np.asarray(x)[0], resolved.results))
+  big, small = results
+  assert bool(big.complete) and bool(small.complete)
+  used = int(big.tree.num_nodes)
+  assert int(small.tree.num_nodes) == used
+  np.testing.assert_array_equal(small.tree.parent[:used], big.tree.parent[:used])
+  np.testing.assert_allclose(small.focus_policy, big.focus_policy, atol=1e-12)
+  np.testing.assert_allclose(small.values[:used], big.values[:used], atol=1e-12)
 
 
 @pytest.mark.slow

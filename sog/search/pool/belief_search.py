@@ -71,6 +71,21 @@ def node_capacity(
   return bound if size is None else min(bound, size + most - 1)
 
 
+def subgame_capacity(
+  game: public_game.PublicGame,
+  config: search_types.GTCFRConfig,
+  subgame_size: int,
+  branch_depth: int = 0,
+) -> int:
+  """The most public states a search holds when its focus's subgame has ``subgame_size`` public
+  states (the focus included; known where the game is enumerated): the root, the children of a
+  branch of up to ``branch_depth`` moves, the focus's children, the subgame and the room an
+  expansion asks for before it adds (``added_at_most - 1``). Every expansion then fits, so the
+  search grows the tree it would grow in any larger pool."""
+  most = belief_expand.added_at_most(game, config)
+  return first_expansion_bound(game, config, branch_depth) + subgame_size + most - 1
+
+
 def frontier_capacity(capacity: int) -> int:
   """The most frontier leaves a pool of ``capacity`` slots can hold (all but the root)."""
   return max(1, capacity - 1)
