@@ -129,24 +129,28 @@ def subgame_sizes(tree: tree_lib.PublicTree) -> np.ndarray:
   return size
 
 
-#: The smallest pool the protocol compiles searches for; the others double up to the searcher's.
-SMALLEST_POOL = 64
+#: The smallest pool the protocol compiles searches for, and the factor between one size and the
+#: next up to the searcher's (each size is a compiled program held in memory; docs/results/pool.md
+#: compares 2 and 4).
+SMALLEST_POOL, POOL_GROWTH = 64, 4
 
 
 def _pool_size(need: int, bound: int) -> int:
-  """The smallest of :data:`SMALLEST_POOL` x 2^j slots holding ``need``, at most ``bound``."""
+  """The smallest of :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots holding ``need``, at most
+  ``bound``."""
   size = SMALLEST_POOL
   while size < need:
-    size *= 2
+    size *= POOL_GROWTH
   return min(size, bound)
 
 
 class _PoolByNode:
   """The belief pool's resolver asked by the enumerated tree's nodes (their paths of child slots
   from the root and their actors), as the protocol names decisions. A search runs in the smallest
-  pool of :data:`SMALLEST_POOL` x 2^j slots (or the searcher's own) that holds every expansion of
-  its focus's subgame (:func:`~sog.search.pool.belief_search.subgame_capacity`): the same search as
-  in the searcher's pool, at the cost of the pool it can fill (one compilation per pool size)."""
+  pool of :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots (or the searcher's own) that holds
+  every expansion of its focus's subgame
+  (:func:`~sog.search.pool.belief_search.subgame_capacity`): the same search as in the searcher's
+  pool, at the cost of the pool it can fill (one compilation per pool size)."""
 
   def __init__(
     self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
