@@ -79,7 +79,7 @@ def _replay_examples(game):
   if sog.games.canonical_name(saved.game) != sog.games.canonical_name(game.name):
     raise ValueError(f"--replay {_REPLAY.value} holds a run of {saved.game}, not {game.name}")
   examples = loop.saved_replay(directory)
-  print(f"loaded {len(examples.nodes)} replay examples from {directory}")
+  print(f"loaded {examples.size} replay examples from {directory}")
   return {name: getattr(examples, name) for name in examples.__dataclass_fields__}, 0.0
 
 
@@ -127,14 +127,14 @@ def _evaluate(network, params, game, data, index, constant):
   ]
   values = np.concatenate([np.asarray(p.values) for p in predictions])
   logits = np.concatenate([np.asarray(p.logits) for p in predictions])
-  valid = game.tree.valid[data["nodes"][index]] & _has_value(data, index)
+  valid = data["valid"][index] & _has_value(data, index)
   target = data["values"][index]
   mae = np.abs(values - target)[valid].mean()
   constant_mae = np.abs(constant[None] - target)[valid].mean()
   rows = data["has_policy"][index]
   policy = data["policy"][index]
   log_p = jax.nn.log_softmax(logits, axis=-1)
-  mask = np.asarray(cvpn_lib.node_masks(game.tree)[1])[data["nodes"][index]]
+  mask = np.asarray(dataset.batch(game, data, index).pbs.policy_mask)
   xent = -(np.where(mask, policy * np.asarray(log_p), 0.0).sum(-1))[rows].mean()
   uniform = (
     -(policy * np.where(mask, np.log(1.0 / np.maximum(mask.sum(-1, keepdims=True), 1)), 0.0))
@@ -148,12 +148,14 @@ def main(argv):
   del argv
   game = common.load_game(_GAME.value)
   data, generate_seconds = _examples(game)
+  if "nodes" in data:  # exact examples: the valid infostates of their public states
+    data = {**data, "valid": game.tree.valid[data["nodes"]]}
   rng = np.random.default_rng(_SEED.value + 1)
-  count = len(data["nodes"])
+  count = len(data["ranges"])
   order = rng.permutation(count)
   held = max(1, int(_HOLDOUT.value * count))
   test_index, train_index = order[:held], order[held:]
-  valid = game.tree.valid[data["nodes"][train_index]] & _has_value(data, train_index)
+  valid = data["valid"][train_index] & _has_value(data, train_index)
   seen = valid.any(0)  # (player, infostate) entries that occur in training
   constant = np.zeros(seen.shape)
   constant[seen] = np.nanmedian(

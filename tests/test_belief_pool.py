@@ -8,6 +8,7 @@ import pytest
 
 import sog.eval
 from sog.games import public_game
+from sog.games import worlds as game_worlds
 from sog.search import cfr
 from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
@@ -200,9 +201,28 @@ def test_world_states_walk_the_pool_as_the_tables(name):
       child, t0, t1 = (int(x) for x in theirs(tables, node, s0, s1, action, key))
       mine = [int(x) for x in ours(pool, here, s0, s1, action, key)]
       # a move, or a chance outcome drawn from the same key (both engines by inverse CDF in the
-      # game's outcome order, sog.search.tables.draw_index)
+      # game's outcome order, sog.games.worlds.draw_index)
       assert [int(nodes[mine[0]]), *mine[1:]] == [child, t0, t1]
       node, s0, s1 = child, t0, t1
+
+
+@pytest.mark.parametrize(
+  "name", ["leduc_poker", "liars_dice(faces=4)", "scotland_yard(map=glasses_hidden_short)"]
+)
+def test_a_path_reaches_the_state_and_pair_weights_the_pool_grows(name):
+  """``beliefs.along`` (the query solver's start): for every public state of a fully grown pool,
+  the state its path reaches and its W are the pool's, bit for bit."""
+  game, pool, _ = _grown(name)
+  paths = beliefs.paths(pool)
+  length = max(len(p) for p in paths)
+  padded = np.full((len(paths), length), -1, np.int32)
+  for row, path in enumerate(paths):
+    padded[row, : len(path)] = path
+  states, weights = jax.jit(jax.vmap(lambda p: beliefs.along(game.public_game, p)))(padded)
+  used = int(pool.num_nodes)
+  np.testing.assert_array_equal(np.asarray(weights), np.asarray(pool.weight[:used]))
+  for ours, grown in zip(jax.tree.leaves(states), jax.tree.leaves(pool.states), strict=True):
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(grown[:used]))
 
 
 def test_a_pool_too_small_for_the_game_is_refused():
@@ -217,12 +237,12 @@ def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
   weights = jnp.array([0.2, 0.5, 0.3])
   spread = jnp.array([0.0, 0.2, 0.0, 0.0, 0.5, 0.3, 0.0])
   keys = jax.random.split(jax.random.PRNGKey(0), 4000)
-  compact = jax.vmap(lambda k: tables_lib.draw_index(weights, k))(keys)
-  padded = jax.vmap(lambda k: tables_lib.draw_index(spread, k))(keys)
+  compact = jax.vmap(lambda k: game_worlds.draw_index(weights, k))(keys)
+  padded = jax.vmap(lambda k: game_worlds.draw_index(spread, k))(keys)
   np.testing.assert_array_equal(np.asarray(padded), np.array([1, 4, 5])[np.asarray(compact)])
   frequencies = np.bincount(np.asarray(compact), minlength=3) / keys.shape[0]
   np.testing.assert_allclose(frequencies, weights, atol=0.03)
-  assert int(tables_lib.draw_index(jnp.zeros(4), keys[0])) == 0
+  assert int(game_worlds.draw_index(jnp.zeros(4), keys[0])) == 0
 
 
 def test_the_level_order_visits_each_used_slot_once_deepest_last():

@@ -1,7 +1,8 @@
 """Search batches split over local devices give the searches one device gives: bitwise for the
 searches a device holds, and to float32 rounding against one device's batch of another shape.
 
-JAX fixes the device count when it starts, so the check runs in a fresh process with two forced
+Both engines (the table search and the belief pool) split their batches so. JAX fixes the device
+count when it starts, so the check runs in a fresh process with two forced
 host devices (``--xla_force_host_platform_device_count=2``), comparing searchers on both devices
 with searchers on the first only.
 """
@@ -12,6 +13,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from tests.conftest import ROOT
 
@@ -21,7 +23,8 @@ import jax
 import numpy as np
 import sog
 from sog.protocol import composed
-from sog.search import gtcfr, leaf_models
+from sog.search import gtcfr, leaf_models, predecessors
+from sog.search.pool import BeliefGTCFR
 
 def leaves(result):
   return [np.asarray(x) for x in jax.tree.leaves(result)]
@@ -36,8 +39,12 @@ def close(a, b):  # exact where not floating point, float32 rounding elsewhere
 game = sog.load("kuhn_poker")
 leaf = leaf_models.zero_leaf_model()
 config = gtcfr.GTCFRConfig(simulations=4)
-both = gtcfr.GTCFR(game, leaf, config)
-one = gtcfr.GTCFR(game, leaf, config, devices=jax.local_devices()[:1])
+if ENGINE == "tables":
+  searcher, options = gtcfr.GTCFR, {}
+else:
+  searcher, options = BeliefGTCFR, {"branch_depth": predecessors.branch_depth(game.tree)}
+both = searcher(game, leaf, config, **options)
+one = searcher(game, leaf, config, devices=jax.local_devices()[:1], **options)
 rngs = jax.random.split(jax.random.PRNGKey(3), 4)
 ranges = np.random.default_rng(0).dirichlet(np.ones(game.tree.root_ranges.shape[-1]), size=(4, 2))
 # Four searches, two a device: each device computes exactly what one device does for its two.
@@ -47,8 +54,9 @@ joined = jax.tree.map(lambda a, b: np.concatenate([a, b]), *halves)
 # Three searches (padded to four) against one device's batch of three: XLA rounds float32 values
 # by the batch's shape, on one device too (a batch of 2 or 4 against 3 there differs by 2.4e-7).
 odd, odd_one = both.search_batch(rngs[:3], ranges[:3]), one.search_batch(rngs[:3], ranges[:3])
-# The protocol: re-solving searches in subgame tables, batched by depth, chunks of 4.
-protocol = [composed.compose(s, (0, 1), batch_size=4) for s in (both, one)]
+# The protocol: re-solving searches in chunks of 4.
+tree = None if ENGINE == "tables" else game.tree
+protocol = [composed.compose(s, (0, 1), batch_size=4, tree=tree) for s in (both, one)]
 print(json.dumps({
     "devices": jax.local_device_count(), "mesh": [both.mesh.size, one.mesh.size],
     "spread": len(jax.tree.leaves(split)[0].sharding.device_set),
@@ -59,14 +67,20 @@ print(json.dumps({
 """
 
 
-def test_search_batches_over_two_devices_equal_one_device():
+@pytest.mark.parametrize("engine", ["tables", "pool"])
+def test_search_batches_over_two_devices_equal_one_device(engine):
   env = {
     **os.environ,
     "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
     "JAX_PLATFORMS": "cpu",
   }
   out = subprocess.run(
-    [sys.executable, "-c", _CHECK], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
+    [sys.executable, "-c", f"ENGINE = {engine!r}\n" + _CHECK],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    env=env,
+    timeout=600,
   )
   assert out.returncode == 0, out.stderr[-3000:]
   result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -181,7 +181,7 @@ def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_larg
   protocol sizes its pools by are those of the enumerated tree."""
   game = load("leduc_poker")
   tree = game.tree
-  sizes = composed.subgame_sizes(tree)
+  sizes = tree.subgame_sizes()
   for n in range(0, tree.num_nodes, 7):
     assert sizes[n] == tree.descendants(n).size
   deep = np.flatnonzero((tree.kind < 2) & (tree.depth >= 4) & (sizes >= 10) & (sizes <= 40))

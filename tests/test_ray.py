@@ -46,8 +46,10 @@ def _kuhn_examples(count: int, seed: int) -> buffers.Examples:
   rng = np.random.default_rng(seed)
   S, A = tree.max_infostates, tree.num_actions
   inner = np.flatnonzero(tree.kind != public_game.TERMINAL)
+  nodes = rng.choice(inner, count)
+  facts = buffers.PublicFacts.at(tree, nodes)
   return buffers.Examples(
-    nodes=rng.choice(inner, count).astype(np.int32),
+    **{name: getattr(facts, name) for name in facts.__dataclass_fields__},
     ranges=rng.dirichlet(np.ones(S), (count, 2)).astype(np.float32),
     values=rng.normal(size=(count, 2, S)).astype(np.float32),
     has_value=np.ones((count, 2, S), bool),
@@ -68,7 +70,9 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
   config.selfplay.update(batch_size=16, min_replay=32, publish_every=4)
   experiment = config_lib.from_config_dict(config)
   game, network, params, _ = loop.initial_network(experiment)
-  local = learner_lib.Learner(game.tree, network, experiment.optimizer, params, experiment.selfplay)
+  local = learner_lib.Learner(
+    game.public_game, network, experiment.optimizer, params, experiment.selfplay
+  )
   ray.init(num_cpus=2, include_dashboard=False, logging_level="warning", configure_logging=False)
   try:
     remote = distributed.RemoteLearner(experiment, params)
@@ -145,7 +149,8 @@ def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
   assert loop.has_checkpoint(tmp_path / run.CHECKPOINT)
   saved = json.loads(progress.read_text())["counters"]
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:
-    saved_nodes = f["replay_nodes"][: min(saved["examples"], f["replay_nodes"].shape[0])].copy()
+    count = min(saved["examples"], f["replay_encoding"].shape[0])
+    saved_encodings = f["replay_encoding"][:count].copy()
   assert saved["examples"] > 0 and saved["games"] > 0
   # Resumed, on to 250 train steps, evaluated at the end.
   out = subprocess.run(
@@ -157,9 +162,9 @@ def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
   assert result["backend"] == "ray" and result["workers"] == 2 and result["steps"] == 250
   assert result["games"] > saved["games"] and result["queries_solved"] > 0
   with np.load(tmp_path / run.CHECKPOINT / "selfplay.npz") as f:  # the window kept its old examples
-    kept = f["replay_nodes"][: saved_nodes.size]
+    kept = f["replay_encoding"][: len(saved_encodings)]
     assert f["replay_added"] > saved["examples"]
-  np.testing.assert_array_equal(kept, saved_nodes)
+  np.testing.assert_array_equal(kept, saved_encodings)
   with (tmp_path / run.EVALUATION).open() as f:
     rows = list(csv.DictReader(f))
   untrained = float(rows[0]["mean"])  # the first run's evaluation at step 0

@@ -177,6 +177,14 @@ class PublicTree:
       inside[lo:hi] = inside[self.parent[lo:hi]]
     return np.flatnonzero(inside)
 
+  def subgame_sizes(self) -> np.ndarray:
+    """[N] the public states in each node's subgame (the node included)."""
+    size = np.ones(self.num_nodes, np.int64)
+    for d in range(self.num_levels - 1, 0, -1):
+      lo, hi = self.level_starts[d], self.level_starts[d + 1]
+      np.add.at(size, self.parent[lo:hi], size[lo:hi])
+    return size
+
   def subtree(self, node: int, max_depth: int | None = None) -> PublicTree:
     """The public subtree rooted at ``node``, cut ``max_depth`` levels down if given.
 

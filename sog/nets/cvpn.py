@@ -51,14 +51,23 @@ def node_masks(tree: tree_lib.PublicTree) -> tuple[np.ndarray, np.ndarray]:
   return tree.valid, policy_mask
 
 
+def pbs_of(encoding, kind, valid, legal, ranges) -> PBS:
+  """The PBS batch of public states given by their facts: ``encoding`` [B, E], ``kind`` [B] (who
+  acts), ``valid`` [B, 2, S], the actor's ``legal`` [B, S, A], with ``ranges`` [B, 2, S]."""
+  valid, legal = jnp.asarray(valid, bool), jnp.asarray(legal, bool)
+  acts = jnp.asarray(kind)[:, None] == jnp.arange(2)[None, :]
+  return PBS(
+    encoding=jnp.asarray(encoding, jnp.float32),
+    ranges=jnp.asarray(ranges, jnp.float32),
+    valid=valid,
+    policy_mask=(acts[:, :, None] & valid)[..., None] & legal[:, None],
+  )
+
+
 def pbs_at(tree: tree_lib.PublicTree, nodes: np.ndarray, ranges: np.ndarray) -> PBS:
   """The PBS batch for ``nodes`` of ``tree`` with ``ranges`` [B, 2, S]."""
-  valid, policy_mask = node_masks(tree)
-  return PBS(
-    encoding=jnp.asarray(tree.encoding[nodes]),
-    ranges=jnp.asarray(ranges, jnp.float32),
-    valid=jnp.asarray(valid[nodes]),
-    policy_mask=jnp.asarray(policy_mask[nodes]),
+  return pbs_of(
+    tree.encoding[nodes], tree.kind[nodes], tree.valid[nodes], tree.legal[nodes], ranges
   )
 
 

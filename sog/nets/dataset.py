@@ -159,10 +159,15 @@ def load(path: str | pathlib.Path, **meta) -> dict[str, np.ndarray] | None:
 
 
 def batch(game: registry.Game, data: dict[str, np.ndarray], index: np.ndarray) -> train.Batch:
-  """A training ``Batch`` of the examples at ``index``; an optional ``has_value`` field [N, 2, S]
-  marks the entries that carry a value target (self-play examples; exact ones carry every valid
-  entry)."""
-  pbs = cvpn_lib.pbs_at(game.tree, data["nodes"][index], data["ranges"][index])
+  """A training ``Batch`` of the examples at ``index``, their public states given by ``nodes`` of
+  the game's tree (exact examples) or by their facts ``encoding``, ``kind``, ``valid`` and
+  ``legal`` (self-play's replay); an optional ``has_value`` field [N, 2, S] marks the entries that
+  carry a value target (self-play examples; exact ones carry every valid entry)."""
+  if "nodes" in data:
+    pbs = cvpn_lib.pbs_at(game.tree, data["nodes"][index], data["ranges"][index])
+  else:
+    facts = ("encoding", "kind", "valid", "legal", "ranges")
+    pbs = cvpn_lib.pbs_of(*(data[name][index] for name in facts))
   has_value = jnp.asarray(data["has_value"][index]) if "has_value" in data else None
   targets = losses.Targets(
     values=jnp.asarray(data["values"][index], jnp.float32),

@@ -35,7 +35,7 @@ from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
-from sog.search.pool import belief_search
+from sog.search.pool import sized
 from sog.search.pool.belief_searcher import BeliefGTCFR
 
 
@@ -120,88 +120,26 @@ def uniform_policies(
   ).copy()
 
 
-def subgame_sizes(tree: tree_lib.PublicTree) -> np.ndarray:
-  """[N] the public states in each node's subgame (the node included)."""
-  size = np.ones(tree.num_nodes, np.int64)
-  for d in range(tree.num_levels - 1, 0, -1):
-    lo, hi = tree.level_starts[d], tree.level_starts[d + 1]
-    np.add.at(size, tree.parent[lo:hi], size[lo:hi])
-  return size
-
-
-#: The smallest pool the protocol compiles searches for, and the factor between one size and the
-#: next up to the searcher's (each size is a compiled program held in memory; docs/results/pool.md
-#: compares 2 and 4).
-SMALLEST_POOL, POOL_GROWTH = 64, 4
-
-
-def _pool_size(need: int, bound: int) -> int:
-  """The smallest of :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots holding ``need``, at most
-  ``bound``."""
-  size = SMALLEST_POOL
-  while size < need:
-    size *= POOL_GROWTH
-  return min(size, bound)
-
-
 class _PoolByNode:
   """The belief pool's resolver asked by the enumerated tree's nodes (their paths of child slots
   from the root and their actors), as the protocol names decisions. A search runs in the smallest
-  pool of :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots (or the searcher's own) that holds
-  every expansion of its focus's subgame
-  (:func:`~sog.search.pool.belief_search.subgame_capacity`): the same search as in the searcher's
-  pool, at the cost of the pool it can fill (one compilation per pool size)."""
+  pool that holds every expansion of its focus's subgame (:mod:`sog.search.pool.sized`): the same
+  search as in the searcher's pool, at the cost of the pool it can fill."""
 
   def __init__(
     self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
   ):
-    self.tree, self.searcher, self.config = tree, searcher, config
-    self.length = predecessors_lib.path_length(tree)
-    self.resolver = belief_resolver.BeliefResolver(searcher, self.length, config)
-    self.resolvers = {searcher.capacity: self.resolver}
-    game, search, depth = searcher.game, searcher.config, searcher.branch_depth
-    # a pool holds the subgame's expansions, and the summaries planned from (one path each)
-    self.capacity = np.array(
-      [
-        _pool_size(
-          max(belief_search.subgame_capacity(game, search, int(size), depth), self.length + 1),
-          searcher.capacity,
-        )
-        for size in subgame_sizes(tree)
-      ]
-    )
+    self.tree = tree
+    length = predecessors_lib.path_length(tree)
+    self.resolver = sized.SizedResolver(sized.SizedPools(searcher, tree, length), length, config)
 
   def initial_summary(self) -> belief_resolving.BeliefSummary:
     return self.resolver.initial_summary()
 
-  def _resolver(self, capacity: int) -> belief_resolver.BeliefResolver:
-    if capacity not in self.resolvers:
-      searcher = BeliefGTCFR(
-        self.searcher.game,
-        self.searcher.leaf_model,
-        self.searcher.config,
-        self.searcher.dtype,
-        capacity=capacity,
-        branch_depth=self.searcher.branch_depth,
-      )
-      self.resolvers[capacity] = belief_resolver.BeliefResolver(searcher, self.length, self.config)
-    return self.resolvers[capacity]
-
   def resolve(self, requests, rngs, chunk, params):
-    """The requests' searches, those needing the same pool size batched together (``jobs`` index
-    ``requests``)."""
-    by_pool = {}
-    for j, (_, n) in enumerate(requests):
-      by_pool.setdefault(int(self.capacity[n]), []).append(j)
-    for capacity, jobs in sorted(by_pool.items()):
-      asked = [
-        (requests[j][0], self.tree.paths[requests[j][1]], int(self.tree.kind[requests[j][1]]))
-        for j in jobs
-      ]
-      for resolved in self._resolver(capacity).resolve(
-        asked, rngs[np.asarray(jobs)], chunk, params
-      ):
-        yield dataclasses.replace(resolved, jobs=[jobs[row] for row in resolved.jobs])
+    """The requests' searches (``jobs`` index ``requests``)."""
+    asked = [(summary, self.tree.paths[n], int(self.tree.kind[n])) for summary, n in requests]
+    yield from self.resolver.resolve(asked, [n for _, n in requests], rngs, chunk, params)
 
   def keep(
     self, summary: belief_resolving.BeliefSummary, followers: Sequence[int]

@@ -17,12 +17,12 @@ from __future__ import annotations
 import itertools
 
 import flax.struct
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
 from sog.games import tree as tree_lib
+from sog.games import worlds
 from sog.search import cfr
 
 
@@ -177,7 +177,7 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   # the c-th child in slot (c % A, c // A), the children in the order it appends them (the game's
   # outcome order): drawn over c, in that order.
   chance_weight = tables.up_weight[node, :, :, 0, s0] * weight_next(s0, s1)  # [A, K]
-  outcome = draw_index(chance_weight.T.ravel(), rng)
+  outcome = worlds.draw_index(chance_weight.T.ravel(), rng)
   num_actions, width = children.shape
   chance_slot = (outcome % num_actions) * width + outcome // num_actions
   # A player: the slot of its action that its infostate and the opponent's world state lead to.
@@ -199,27 +199,4 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
 def sample_world(tables: SearchTables, node, ranges, rng):
   """A world state (s0, s1) at ``node`` drawn from both players' ``ranges`` [2, S] and the node's
   pair weights W (any possible world state if the ranges do not reach the node). Traceable."""
-  return draw_world(tables.pair_weight[node], ranges, rng)
-
-
-def draw_index(weights, rng):
-  """An index drawn with probability proportional to ``weights`` [K] (nonnegative, not all zero) by
-  the inverse of their cumulative sum at one uniform draw: the outcome depends on the order of the
-  positive weights only, not on zeros between them, so engines that lay a node's chance outcomes
-  out differently draw the same one from the same key. Traceable."""
-  cumulative = jnp.cumsum(weights)
-  u = jax.random.uniform(rng, dtype=cumulative.dtype) * cumulative[-1]
-  last = weights.shape[0] - 1 - jnp.argmax((weights > 0)[::-1])  # (should u round up to the sum)
-  index = jnp.minimum((cumulative <= u).sum(), last)
-  return jnp.where(cumulative[-1] > 0, index, 0).astype(jnp.int32)  # (0 where all are zero)
-
-
-def draw_world(weight, ranges, rng):
-  """A world state (s0, s1) drawn with probability proportional to r_0(s0) r_1(s1) W(s0, s1), from
-  pair weights W [S, S] and ``ranges`` [2, S] (by W alone where the ranges give it no mass), over
-  the flat index s0 * S + s1. Traceable."""
-  joint = ranges[0][:, None] * ranges[1][None, :] * weight
-  joint = jnp.where(joint.sum() > 0, joint, weight)
-  world = jax.random.categorical(rng, jnp.log(joint.ravel()))
-  num_infostates = joint.shape[0]
-  return (world // num_infostates).astype(jnp.int32), (world % num_infostates).astype(jnp.int32)
+  return worlds.draw_world(tables.pair_weight[node], ranges, rng)

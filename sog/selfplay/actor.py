@@ -1,14 +1,13 @@
 """Actors: self-play games of the SoG agent (SoG, Algorithm 2, "actor").
 
 G games are played side by side. At every move each game's acting player re-solves from the summary
-of its own last search (continual re-solving, :mod:`sog.search.resolving`; the game's root beliefs
-at its first decision), exactly as :class:`sog.search.SoGAgent` does, and samples its action from
-(1 - eps) * search policy + eps * uniform; chance then acts by its distribution given the world
-state. Each search runs in the compact tables of its re-solving root's subgame
-(:mod:`sog.search.subgames`), so a move deep in a game costs what that subgame costs: the moves of
-the G games are grouped by the depth of that root and run as vmapped chunks of ``chunk`` searches
-(one compilation per depth). The world's step (chance, given the world state) is a jitted function
-of the game's tables.
+of its own last search (continual re-solving on the belief pool,
+:mod:`sog.search.pool.belief_resolver`; the game's root beliefs at its first decision), exactly as
+:class:`sog.search.SoGAgent` does, and samples its action from (1 - eps) * search policy + eps *
+uniform; chance then acts by its distribution given the world state. The G searches of a move run
+as vmapped chunks of ``chunk`` searches, each in a pool sized to its subgame
+(:mod:`sog.search.pool.sized`; one compilation per pool size for every decision of the game); the
+worlds step from the game's functions (:mod:`sog.games.worlds`), vmapped over the games.
 
 What the actors hand on, per search of the played line:
   * a policy example: the PBS at the searched public state (both ranges under the search's average
@@ -17,11 +16,14 @@ What the actors hand on, per search of the played line:
     player held (a sample of that infostate's value, in the network's per-opponent-mass units);
   * each of its sampled leaf queries (``GTCFRConfig.query_samples`` of them, a uniform sample of
     every PBS its leaf model was asked for), with probability q_search, to the query buffer.
+An example keeps its public state's network input and masks
+(:class:`~sog.selfplay.buffers.PublicFacts`), a query its path of child slots from the game's root.
 Games in progress are not checkpointed: a resumed run starts new games.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import dataclasses
 
 import chex
@@ -30,67 +32,65 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
-from sog.search import gtcfr
-from sog.search import resolver as resolver_lib
+from sog.games import registry
+from sog.games import worlds
+from sog.search import predecessors
 from sog.search import resolving
-from sog.search import subgames as subgames_lib
-from sog.search import tables as tables_lib
+from sog.search.pool import belief_resolving
+from sog.search.pool import sized
+from sog.search.pool.belief_searcher import BeliefGTCFR
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
 
 @dataclasses.dataclass
 class Game:
-  """A game in progress: the public state to move at (a decision of the game's tree), both players'
-  infostates (the world state), each player's summary of its last search, and the moves so far."""
+  """A game in progress: the path of child slots from the game's root to the public state to move
+  at, each player's summary of its last search, and the moves so far (its world state is row g of
+  :attr:`Actors.worlds`)."""
 
-  node: int
-  world: np.ndarray
-  summaries: list[subgames_lib.PlacedSummary]
+  path: list[int]
+  summaries: list[belief_resolving.BeliefSummary]
   line: list[dict] = dataclasses.field(default_factory=list)
 
 
-def _through_chance(tables: tables_lib.SearchTables, node, s0, s1, rng):
-  """Lets chance act (by its distribution given the world state) until a player acts or the game
-  ends."""
-
-  def step(carry):
-    node, s0, s1, rng = carry
-    rng, now = jax.random.split(rng)
-    return (*tables_lib.step_world(tables, node, s0, s1, 0, now), rng)
-
-  node, s0, s1, _ = jax.lax.while_loop(
-    lambda c: tables.kind[c[0]] == public_game.CHANCE, step, (node, s0, s1, rng)
-  )
-  return node, s0, s1
+def pools_for(game: registry.Game, leaf_model, config, dtype=jnp.float32) -> sized.SizedPools:
+  """The belief pool's searchers for self-play on ``game``, in pools sized to each search's
+  subgame (:mod:`sog.search.pool.sized`). Their branch holds every re-solve continuing the player's
+  own last search (:func:`sog.search.predecessors.branch_depth`), as the protocol's; the actors and
+  the solver share them (one compilation per config and pool size)."""
+  tree = game.tree
+  depth = predecessors.branch_depth(tree, "own")
+  searcher = BeliefGTCFR(game, leaf_model, config, dtype=dtype, branch_depth=depth)
+  return sized.SizedPools(searcher, tree, predecessors.path_length(tree))
 
 
-def deal(tables: tables_lib.SearchTables, root_ranges: chex.Array, rng: chex.PRNGKey):
-  """A new game: a world state drawn from the root's beliefs (the deal), then chance to the first
-  decision. Returns (node, s0, s1)."""
-  world_rng, chance_rng = jax.random.split(rng)
-  s0, s1 = tables_lib.sample_world(tables, 0, root_ranges, world_rng)
-  return _through_chance(tables, jnp.int32(0), s0, s1, chance_rng)
-
-
-def advance(tables: tables_lib.SearchTables, node, s0, s1, action, rng):
-  """The world after ``action`` at decision ``node``, chance acting until the next decision or the
-  end. Returns (node, s0, s1)."""
-  step_rng, chance_rng = jax.random.split(rng)
-  child, s0, s1 = tables_lib.step_world(tables, node, s0, s1, action, step_rng)
-  return _through_chance(tables, child, s0, s1, chance_rng)
-
-
-def outcome(tree, node: int, world: np.ndarray) -> np.ndarray:
-  """[2] the players' utilities at terminal ``node`` for the world state (s0, s1)."""
-  s0, s1 = int(world[0]), int(world[1])
-  u0 = tree.payoff[node, s0, s1] / tree.pair_weight[node, s0, s1]
-  return np.array([u0, -u0])
+def slot_paths(
+  root_path: np.ndarray,
+  parent: np.ndarray,
+  slot: np.ndarray,
+  slots: Sequence[int],
+  length: int,
+) -> np.ndarray:
+  """[len(slots), length] int32: the child slots from the game's root to each of a search's pool
+  ``slots`` (its pool's ``parent`` and ``slot`` arrays; its root at ``root_path`` from the game's
+  root), -1 past the end."""
+  root = [int(k) for k in root_path if k >= 0]
+  paths = np.full((len(slots), length), -1, np.int32)
+  for row, at in enumerate(slots):
+    tail, at = [], int(at)
+    while parent[at] >= 0:
+      tail.append(int(slot[at]))
+      at = int(parent[at])
+    path = root + tail[::-1]
+    paths[row, : len(path)] = path
+  return paths
 
 
 class Actors:
-  """G self-play games of the SoG agent, searching with ``searcher`` (its leaf model a CVPN, or any
-  leaf model taking the same params).
+  """G self-play games of the SoG agent on ``game``, searching with ``pools`` (:func:`pools_for`:
+  the belief pool's searchers of the game, their leaf model a CVPN or any leaf model taking the same
+  params).
 
   ``play(params, key, rng)`` makes one move in every game and returns the examples of the games that
   ended and the queries handed to the solver.
@@ -98,28 +98,64 @@ class Actors:
 
   def __init__(
     self,
-    searcher: gtcfr.GTCFR,
+    game: registry.Game,
+    pools: sized.SizedPools,
     config: config_lib.SelfPlayConfig,
     chunk: int = 1,
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
-    self.tree, self.config, self.chunk = searcher.tree, config, chunk
-    self.searcher = searcher
-    self.tables = self.searcher.tables  # the game's: the world steps in them
-    self.root_ranges = self.searcher.root_ranges(None)
-    self._resolver = resolver_lib.Resolver(searcher, resolving_config)
+    self.tree, self.config, self.chunk = game.tree, config, chunk
+    self.path_length = predecessors.path_length(game.tree)
+    self._resolver = sized.SizedResolver(pools, self.path_length, resolving_config)
     self._initial = self._resolver.initial_summary()
-    self._deal = jax.jit(deal)
-    self._advance = jax.jit(advance)
+    rules = game.public_game
+    self._deal = jax.jit(jax.vmap(lambda key: worlds.deal(rules, key)))
+    self._step = jax.jit(jax.vmap(lambda world, a, key: worlds.step(rules, world, a, key)))
+    self._kind = jax.jit(jax.vmap(lambda world: rules.kind(world.state)))
+    self._utility = jax.jit(jax.vmap(lambda world: worlds.utility(rules, world)))
     self.restart(jax.random.PRNGKey(0))
 
   def restart(self, key: chex.PRNGKey) -> None:
     """Abandons the games in progress and deals G new ones."""
-    self.games = [self._new_game(k) for k in jax.random.split(key, self.config.games)]
+    count = self.config.games
+    self.games: list[Game | None] = [None] * count
+    self.worlds = None
+    self._new_games(np.arange(count), jax.random.split(key, count))
 
-  def _new_game(self, key: chex.PRNGKey) -> Game:
-    node, s0, s1 = jax.device_get(self._deal(self.tables, self.root_ranges, key))
-    return Game(node=int(node), world=np.array([s0, s1]), summaries=[self._initial] * 2)
+  def _new_games(self, rows: np.ndarray, keys: chex.PRNGKey) -> None:
+    """Deals new games in ``rows`` of the batch (their keys [G], the other rows' unused), chance
+    acting up to the first decision."""
+    deal_keys, chance_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    dealt = jax.device_get(self._deal(deal_keys))
+    if self.worlds is None:
+      self.worlds = dealt
+    else:
+      mask = np.isin(np.arange(len(self.games)), rows)
+      self.worlds = jax.tree.map(
+        lambda old, new: np.where(_rows(mask, old), new, old), self.worlds, dealt
+      )
+    for g in rows:
+      self.games[g] = Game(path=[], summaries=[self._initial] * 2)
+    self._through_chance(chance_keys)
+
+  def _through_chance(self, keys: chex.PRNGKey) -> None:
+    """Lets chance act in every game at a chance node (by its distribution given the world state)
+    until a player acts or the game ends; game g draws from ``keys[g]``, one split per step."""
+    while True:
+      at_chance = np.asarray(self._kind(self.worlds)) == public_game.CHANCE
+      if not at_chance.any():
+        return
+      keys, now = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+      self._move(at_chance, np.zeros(len(self.games), np.int32), now)
+
+  def _move(self, rows: np.ndarray, actions: np.ndarray, keys: chex.PRNGKey) -> None:
+    """Steps the worlds of the games where ``rows`` [G] by ``actions`` [G] with ``keys`` [G]."""
+    slots, stepped = jax.device_get(self._step(self.worlds, jnp.asarray(actions), keys))
+    self.worlds = jax.tree.map(
+      lambda old, new: np.where(_rows(rows, old), new, old), self.worlds, stepped
+    )
+    for g in np.flatnonzero(rows):
+      self.games[g].path.append(int(slots[g]))
 
   def play(
     self, params, key: chex.PRNGKey, rng: np.random.Generator
@@ -127,56 +163,69 @@ class Actors:
     """One move of every game; the examples of the games it ended (None if none did), the queries
     handed on, and the number of games it ended."""
     search_key, step_key, deal_key = jax.random.split(key, 3)
-    first = [game.summaries[int(self.tree.kind[game.node])] is self._initial for game in self.games]
-    moves = self._search(params, search_key)
-    finished, queries = [], []
-    for g, (game, (ranges, policy, sample, summary)) in enumerate(
+    count = len(self.games)
+    kinds = np.asarray(self._kind(self.worlds))
+    first = [game.summaries[kinds[g]] is self._initial for g, game in enumerate(self.games)]
+    moves = self._search(params, search_key, kinds)
+    queries, actions = [], np.zeros(count, np.int32)
+    for g, (game, (facts, ranges, policy, legal, sample, summary)) in enumerate(
       zip(self.games, moves, strict=True)
     ):
-      player = int(self.tree.kind[game.node])
-      legal = self.tree.legal[game.node, game.world[player]]
-      uniform = legal / legal.sum()
-      played = np.where(legal, policy[game.world[player]], 0.0).astype(np.float64)
+      player = int(kinds[g])
+      infostates = self.worlds.infostates[g].copy()
+      own = legal[infostates[player]]
+      uniform = own / own.sum()
+      played = np.where(own, policy[infostates[player]], 0.0).astype(np.float64)
       played = played / played.sum() if played.sum() > 0 else uniform
-      action = rng.choice(
-        legal.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform
+      actions[g] = rng.choice(
+        own.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform
       )
-      game.line.append(
-        {"node": game.node, "world": game.world.copy(), "ranges": ranges, "policy": policy}
-      )
+      game.line.append({"facts": facts, "world": infostates, "ranges": ranges, "policy": policy})
       game.summaries[player] = summary
       q = self.config.q_first if first[g] and self.config.q_first is not None else None
       queries.append((*sample, np.full(sample[2].shape, self.config.q_search if q is None else q)))
-      node, s0, s1 = jax.device_get(
-        self._advance(self.tables, game.node, *game.world, action, jax.random.fold_in(step_key, g))
-      )
-      game.node, game.world = int(node), np.array([s0, s1])
-      if self.tree.kind[game.node] == public_game.TERMINAL:
-        finished.append(
-          self._line_examples(game.line, outcome(self.tree, game.node, game.world), rng)
-        )
-        self.games[g] = self._new_game(jax.random.fold_in(deal_key, g))
+    keys = _per_game(step_key, count)
+    step_keys, chance_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    self._move(np.ones(count, bool), actions, step_keys)
+    self._through_chance(chance_keys)
+    ended = np.flatnonzero(np.asarray(self._kind(self.worlds)) == public_game.TERMINAL)
+    finished = []
+    if ended.size:
+      utility = np.asarray(self._utility(self.worlds), np.float64)
+      for g in ended:
+        outcome = np.array([utility[g], -utility[g]])
+        finished.append(self._line_examples(self.games[g].line, outcome, rng))
+      self._new_games(ended, _per_game(deal_key, count))
     examples = buffers.concatenate(finished) if finished else None
-    nodes, ranges, keys, probability = (np.concatenate([q[i] for q in queries]) for i in range(4))
-    return examples, buffers.hand_on(nodes, ranges, keys, probability, rng), len(finished)
+    paths, ranges, keys, probability = (np.concatenate([q[i] for q in queries]) for i in range(4))
+    return examples, buffers.hand_on(paths, ranges, keys, probability, rng), len(finished)
 
-  def _search(self, params, key: chex.PRNGKey) -> list[tuple]:
-    """Every game's re-solving search, grouped by the depth of its subgame: per game, the beliefs at
-    the searched state [2, S], the policy [S, A], the query sample (game nodes, ranges, keys) and
-    the new summary."""
-    requests = [(game.summaries[int(self.tree.kind[game.node])], game.node) for game in self.games]
-    rngs = jnp.stack([jax.random.fold_in(key, g) for g in range(len(self.games))])
+  def _search(self, params, key: chex.PRNGKey, kinds: np.ndarray) -> list[tuple]:
+    """Every game's re-solving search: per game, the facts of the public state searched, the
+    beliefs there [2, S], the policy [S, A], the legal actions [S, A], the query sample (paths,
+    ranges, keys) and the new summary."""
+    requests = [
+      (game.summaries[int(kinds[g])], game.path, int(kinds[g])) for g, game in enumerate(self.games)
+    ]
+    rngs = _per_game(key, len(self.games))
     out: list[tuple | None] = [None] * len(self.games)
-    for resolved in self._resolver.resolve(requests, rngs, self.chunk, params):
+    nodes = [self.tree.node_of_path(tuple(game.path)) for game in self.games]
+    for resolved in self._resolver.resolve(requests, nodes, rngs, self.chunk, params):
       summaries = resolved.summaries()
-      results = jax.device_get(resolved.results)
+      results, root_paths = jax.device_get((resolved.results, resolved.planned.root_path))
       sample = results.queries
-      for row, (g, subgame) in enumerate(zip(resolved.jobs, resolved.subgames, strict=True)):
-        game_nodes = subgame.game_nodes
+      for row, g in enumerate(resolved.jobs):
+        focus = int(results.focus[row])
+        pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
+        paths = slot_paths(
+          root_paths[row], pool.parent, pool.slot, sample.nodes[row], self.path_length
+        )
         out[g] = (
-          results.ranges[row, resolved.focus[row]],
+          buffers.PublicFacts.at(pool, np.array([focus])),
+          results.ranges[row, focus],
           results.focus_policy[row],
-          (game_nodes[sample.nodes[row]], sample.ranges[row], sample.keys[row]),
+          pool.legal[focus],
+          (paths, sample.ranges[row], sample.keys[row]),
           summaries[row],
         )
     return out
@@ -186,12 +235,10 @@ class Actors:
   ) -> buffers.Examples:
     """The examples of one finished game: a policy example per search of its line, with the TD(1)
     value target with probability p_td1."""
-    nodes = np.array([m["node"] for m in line])
+    facts = buffers.PublicFacts.stack([m["facts"] for m in line])
     ranges = np.stack([m["ranges"] for m in line])
     world = np.stack([m["world"] for m in line])
-    examples = buffers.search_examples(
-      self.tree, nodes, ranges, np.stack([m["policy"] for m in line])
-    )
+    examples = buffers.search_examples(facts, ranges, np.stack([m["policy"] for m in line]))
     td1 = rng.random(len(line)) < self.config.p_td1
     rows = np.arange(len(line))
     values, has_value = examples.values.copy(), examples.has_value.copy()
@@ -200,3 +247,13 @@ class Actors:
       values[rows, p, world[:, p]] = np.where(td1, utility[p] * opponent_mass[:, p], 0.0)
       has_value[rows, p, world[:, p]] = td1
     return examples.replace(values=values, has_value=has_value)
+
+
+def _rows(rows: np.ndarray, like: np.ndarray) -> np.ndarray:
+  """A [G] row mask shaped to broadcast against ``like`` [G, ...]."""
+  return np.asarray(rows).reshape(-1, *([1] * (like.ndim - 1)))
+
+
+def _per_game(key: chex.PRNGKey, count: int) -> chex.PRNGKey:
+  """[count] keys, game g's ``fold_in(key, g)``."""
+  return jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, jnp.arange(count))

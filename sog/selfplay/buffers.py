@@ -10,27 +10,33 @@ from __future__ import annotations
 import chex
 import numpy as np
 
+from sog.nets import cvpn as cvpn_lib
+
 
 @chex.dataclass(frozen=True)
 class Queries:
-  """Public belief states a search asked its leaf model about: nodes [B] (of the game's tree) and
-  ranges [B, 2, S]."""
+  """Public belief states a search asked its leaf model about: paths [B, L] int32 (the child slots
+  from the game's root to each public state, -1 past the end) and ranges [B, 2, S]."""
 
-  nodes: np.ndarray
+  paths: np.ndarray
   ranges: np.ndarray
 
   @property
   def size(self) -> int:
-    return int(self.nodes.shape[0])
+    return int(self.paths.shape[0])
 
 
 @chex.dataclass(frozen=True)
 class Examples:
-  """Training examples for the CVPN: the PBS (nodes [B], ranges [B, 2, S]) and its targets, values
-  [B, 2, S] (library cfv units) where has_value [B, 2, S], policies [B, 2, S, A] where has_policy
-  [B, 2, S]."""
+  """Training examples for the CVPN: the PBS (its public state's network input encoding [B, E],
+  who acts there kind [B], the infostates each player can hold valid [B, 2, S], the actor's legal
+  actions legal [B, S, A], and the ranges [B, 2, S]) and its targets, values [B, 2, S] (library cfv
+  units) where has_value [B, 2, S], policies [B, 2, S, A] where has_policy [B, 2, S]."""
 
-  nodes: np.ndarray
+  encoding: np.ndarray
+  kind: np.ndarray
+  valid: np.ndarray
+  legal: np.ndarray
   ranges: np.ndarray
   values: np.ndarray
   has_value: np.ndarray
@@ -39,19 +45,42 @@ class Examples:
 
   @property
   def size(self) -> int:
-    return int(self.nodes.shape[0])
+    return int(self.ranges.shape[0])
+
+  def pbs(self) -> cvpn_lib.PBS:
+    """The network's input for these examples."""
+    return cvpn_lib.pbs_of(self.encoding, self.kind, self.valid, self.legal, self.ranges)
 
 
-def _empty(cls, capacity: int, num_infostates: int, num_actions: int):
-  S, A = num_infostates, num_actions
-  shapes = {
-    "nodes": ((), np.int32),
-    "ranges": ((2, S), np.float32),
-    "values": ((2, S), np.float32),
-    "has_value": ((2, S), bool),
-    "policy": ((2, S, A), np.float32),
-    "has_policy": ((2, S), bool),
-  }
+@chex.dataclass(frozen=True)
+class PublicFacts:
+  """What an example keeps of its public states [B]: ``encoding`` [B, E], ``kind`` [B], ``valid``
+  [B, 2, S] and the actor's ``legal`` [B, S, A]."""
+
+  encoding: np.ndarray
+  kind: np.ndarray
+  valid: np.ndarray
+  legal: np.ndarray
+
+  @classmethod
+  def at(cls, source, rows: np.ndarray) -> PublicFacts:
+    """The facts of ``rows`` of ``source``: nodes of an enumerated tree or slots of a belief pool's
+    tree (host arrays, one search's), which name them alike."""
+    rows = np.asarray(rows, np.int64)
+    return cls(
+      encoding=np.asarray(source.encoding[rows], np.float32),
+      kind=np.asarray(source.kind[rows], np.int32),
+      valid=np.asarray(source.valid[rows], bool),
+      legal=np.asarray(source.legal[rows], bool),
+    )
+
+  @classmethod
+  def stack(cls, rows: list[PublicFacts]) -> PublicFacts:
+    fields = cls.__dataclass_fields__
+    return cls(**{name: np.concatenate([getattr(r, name) for r in rows]) for name in fields})
+
+
+def _empty(cls, capacity: int, shapes: dict[str, tuple[tuple[int, ...], type]]):
   fields = {
     name: np.zeros((capacity, *shapes[name][0]), shapes[name][1])
     for name in cls.__dataclass_fields__
@@ -106,10 +135,11 @@ class QueryBuffer(_Ring):
   """A first-in first-out queue of queries for the solver; when full, new queries replace the oldest
   waiting ones (they were asked of an older network)."""
 
-  def __init__(self, capacity: int, num_infostates: int):
+  def __init__(self, capacity: int, num_infostates: int, path_length: int):
     if capacity < 1:
       raise ValueError(f"query buffer capacity must be >= 1, got {capacity}")
-    super().__init__(_empty(Queries, capacity, num_infostates, 1), capacity)
+    shapes = {"paths": ((path_length,), np.int32), "ranges": ((2, num_infostates), np.float32)}
+    super().__init__(_empty(Queries, capacity, shapes), capacity)
     self.taken = 0  # rows popped so far (the oldest waiting row is at ``taken % capacity``)
 
   def __len__(self) -> int:
@@ -125,7 +155,7 @@ class QueryBuffer(_Ring):
     count = min(count, len(self))
     slots = (self.taken + np.arange(count)) % self.capacity
     self.taken += count
-    return Queries(nodes=self.rows.nodes[slots].copy(), ranges=self.rows.ranges[slots].copy())
+    return Queries(paths=self.rows.paths[slots].copy(), ranges=self.rows.ranges[slots].copy())
 
   def state(self) -> dict[str, np.ndarray]:
     return {**self._state("query_"), "query_taken": np.asarray(self.taken)}
@@ -143,12 +173,31 @@ class ReplayBuffer(_Ring):
   used fewer than ``max_updates`` times, and counts the draw.
   """
 
-  def __init__(self, capacity: int, num_infostates: int, num_actions: int, max_updates: int):
+  def __init__(
+    self,
+    capacity: int,
+    num_infostates: int,
+    num_actions: int,
+    encoding_size: int,
+    max_updates: int,
+  ):
     if capacity < 1 or max_updates < 1:
       raise ValueError(
         f"replay capacity and max_updates must be >= 1, got {capacity}, {max_updates}"
       )
-    super().__init__(_empty(Examples, capacity, num_infostates, num_actions), capacity)
+    S, A = num_infostates, num_actions
+    shapes = {
+      "encoding": ((encoding_size,), np.float32),
+      "kind": ((), np.int32),
+      "valid": ((2, S), bool),
+      "legal": ((S, A), bool),
+      "ranges": ((2, S), np.float32),
+      "values": ((2, S), np.float32),
+      "has_value": ((2, S), bool),
+      "policy": ((2, S, A), np.float32),
+      "has_policy": ((2, S), bool),
+    }
+    super().__init__(_empty(Examples, capacity, shapes), capacity)
     self.max_updates = max_updates
     self.uses = np.zeros(capacity, np.int32)
 
@@ -182,26 +231,26 @@ class ReplayBuffer(_Ring):
 
 
 def search_examples(
-  tree,
-  nodes: np.ndarray,
+  facts: PublicFacts,
   ranges: np.ndarray,
   root_policy: np.ndarray,
   root_values: np.ndarray | None = None,
 ) -> Examples:
-  """Examples from searches at public states ``nodes`` [B] with root ``ranges`` [B, 2, S]: the
+  """Examples from searches at public states with ``facts`` [B] and root ``ranges`` [B, 2, S]: the
   search's policy [B, S, A] as the actor's policy target (none at chance nodes) and, if given, its
   root counterfactual values [B, 2, S] as value targets at every valid infostate."""
-  nodes = np.asarray(nodes, np.int32)
-  count, (S, A) = nodes.shape[0], root_policy.shape[1:]
-  kind = tree.kind[nodes]
-  acts = kind[:, None] == np.arange(2)[None, :]  # [B, 2]
-  valid = tree.valid[nodes]
+  count, (S, A) = facts.kind.shape[0], root_policy.shape[1:]
+  acts = facts.kind[:, None] == np.arange(2)[None, :]  # [B, 2]
+  valid = facts.valid
   policy = np.zeros((count, 2, S, A), np.float32)
   policy[acts] = root_policy[acts.any(-1)]
   has_value = valid if root_values is not None else np.zeros_like(valid)
   values = np.zeros((count, 2, S), np.float32) if root_values is None else root_values
   return Examples(
-    nodes=nodes,
+    encoding=facts.encoding,
+    kind=facts.kind,
+    valid=valid,
+    legal=facts.legal,
     ranges=np.asarray(ranges, np.float32),
     values=np.where(has_value, values, 0.0).astype(np.float32),
     has_value=has_value,
@@ -220,15 +269,31 @@ def concatenate(parts: list[Examples]) -> Examples:
 
 
 def hand_on(
-  nodes: np.ndarray,
+  paths: np.ndarray,
   ranges: np.ndarray,
   keys: np.ndarray,
   probability: float | np.ndarray,
   rng: np.random.Generator,
 ) -> Queries:
-  """The queries of searches' samples (``gtcfr.QuerySample`` fields, any leading shape) that go to
-  the query buffer: each sampled one (finite key) with ``probability`` (a scalar, or one per query),
-  if both players reach it (a PBS where a player's range is empty has no values to learn)."""
+  """The queries of searches' samples (their public states' ``paths`` [..., L], ``ranges`` and
+  ``keys`` of a ``QuerySample``, any leading shape) that go to the query buffer: each sampled one
+  (finite key) with ``probability`` (a scalar, or one per query), if both players reach it (a PBS
+  where a player's range is empty has no values to learn)."""
   reached = (ranges.sum(-1) > 0).all(-1)
   handed = np.isfinite(keys) & reached & (rng.random(keys.shape) < probability)
-  return Queries(nodes=nodes[handed].astype(np.int32), ranges=ranges[handed].astype(np.float32))
+  return Queries(paths=paths[handed].astype(np.int32), ranges=ranges[handed].astype(np.float32))
+
+
+def node_paths(tree, nodes: np.ndarray, length: int) -> np.ndarray:
+  """[B, length] int32: the paths of child slots from the root to ``nodes`` of an enumerated
+  ``tree``, -1 past the end."""
+  paths = np.full((len(nodes), length), -1, np.int32)
+  for row, node in enumerate(nodes):
+    path = tree.paths[int(node)]
+    paths[row, : len(path)] = path
+  return paths
+
+
+def path_nodes(tree, paths: np.ndarray) -> np.ndarray:
+  """[B] the nodes of an enumerated ``tree`` that ``paths`` [B, L] (-1 past the end) reach."""
+  return np.array([tree.node_of_path(tuple(int(k) for k in p if k >= 0)) for p in paths], np.int64)

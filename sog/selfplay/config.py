@@ -32,9 +32,8 @@ class SelfPlayConfig:
   Attributes:
     games: actor games played side by side (each round makes one move in every one of them).
     solver_batch: queries the query solver answers per round.
-    search_chunk: searches per vmapped batch, for the actors' moves and the solver's queries alike
-      (a batch is taken within one depth, whose subgames share a shape; on a CPU 1 is fastest, on an
-      accelerator more use its width).
+    search_chunk: searches per vmapped batch on the belief pool, for the actors' moves and the
+      solver's queries alike (one compiled search serves every chunk of a config).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
     p_td1: probability that a search of the played line also becomes a TD(1) value example (the
       game's outcome at the visited infostates).

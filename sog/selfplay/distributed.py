@@ -33,7 +33,6 @@ import jax
 import numpy as np
 import ray
 
-from sog.search import gtcfr
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -50,9 +49,9 @@ class _ActorWorker:
 
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
-    searcher = gtcfr.GTCFR(game, leaf_model, experiment.actor)
+    searcher = actor_lib.pools_for(game, leaf_model, experiment.actor)
     self.actors = actor_lib.Actors(
-      searcher, experiment.selfplay, experiment.selfplay.search_chunk, experiment.resolving
+      game, searcher, experiment.selfplay, experiment.selfplay.search_chunk, experiment.resolving
     )
     self.rng = np.random.default_rng([experiment.seed, 1, index])
 
@@ -68,9 +67,9 @@ class _SolverWorker:
 
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
-    searcher = gtcfr.GTCFR(game, leaf_model, experiment.solver)
+    searcher = actor_lib.pools_for(game, leaf_model, experiment.solver)
     self.solver = query_solver.QuerySolver(
-      searcher, experiment.selfplay, experiment.selfplay.search_chunk
+      game, searcher, experiment.selfplay, experiment.selfplay.search_chunk
     )
     self.rng = np.random.default_rng([experiment.seed, 2, index])
 
@@ -86,7 +85,7 @@ class _LearnerWorker:
   def __init__(self, experiment: config_lib.Experiment):
     game, network, params, _ = loop.initial_network(experiment)
     self.learner = learner_lib.Learner(
-      game.tree, network, experiment.optimizer, params, experiment.selfplay
+      game.public_game, network, experiment.optimizer, params, experiment.selfplay
     )
     self.seed = experiment.seed
     self.rng = np.random.default_rng([self.seed, _TRAINING, 0])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from sog.games import tree as tree_lib
+from sog.games import public_game
 from sog.nets import config as nets_config
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import losses
@@ -15,16 +15,15 @@ from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
 
-def to_batch(tree: tree_lib.PublicTree, examples: buffers.Examples) -> train.Batch:
+def to_batch(examples: buffers.Examples) -> train.Batch:
   """The network's training batch for replay examples."""
-  pbs = cvpn_lib.pbs_at(tree, examples.nodes, examples.ranges)
   targets = losses.Targets(
     values=jnp.asarray(examples.values),
     policy=jnp.asarray(examples.policy),
     has_policy=jnp.asarray(examples.has_policy),
     has_value=jnp.asarray(examples.has_value),
   )
-  return train.Batch(pbs=pbs, targets=targets)
+  return train.Batch(pbs=examples.pbs(), targets=targets)
 
 
 class Learner:
@@ -37,19 +36,23 @@ class Learner:
 
   def __init__(
     self,
-    tree: tree_lib.PublicTree,
+    game: public_game.PublicGame,
     network: cvpn_lib.CVPN,
     optimizer: nets_config.OptimizerConfig,
     params,
     selfplay: config_lib.SelfPlayConfig,
   ):
-    self.tree, self.batch_size = tree, selfplay.batch_size
+    self.batch_size = selfplay.batch_size
     self.publish_every, self.min_replay = selfplay.publish_every, selfplay.min_replay
     self.trainer = train.Trainer(network, optimizer)
     self.state = self.trainer.init(params)
     self.published, self.published_step = self.state.params, self.step
     self.replay = buffers.ReplayBuffer(
-      selfplay.replay_capacity, tree.max_infostates, tree.num_actions, selfplay.max_updates
+      selfplay.replay_capacity,
+      game.max_infostates,
+      game.num_actions,
+      game.encoding_size,
+      selfplay.max_updates,
     )
 
   @property
@@ -69,7 +72,7 @@ class Learner:
       examples = self.replay.sample(self.batch_size, rng)
       if examples is None:
         break
-      self.state, step_metrics = self.trainer.step(self.state, to_batch(self.tree, examples))
+      self.state, step_metrics = self.trainer.step(self.state, to_batch(examples))
       metrics.append(step_metrics)
       if self.step % self.publish_every == 0:
         self.published, self.published_step = self.state.params, self.step

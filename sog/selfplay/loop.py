@@ -35,6 +35,8 @@ from sog.protocol import composed
 from sog.protocol import settings as settings_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import predecessors
+from sog.search.pool import sized
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -56,29 +58,41 @@ class SelfPlay:
     tree = self.game.tree
     selfplay = experiment.selfplay
     self.learner = self._start_learner(params)
-    self._searchers: dict[gtcfr.GTCFRConfig, gtcfr.GTCFR] = {}
-    self.queries = buffers.QueryBuffer(selfplay.query_capacity, tree.max_infostates)
+    self._pools: dict[gtcfr.GTCFRConfig, sized.SizedPools] = {}
+    self.path_length = predecessors.path_length(tree)  # a query's path of child slots
+    self.queries = buffers.QueryBuffer(
+      selfplay.query_capacity, tree.max_infostates, self.path_length
+    )
     self.rng = np.random.default_rng(experiment.seed)
     self.counters = dict.fromkeys(COUNTERS, 0)
     self.counters["seconds"] = 0.0
-    self.last_solved: buffers.Examples | None = None  # the solver's latest answers (diagnostics)
+    # the solver's latest queries and answers (diagnostics)
+    self.last_solved: tuple[buffers.Queries, buffers.Examples] | None = None
     self._start_roles()
     self._deal_games()
 
   def _start_learner(self, params) -> learner_lib.Learner:
     """The trainer role with the replay buffer, here in this process."""
     return learner_lib.Learner(
-      self.game.tree, self.network, self.experiment.optimizer, params, self.experiment.selfplay
+      self.game.public_game,
+      self.network,
+      self.experiment.optimizer,
+      params,
+      self.experiment.selfplay,
     )
 
   def _start_roles(self) -> None:
     """The actor and query-solver roles, here in this process, sharing its compiled searches."""
     experiment, selfplay = self.experiment, self.experiment.selfplay
     self.actors = actor_lib.Actors(
-      self._searcher(experiment.actor), selfplay, selfplay.search_chunk, experiment.resolving
+      self.game,
+      self._searchers(experiment.actor),
+      selfplay,
+      selfplay.search_chunk,
+      experiment.resolving,
     )
     self.solver = query_solver.QuerySolver(
-      self._searcher(experiment.solver), selfplay, selfplay.search_chunk
+      self.game, self._searchers(experiment.solver), selfplay, selfplay.search_chunk
     )
 
   def _deal_games(self) -> None:
@@ -138,7 +152,11 @@ class SelfPlay:
         self.game, self.experiment.selfplay.random_queries, self.rng, policies=1
       )
       self._add(
-        None, buffers.Queries(nodes=nodes.astype(np.int32), ranges=ranges.astype(np.float32))
+        None,
+        buffers.Queries(
+          paths=buffers.node_paths(self.game.tree, nodes, self.path_length),
+          ranges=ranges.astype(np.float32),
+        ),
       )
 
   def _played(
@@ -154,7 +172,7 @@ class SelfPlay:
   ) -> None:
     """Books the solver's answers to the ``waiting`` queries and its recursive queries."""
     self.counters["queries_solved"] += waiting.size
-    self.last_solved = solved
+    self.last_solved = (waiting, solved)
     self._add(solved, recursive)
 
   def _add(self, examples: buffers.Examples | None, queries: buffers.Queries) -> None:
@@ -165,11 +183,12 @@ class SelfPlay:
       self.queries.push(queries)
       self.counters["queries_added"] += queries.size
 
-  def _searcher(self, config: gtcfr.GTCFRConfig) -> gtcfr.GTCFR:
-    """One searcher (and so one set of compiled searches) per search config, shared by the roles."""
-    if config not in self._searchers:
-      self._searchers[config] = gtcfr.GTCFR(self.game, self.leaf_model, config)
-    return self._searchers[config]
+  def _searchers(self, config: gtcfr.GTCFRConfig) -> sized.SizedPools:
+    """One set of searchers on the belief pool (one compiled search per pool size) per search
+    config, shared by the roles and the protocol's evaluation."""
+    if config not in self._pools:
+      self._pools[config] = actor_lib.pools_for(self.game, self.leaf_model, config)
+    return self._pools[config]
 
   def stats(self) -> dict[str, float]:
     """Counters, buffer fill and the train step."""
@@ -197,11 +216,12 @@ class SelfPlay:
         self.experiment.actor, simulations=sims, simulations_per_phase=c
       )  # the actors' compiled search if s, c match
       result = composed.compose(
-        self._searcher(config),
+        self._searchers(config).searcher,
         seeds,
         self.experiment.resolving,
         evaluation.batch_size,
         params=self.params,
+        tree=self.game.tree,
       )
       out[name] = {**result.summary(), "seconds": result.seconds}
     return out
@@ -311,7 +331,7 @@ def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:
   if not (directory / _BUFFERS).is_file():
     raise ValueError(f"no self-play buffers ({_BUFFERS}) in {directory} or its checkpoint/")
   with np.load(directory / _BUFFERS) as saved:
-    count = min(int(saved["replay_added"]), saved["replay_nodes"].shape[0])
+    count = min(int(saved["replay_added"]), saved["replay_kind"].shape[0])
     return buffers.Examples(
       **{name: saved[f"replay_{name}"][:count] for name in buffers.Examples.__dataclass_fields__}
     )

@@ -1,41 +1,78 @@
 """The query solver (SoG, Algorithm 2): it turns leaf queries into value and policy targets.
 
 It takes a batch of queries (PBSs beta = (public state, r0, r1)) from the query buffer, runs a
-GT-CFR search from each with the current network (a plain search rooted at the query, in the compact
-tables of the query's subgame), and makes one example per query: its root counterfactual values for
-both players (value targets at every valid infostate; at an infostate the query's range does not
-reach, the best response's value, or with ``unreached_targets="average"`` the average policy's) and
-its root policy for the actor (policy target). Each of the searches' own sampled leaf
-queries goes back to the query buffer with probability q_recursive, so values are bootstrapped
-through ever deeper searches (SoG's recursive queries).
+GT-CFR search on the belief pool from each with the current network (a plain search rooted at the
+query's public state, at its pair weights and ranges), and makes one example per query: its root
+counterfactual values for both players (value targets at every valid infostate; at an infostate the
+query's range does not reach, the best response's value, or with ``unreached_targets="average"``
+the average policy's) and its root policy for the actor (policy target). Each of the searches' own
+sampled leaf queries goes back to the query buffer with probability q_recursive, so values are
+bootstrapped through ever deeper searches (SoG's recursive queries).
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Iterator
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from sog.search import gtcfr
+from sog.games import registry
+from sog.search import gadget as gadget_lib
+from sog.search import predecessors
+from sog.search.pool import belief_state
+from sog.search.pool import beliefs
+from sog.search.pool import sized
+from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
 
 class QuerySolver:
-  """Answers batches of up to ``config.solver_batch`` queries with ``searcher``'s searches.
+  """Answers batches of up to ``config.solver_batch`` queries of ``game`` with the searches of
+  ``pools`` (:func:`sog.selfplay.actor.pools_for`): the queries needing one pool size (their
+  subgames, :mod:`sog.search.pool.sized`) as vmapped chunks of ``chunk`` searches (a short chunk
+  padded by repeating a query; one compilation per pool size). A query's public state and pair
+  weights are grown from its path (:func:`sog.search.pool.beliefs.along`)."""
 
-  Each search runs on the compact tables of its query's subgame (:mod:`sog.search.subgames`): the
-  queries of a batch are grouped by their depth (one tables shape and one compilation per depth) and
-  each group runs as vmapped chunks of ``chunk`` searches (padded by repeating a query).
-  """
+  def __init__(
+    self,
+    game: registry.Game,
+    pools: sized.SizedPools,
+    config: config_lib.SelfPlayConfig,
+    chunk: int = 1,
+  ):
+    self.tree, self.config, self.chunk, self.pools = game.tree, config, chunk, pools
+    self.path_length = predecessors.path_length(game.tree)
+    rules, dtype = game.public_game, pools.searcher.dtype
+    branch = jnp.full(pools.searcher.branch_depth, -1, jnp.int32)
 
-  def __init__(self, searcher: gtcfr.GTCFR, config: config_lib.SelfPlayConfig, chunk: int = 1):
-    self.tree, self.config, self.chunk = searcher.tree, config, chunk
-    self.searcher = searcher
-    self._starts = jax.jit(jax.vmap(functools.partial(gtcfr.root_start, node=0)))
+    def start(path, ranges):
+      state, weight = beliefs.along(rules, path, dtype)
+      return belief_state.BeliefStart(
+        state=state,
+        weight=weight,
+        branch=branch,
+        ranges=ranges.astype(dtype) * beliefs.valid_infostates(weight[None])[0],
+        gadget=gadget_lib.disabled(rules.max_infostates, dtype),
+      )
+
+    self._starts = jax.jit(jax.vmap(start))
+
+  def _chunks(self, queries: buffers.Queries) -> Iterator[tuple[np.ndarray, BeliefGTCFR]]:
+    """The queries' searches as chunks of ``chunk`` rows of one pool size (a short chunk padded
+    with its last row), each with its searcher."""
+    nodes = buffers.path_nodes(self.tree, queries.paths)
+    for capacity, jobs in self.pools.by_pool(nodes):
+      for begin in range(0, len(jobs), self.chunk):
+        rows = jobs[begin : begin + self.chunk]
+        yield (
+          np.asarray(rows + [rows[-1]] * (self.chunk - len(rows))),
+          self.pools.searcher_for(capacity),
+        )
 
   def solve(
     self, params, queries: buffers.Queries, key: chex.PRNGKey, rng: np.random.Generator
@@ -46,26 +83,28 @@ class QuerySolver:
       raise ValueError(
         f"the solver takes 1 to {self.config.solver_batch} queries at a time, got {count}"
       )
-    subgames = [self.searcher.subgames(n) for n in queries.nodes]
     values = np.zeros(queries.ranges.shape, np.float32)
-    policy = np.zeros((count, *self.tree.legal.shape[1:]), np.float32)
-    sample = []
-    starts = lambda tables, jobs: self._starts(tables, jnp.asarray(queries.ranges[jobs]))  # noqa: E731
-    for jobs, results in self.searcher.search_grouped(
-      subgames, starts, jax.random.split(key, count), self.chunk, params
-    ):
-      results = jax.device_get(results)
+    policy, facts, sample = [None] * count, [None] * count, [None] * count
+    rngs = jax.random.split(key, count)
+    for rows, searcher in self._chunks(queries):
+      jobs = list(dict.fromkeys(rows.tolist()))  # (the padding repeats the last)
+      starts = self._starts(jnp.asarray(queries.paths[rows]), jnp.asarray(queries.ranges[rows]))
+      results = jax.device_get(searcher.search_from_batch(rngs[rows], starts, params))
       asked = results.queries
       for row, i in enumerate(jobs):
+        pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
         values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
+        facts[i] = buffers.PublicFacts.at(pool, np.array([int(results.focus[row])]))
         if self.config.unreached_targets == "best_response":
           unreached = queries.ranges[i] <= 0
           best = results.best_response_values[row, results.focus[row]]
           values[i] = np.where(unreached, best, values[i])
-        sample.append(
-          (i, subgames[i].game_nodes[asked.nodes[row]], asked.ranges[row], asked.keys[row])
+        paths = actor_lib.slot_paths(
+          queries.paths[i], pool.parent, pool.slot, asked.nodes[row], self.path_length
         )
-    sample.sort(key=lambda row: row[0])
-    examples = buffers.search_examples(self.tree, queries.nodes, queries.ranges, policy, values)
-    nodes, ranges, sample_keys = (np.stack([row[k] for row in sample]) for k in (1, 2, 3))
-    return examples, buffers.hand_on(nodes, ranges, sample_keys, self.config.q_recursive, rng)
+        sample[i] = (paths, asked.ranges[row], asked.keys[row])
+    examples = buffers.search_examples(
+      buffers.PublicFacts.stack(facts), queries.ranges, np.stack(policy), values
+    )
+    paths, ranges, keys = (np.stack([row[k] for row in sample]) for k in range(3))
+    return examples, buffers.hand_on(paths, ranges, keys, self.config.q_recursive, rng)

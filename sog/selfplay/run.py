@@ -38,6 +38,7 @@ import jax
 from sog import monitoring
 from sog import plotting
 from sog.eval import paper
+from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import diagnostics as diagnostics_lib
 from sog.selfplay import loop
@@ -200,7 +201,7 @@ def drive(
   evaluation, snapshot and diagnostics schedule: :class:`sog.selfplay.loop.SelfPlay`, or a
   baseline's run with the same methods (``round``, ``stats``, ``evaluate``, ``save``, ``restore``,
   ``save_network``) and attributes (``step``, ``params``, ``counters``, ``game``, ``network``,
-  ``last_solved``: the latest solved targets, or None).
+  ``last_solved``: the latest solved queries and the examples they gave, or None).
 
   Progress (:class:`sog.monitoring.Progress`) counts the share of the nearer budget (steps or
   self-play seconds) done, with the counters and rates as postfix; events (resume, evaluations,
@@ -303,8 +304,9 @@ def _loop(
   next_diagnostics = run.step
 
   def diagnose() -> None:
-    solved = run.last_solved
-    errors = diagnostics.measure(run.params, solved.nodes, solved.ranges, solved.values)
+    queries, solved = run.last_solved
+    nodes = buffers.path_nodes(run.game.tree, queries.paths)
+    errors = diagnostics.measure(run.params, nodes, solved.ranges, solved.values)
     writer.write(
       "diagnostics",
       _DIAGNOSTIC_FIELDS,

@@ -39,6 +39,7 @@ from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.protocol import settings as settings_lib
+from sog.search import predecessors
 from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as selfplay_config
@@ -119,11 +120,14 @@ class ReBeLSelfPlay:
     leaf_model = leaf_lib.cvpn_leaf_model(self.network, params, self.game.name)
     self.rebel = composed.ReBeL(self.game, leaf_model, experiment.rebel)
     selfplay = base.selfplay
-    self.learner = learner_lib.Learner(tree, self.network, base.optimizer, params, selfplay)
+    self.learner = learner_lib.Learner(
+      self.game.public_game, self.network, base.optimizer, params, selfplay
+    )
     self.rng = np.random.default_rng(base.seed)
     self.counters = dict.fromkeys(loop.COUNTERS, 0)
     self.counters["seconds"] = 0.0
-    self.last_solved: buffers.Examples | None = None
+    # the latest examples and their public belief states (diagnostics)
+    self.last_solved: tuple[buffers.Queries, buffers.Examples] | None = None
     self._tables = tables_lib.make_tables(tree)
     self._walk = jax.jit(
       jax.vmap(
@@ -159,7 +163,7 @@ class ReBeLSelfPlay:
     tree, games = self.game.tree, self.roots.size
     params = self.learner.published
     key = self._key()
-    examples = []
+    examples, solved = [], []  # the examples and their public states, by depth
     depths = tree.depth[self.roots]  # at the round's start: each game advances one subgame
     for depth in np.unique(depths):
       rows = np.flatnonzero(depths == depth)
@@ -170,19 +174,24 @@ class ReBeLSelfPlay:
         self.roots[padded], self.ranges[padded], keys[:size], params
       )
       examples.append(
-        buffers.Examples(
-          nodes=self.roots[rows].astype(np.int32),
-          ranges=self.ranges[rows].astype(np.float32),
-          values=solution.root_values[: rows.size].astype(np.float32),
-          has_value=tree.valid[self.roots[rows]],
-          policy=np.zeros((rows.size, 2, *tree.legal.shape[1:]), np.float32),
-          has_policy=np.zeros((rows.size, 2, tree.max_infostates), bool),
-        )
+        buffers.search_examples(
+          buffers.PublicFacts.at(tree, self.roots[rows]),
+          self.ranges[rows],
+          np.zeros((rows.size, *tree.legal.shape[1:]), np.float32),
+          solution.root_values[: rows.size],
+        ).replace(has_policy=np.zeros((rows.size, 2, tree.max_infostates), bool))
       )
+      solved.append(self.roots[rows].copy())
       self._advance(rows, subgames, solution, keys[size:])
     added = buffers.concatenate(examples)
     self.learner.add(added)
-    self.last_solved = added
+    self.last_solved = (
+      buffers.Queries(
+        paths=buffers.node_paths(tree, np.concatenate(solved), predecessors.path_length(tree)),
+        ranges=added.ranges,
+      ),
+      added,
+    )
     self.counters["moves"] += games
     self.counters["examples"] += added.size
     metrics = self.learner.train(

@@ -19,6 +19,7 @@ from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import registry
 from sog.games import tree as tree_lib
+from sog.search import devices as devices_lib
 from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import subgames as subgames_lib
@@ -81,7 +82,7 @@ class GTCFR:
     self._batch = jax.jit(self._batched(self._search_fn, self.capacity, in_axes=(None, None, 0, 0)))
     self._root_starts = jax.jit(jax.vmap(types.root_start, in_axes=(None, 0)))
     self._in_subgames = {}  # (capacity, batched) -> compiled search
-    self.mesh = jax.sharding.Mesh(np.asarray(devices or jax.local_devices()), ("batch",))
+    self.mesh = devices_lib.mesh(devices)
 
   @property
   def leaf_batches(self) -> leaf_calls.LeafBatches:
@@ -134,7 +135,7 @@ class GTCFR:
     params = self.leaf_model.params if params is None else params
     if starts.root.shape != rngs.shape[:1]:
       raise ValueError(f"got {rngs.shape[0]} rngs for starts of batch shape {starts.root.shape}")
-    return self._over_devices(self._batch, (self.tables, params), (rngs, starts))
+    return devices_lib.over_devices(self.mesh, self._batch, (self.tables, params), (rngs, starts))
 
   def search_in_subgames(
     self,
@@ -168,7 +169,9 @@ class GTCFR:
       self._in_subgames[key] = jax.jit(
         lambda params, tables, rngs, starts: search(tables, params, rngs, starts)
       )
-    return self._over_devices(self._in_subgames[key], (params,), (tables, rngs, starts))
+    return devices_lib.over_devices(
+      self.mesh, self._in_subgames[key], (params,), (tables, rngs, starts)
+    )
 
   @staticmethod
   def _batched(search_fn: Callable, capacity: int, in_axes: tuple) -> Callable:
@@ -177,24 +180,6 @@ class GTCFR:
     axis = leaf_calls.SEARCH_AXIS
     batches = leaf_calls.leaf_batches(capacity, axis)
     return jax.vmap(search_fn(batches), in_axes=in_axes, axis_name=axis)
-
-  def _over_devices(self, batched_search: Callable, shared: tuple, batch: tuple):
-    """``batched_search(*shared, *batch)`` with ``batch``'s leading axis split over the mesh."""
-    devices = self.mesh.size
-    if devices == 1:
-      return batched_search(*shared, *batch)
-    count = jax.tree.leaves(batch)[0].shape[0]
-    padding = -count % devices
-    if padding:
-      batch = jax.tree.map(
-        lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], padding, axis=0)]), batch
-      )
-    sharding = jax.sharding.NamedSharding
-    spec = jax.sharding.PartitionSpec
-    shared = jax.device_put(shared, sharding(self.mesh, spec()))
-    batch = jax.device_put(batch, sharding(self.mesh, spec("batch")))
-    result = batched_search(*shared, *batch)
-    return jax.tree.map(lambda x: x[:count], result) if padding else result
 
   def search_grouped(
     self,

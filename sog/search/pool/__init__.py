@@ -16,8 +16,9 @@ walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any pub
 root, a branch down to the focus, the safe re-solving gadget), ``belief_searcher``
 (:class:`BeliefGTCFR`), ``belief_resolving`` (continual re-solving: summaries keyed by public
 state, and the plan of the next search's start), ``belief_resolver`` (batches of re-solving
-searches, what SoG's protocol runs on the pool) and ``belief_oracle`` (the exact oracle: each
-leaf's subgame solved on a pool of the root's whole subgame).
+searches, what SoG's protocol runs on the pool), ``sized`` (searches in pools sized to their
+subgames where the game is enumerated) and ``belief_oracle`` (the exact oracle: each leaf's subgame
+solved on a pool of the root's whole subgame).
 """
 
 from sog.search.pool import belief_cfr
@@ -25,6 +26,7 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
+from sog.search.pool import sized
 from sog.search.pool import worlds
 from sog.search.pool.belief_searcher import BeliefGTCFR
 from sog.search.pool.belief_state import BeliefSearchResult
@@ -64,6 +66,7 @@ __all__ = [
   "node_capacity",
   "run",
   "search",
+  "sized",
   "worlds",
   "zero_pool_leaf_model",
 ]

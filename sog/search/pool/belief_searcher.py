@@ -3,6 +3,7 @@ model and config, for one search or a vmapped batch."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import dataclasses
 import functools
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from sog.games import public_game
 from sog.games import registry
+from sog.search import devices as devices_lib
 from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import types as search_types
@@ -55,6 +57,7 @@ class BeliefGTCFR:
     dtype=jnp.float32,
     capacity: int | None = None,
     branch_depth: int = 0,
+    devices: Sequence[jax.Device] | None = None,
   ):
     game = game.public_game if isinstance(game, registry.Game) else game
     if not isinstance(game, public_game.PublicGame):
@@ -103,6 +106,7 @@ class BeliefGTCFR:
         axis_name=axis,
       )
     )
+    self.mesh = devices_lib.mesh(devices)
 
   @property
   def leaf_batches(self) -> leaf_calls.LeafBatches:
@@ -315,6 +319,7 @@ class BeliefGTCFR:
   ) -> belief_state.BeliefSearchResult:
     """Searches for a batch of rngs [B] from ``starts`` (each field with a leading axis B)."""
     params = self.leaf_model.params if params is None else params
-    results = self._batch(params, rngs, self._checked(starts, rngs.shape[0]))
+    starts = self._checked(starts, rngs.shape[0])
+    results = devices_lib.over_devices(self.mesh, self._batch, (params,), (rngs, starts))
     self._check_focus(results)
     return results

@@ -192,6 +192,35 @@ def _chance_children(transitions: public_game.Transitions, weight, num_slots: in
   )
 
 
+def along(
+  game: public_game.PublicGame, path: chex.Array, dtype=jnp.float32
+) -> tuple[chex.ArrayTree, chex.Array]:
+  """The public state that ``path`` [L] int32 (child slots from the game's root, -1 past the end)
+  reaches, and its pair weight W [S, S], as a pool grows them (:func:`add_children`), computing
+  only the nodes on the path. Traceable."""
+  K = game.max_children
+
+  def down(carry, k):
+    state, weight = carry
+    kind = game.kind(state)
+    actor = jnp.clip(kind, 0, 1)
+    transitions = game.transitions(state)
+    actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
+    legal = _actor_rows(game.legal(state), actor_valid)
+    child_weight = _player_children(transitions, weight, legal, actor, K)[2]
+    if game.max_chance_outcomes:
+      chance_weight = _chance_children(transitions, weight, K)[0]
+      child_weight = jnp.where(kind < public_game.CHANCE, child_weight, chance_weight)
+    slot = jnp.maximum(k, 0)
+    child = game.child(state, slot)
+    keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(k >= 0, n, o), new, old)  # noqa: E731
+    return (keep(child, state), keep(child_weight[slot].astype(dtype), weight)), None
+
+  root = (game.root(), jnp.asarray(public_game.root_weight(game), dtype))
+  (state, weight), _ = jax.lax.scan(down, root, jnp.asarray(path, jnp.int32))
+  return state, weight
+
+
 def can_act(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
   """[n, A] bool: the actions the actor at ``nodes`` can take at one of its valid infostates."""
   actor = jnp.clip(tree.kind[nodes], 0, 1)

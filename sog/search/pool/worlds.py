@@ -9,7 +9,7 @@ import chex
 import jax.numpy as jnp
 
 from sog.games import public_game
-from sog.search import tables as tables_lib
+from sog.games import worlds as game_worlds
 from sog.search.pool import beliefs
 
 
@@ -18,8 +18,8 @@ def sample_world(
 ) -> tuple[chex.Array, chex.Array]:
   """A world state (s0, s1) at ``node`` drawn with probability proportional to r_0(s0) r_1(s1)
   W(s0, s1) from ``ranges`` [2, S] (any possible world state, by W, if the ranges do not reach the
-  node), as the table search draws it (:func:`sog.search.tables.draw_world`)."""
-  return tables_lib.draw_world(tree.weight[node], ranges, rng)
+  node), as the table search draws it (:func:`sog.games.worlds.draw_world`)."""
+  return game_worlds.draw_world(tree.weight[node], ranges, rng)
 
 
 def chance_probabilities(
@@ -44,7 +44,7 @@ def step_world(
   """The child (its slot in the pool, -1 if it is not in the tree) that world state (s0, s1)
   reaches from ``node`` by the actor's ``action`` (at a chance node: an outcome drawn given the
   world state, in the order of the child slots k, as the table search draws it:
-  :func:`sog.search.tables.draw_index`; ``action`` is ignored), and both infostates there."""
+  :func:`sog.games.worlds.draw_index`; ``action`` is ignored), and both infostates there."""
   kind = tree.kind[node]
   children = tree.children[node]  # [K]
   safe = jnp.maximum(children, 0)
@@ -56,7 +56,7 @@ def step_world(
   player_child = jnp.where(fits.any(), children[jnp.argmax(fits)], -1)
   own_next = tree.next_infostate[node, own, action]
   probabilities = chance_probabilities(tree, node, s0, s1)
-  chance_child = children[tables_lib.draw_index(probabilities, rng)]
+  chance_child = children[game_worlds.draw_index(probabilities, rng)]
   is_chance = kind == public_game.CHANCE
   child = jnp.where(is_chance, chance_child, player_child)
   next0 = jnp.where(~is_chance & (actor == 0), own_next, s0)

@@ -1,0 +1,123 @@
+"""Searches in pools sized to their subgames, where the game's public tree is enumerated.
+
+A search on the belief pool pays for its pool's slots (the passes' level order, the action values
+zeroed each update, the redraw checks), whatever it grows. Where the game is enumerated, the public
+states below a search's focus are known, so it can run in the smallest pool of
+:data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots (or its searcher's own) that holds every
+expansion of that subgame (:func:`~sog.search.pool.belief_search.subgame_capacity`): the search it
+would run in the searcher's pool, at the cost of the pool it can fill, with one compilation per pool
+size. :class:`SizedPools` holds the searchers; :class:`SizedResolver` batches re-solves by their
+pool size (what the protocol and self-play's actors run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from collections.abc import Sequence
+import dataclasses
+
+import chex
+import numpy as np
+
+from sog.games import tree as tree_lib
+from sog.search import resolving
+from sog.search.pool import belief_resolver
+from sog.search.pool import belief_resolving
+from sog.search.pool import belief_search
+from sog.search.pool.belief_searcher import BeliefGTCFR
+
+#: The smallest pool searches are compiled for, and the factor between one size and the next up to
+#: the searcher's (each size is a compiled program held in memory; docs/results/pool.md compares 2
+#: and 4).
+SMALLEST_POOL, POOL_GROWTH = 64, 4
+
+
+def pool_size(need: int, bound: int) -> int:
+  """The smallest of :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots holding ``need``, at most
+  ``bound``."""
+  size = SMALLEST_POOL
+  while size < need:
+    size *= POOL_GROWTH
+  return min(size, bound)
+
+
+class SizedPools:
+  """``searcher`` (a :class:`~sog.search.pool.BeliefGTCFR`) and its copies in smaller pools, one per
+  size a node of the enumerated ``tree`` needs: ``capacity[n]`` slots for a search focused on node
+  n, at least ``path_length + 1`` where a re-solve plans from a summary cut to one path of that
+  many moves (:func:`~sog.search.pool.belief_resolver.pruned`)."""
+
+  def __init__(self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, path_length: int = 0):
+    self.searcher, self.tree = searcher, tree
+    room = belief_search.subgame_capacity(searcher.game, searcher.config, 0, searcher.branch_depth)
+    needs = np.maximum(room + tree.subgame_sizes(), path_length + 1)
+    sizes = {int(need): pool_size(int(need), searcher.capacity) for need in np.unique(needs)}
+    self.capacity = np.array([sizes[int(need)] for need in needs])
+    self._searchers = {searcher.capacity: searcher}
+
+  def searcher_for(self, capacity: int) -> BeliefGTCFR:
+    """The searcher with a pool of ``capacity`` slots (built, and compiled, on first use)."""
+    if capacity not in self._searchers:
+      base = self.searcher
+      self._searchers[capacity] = BeliefGTCFR(
+        base.game,
+        base.leaf_model,
+        base.config,
+        base.dtype,
+        capacity=capacity,
+        branch_depth=base.branch_depth,
+        devices=list(base.mesh.devices.flat),
+      )
+    return self._searchers[capacity]
+
+  def by_pool(self, nodes: Sequence[int]) -> list[tuple[int, list[int]]]:
+    """The jobs (indices of ``nodes``, the searches' focuses) grouped by pool size, smallest
+    first."""
+    groups: dict[int, list[int]] = {}
+    for job, node in enumerate(nodes):
+      groups.setdefault(int(self.capacity[node]), []).append(job)
+    return sorted(groups.items())
+
+
+class SizedResolver:
+  """Re-solves (:class:`~sog.search.pool.belief_resolver.BeliefResolver`) in the pools of
+  ``pools``: each request's summary cut to its path (the plan reads nothing else), each batch of
+  requests needing one pool size run together."""
+
+  def __init__(
+    self,
+    pools: SizedPools,
+    path_length: int,
+    config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
+  ):
+    self.pools, self.path_length, self.config = pools, path_length, config
+    self._resolvers: dict[int, belief_resolver.BeliefResolver] = {}
+
+  def resolver(self, capacity: int) -> belief_resolver.BeliefResolver:
+    if capacity not in self._resolvers:
+      self._resolvers[capacity] = belief_resolver.BeliefResolver(
+        self.pools.searcher_for(capacity), self.path_length, self.config
+      )
+    return self._resolvers[capacity]
+
+  def initial_summary(self) -> belief_resolving.BeliefSummary:
+    return self.resolver(self.pools.searcher.capacity).initial_summary()
+
+  def resolve(
+    self,
+    requests: Sequence[belief_resolver.Request],
+    nodes: Sequence[int],
+    rngs: chex.PRNGKey,
+    chunk: int = 1,
+    params=None,
+  ) -> Iterator[belief_resolver.BeliefResolved]:
+    """The re-solves of ``requests`` (summary, path, player), focused on the enumerated tree's
+    ``nodes``, with ``rngs`` [J]: :meth:`BeliefResolver.resolve
+    <sog.search.pool.belief_resolver.BeliefResolver.resolve>` per pool size (``jobs`` index
+    ``requests``)."""
+    for capacity, jobs in self.pools.by_pool(nodes):
+      asked = [
+        (belief_resolver.pruned(requests[j][0], [requests[j][1]]), *requests[j][1:]) for j in jobs
+      ]
+      for resolved in self.resolver(capacity).resolve(asked, rngs[np.asarray(jobs)], chunk, params):
+        yield dataclasses.replace(resolved, jobs=[jobs[row] for row in resolved.jobs])
