@@ -127,11 +127,10 @@ class _PoolByNode:
   search as in the searcher's pool, at the cost of the pool it can fill."""
 
   def __init__(
-    self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
+    self, pools: sized.SizedPools, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
   ):
     self.tree = tree
-    length = predecessors_lib.path_length(tree)
-    self.resolver = sized.SizedResolver(sized.SizedPools(searcher, tree, length), length, config)
+    self.resolver = sized.SizedResolver(pools, predecessors_lib.path_length(tree), config)
 
   def initial_summary(self) -> belief_resolving.BeliefSummary:
     return self.resolver.initial_summary()
@@ -149,7 +148,7 @@ class _PoolByNode:
 
 
 def compose(
-  searcher: gtcfr.GTCFR | BeliefGTCFR,
+  searcher: gtcfr.GTCFR | BeliefGTCFR | sized.SizedPools,
   seeds: Sequence[int],
   resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   batch_size: int = 32,
@@ -167,8 +166,11 @@ def compose(
   batched by the depth of that root, one compilation per such depth), or a
   :class:`~sog.search.pool.BeliefGTCFR` of the game, given its enumerated ``tree`` (the composed
   policy's home) and a ``branch_depth`` of at least
-  :func:`~sog.search.predecessors.branch_depth` (one compilation serves every search). The same
-  seeds give the same searches on both.
+  :func:`~sog.search.predecessors.branch_depth`, each search in a pool sized to its subgame (one
+  compilation per pool size; :mod:`sog.search.pool.sized`), or the
+  :class:`~sog.search.pool.sized.SizedPools` of one for that ``tree`` (their compiled searches
+  reused: what self-play's evaluation passes). The same seeds give the same searches on both
+  engines.
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   ``predecessor`` picks the search each re-solve continues
@@ -179,9 +181,20 @@ def compose(
   ``searches[row]`` is (seed, game node searched, whether it continued a predecessor's search) of
   the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
-  if isinstance(searcher, BeliefGTCFR):
+  if isinstance(searcher, BeliefGTCFR | sized.SizedPools):
     if tree is None:
       raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
+    length = predecessors_lib.path_length(tree)
+    if isinstance(searcher, BeliefGTCFR):
+      pools = sized.SizedPools(searcher, tree, length)
+    elif searcher.tree is not tree or searcher.path_length < length:
+      raise ValueError(
+        "compose: the SizedPools were sized for another tree or shorter paths; build them with "
+        "this tree and sog.search.predecessors.path_length(tree)"
+      )
+    else:
+      pools = searcher
+    searcher = pools.searcher
     deepest = predecessors_lib.branch_depth(tree, predecessor)
     if searcher.branch_depth < deepest:
       raise ValueError(
@@ -194,7 +207,7 @@ def compose(
         "compose: on_resolved (recording leaf queries) reads the table engine's subgames; run "
         "it with a sog.search.GTCFR"
       )
-    resolver = _PoolByNode(searcher, tree, resolving_config)
+    resolver = _PoolByNode(pools, tree, resolving_config)
     keep = resolver.keep
   else:
     if tree is not None and tree is not searcher.tree:

@@ -1,5 +1,6 @@
-"""Batches of re-solving searches, each in its re-solving root's subgame: what the protocol, the
-agent and the self-play actors all do at a decision.
+"""Batches of re-solving searches, each in its re-solving root's subgame: what the protocol and the
+agent do at a decision on the table engine (self-play re-solves on the belief pool:
+:mod:`sog.search.pool.belief_resolver`).
 
 A request is a player's :class:`~sog.search.subgames.PlacedSummary` (of its last search) and the
 game node it now decides at. :class:`Resolver` finds each request's s_prev and subgame

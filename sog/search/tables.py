@@ -167,7 +167,8 @@ def step_world(tables: SearchTables, node, s0, s1, action, rng):
   """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
   sampled given the world state at chance nodes, where ``action`` is ignored), and its infostates.
 
-  Traceable: a search's simulations walk the tree with it, and self-play games advance with it.
+  Traceable: a search's simulations walk the tree with it, and ReBeL's self-play games advance with
+  it.
   """
   kind = tables.kind[node]
   children = tables.up_child[node]  # [A, K]

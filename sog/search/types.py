@@ -173,7 +173,7 @@ def root_start(
   tables: tables_lib.SearchTables, root_ranges: chex.Array, node: chex.Array | int = 0
 ) -> Start:
   """A plain search from ``node`` (default the tables' root) at ``root_ranges`` [2, S]: the search
-  of a public belief state, as the query solver runs."""
+  of a public belief state."""
   num_infostates = tables.valid.shape[-1]
   root = jnp.asarray(node, jnp.int32)
   return Start(

@@ -23,7 +23,6 @@ Games in progress are not checkpointed: a resumed run starts new games.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import dataclasses
 
 import chex
@@ -65,28 +64,6 @@ def pools_for(game: registry.Game, leaf_model, config, dtype=jnp.float32) -> siz
   return sized.SizedPools(searcher, tree, predecessors.path_length(tree))
 
 
-def slot_paths(
-  root_path: np.ndarray,
-  parent: np.ndarray,
-  slot: np.ndarray,
-  slots: Sequence[int],
-  length: int,
-) -> np.ndarray:
-  """[len(slots), length] int32: the child slots from the game's root to each of a search's pool
-  ``slots`` (its pool's ``parent`` and ``slot`` arrays; its root at ``root_path`` from the game's
-  root), -1 past the end."""
-  root = [int(k) for k in root_path if k >= 0]
-  paths = np.full((len(slots), length), -1, np.int32)
-  for row, at in enumerate(slots):
-    tail, at = [], int(at)
-    while parent[at] >= 0:
-      tail.append(int(slot[at]))
-      at = int(parent[at])
-    path = root + tail[::-1]
-    paths[row, : len(path)] = path
-  return paths
-
-
 class Actors:
   """G self-play games of the SoG agent on ``game``, searching with ``pools`` (:func:`pools_for`:
   the belief pool's searchers of the game, their leaf model a CVPN or any leaf model taking the same
@@ -125,15 +102,12 @@ class Actors:
   def _new_games(self, rows: np.ndarray, keys: chex.PRNGKey) -> None:
     """Deals new games in ``rows`` of the batch (their keys [G], the other rows' unused), chance
     acting up to the first decision."""
-    deal_keys, chance_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    deal_keys, chance_keys = _split(keys)
     dealt = jax.device_get(self._deal(deal_keys))
     if self.worlds is None:
       self.worlds = dealt
     else:
-      mask = np.isin(np.arange(len(self.games)), rows)
-      self.worlds = jax.tree.map(
-        lambda old, new: np.where(_rows(mask, old), new, old), self.worlds, dealt
-      )
+      self.worlds = _where_rows(np.isin(np.arange(len(self.games)), rows), dealt, self.worlds)
     for g in rows:
       self.games[g] = Game(path=[], summaries=[self._initial] * 2)
     self._through_chance(chance_keys)
@@ -145,15 +119,13 @@ class Actors:
       at_chance = np.asarray(self._kind(self.worlds)) == public_game.CHANCE
       if not at_chance.any():
         return
-      keys, now = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+      keys, now = _split(keys)
       self._move(at_chance, np.zeros(len(self.games), np.int32), now)
 
   def _move(self, rows: np.ndarray, actions: np.ndarray, keys: chex.PRNGKey) -> None:
     """Steps the worlds of the games where ``rows`` [G] by ``actions`` [G] with ``keys`` [G]."""
     slots, stepped = jax.device_get(self._step(self.worlds, jnp.asarray(actions), keys))
-    self.worlds = jax.tree.map(
-      lambda old, new: np.where(_rows(rows, old), new, old), self.worlds, stepped
-    )
+    self.worlds = _where_rows(rows, stepped, self.worlds)
     for g in np.flatnonzero(rows):
       self.games[g].path.append(int(slots[g]))
 
@@ -185,7 +157,7 @@ class Actors:
       q = self.config.q_first if first[g] and self.config.q_first is not None else None
       queries.append((*sample, np.full(sample[2].shape, self.config.q_search if q is None else q)))
     keys = _per_game(step_key, count)
-    step_keys, chance_keys = jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0)
+    step_keys, chance_keys = _split(keys)
     self._move(np.ones(count, bool), actions, step_keys)
     self._through_chance(chance_keys)
     ended = np.flatnonzero(np.asarray(self._kind(self.worlds)) == public_game.TERMINAL)
@@ -213,19 +185,15 @@ class Actors:
     for resolved in self._resolver.resolve(requests, nodes, rngs, self.chunk, params):
       summaries = resolved.summaries()
       results, root_paths = jax.device_get((resolved.results, resolved.planned.root_path))
-      sample = results.queries
       for row, g in enumerate(resolved.jobs):
+        facts, sample = buffers.searched(results, row, root_paths[row], self.path_length)
         focus = int(results.focus[row])
-        pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
-        paths = slot_paths(
-          root_paths[row], pool.parent, pool.slot, sample.nodes[row], self.path_length
-        )
         out[g] = (
-          buffers.PublicFacts.at(pool, np.array([focus])),
+          facts,
           results.ranges[row, focus],
           results.focus_policy[row],
-          pool.legal[focus],
-          (paths, sample.ranges[row], sample.keys[row]),
+          results.tree.legal[row, focus],
+          sample,
           summaries[row],
         )
     return out
@@ -249,9 +217,16 @@ class Actors:
     return examples.replace(values=values, has_value=has_value)
 
 
-def _rows(rows: np.ndarray, like: np.ndarray) -> np.ndarray:
-  """A [G] row mask shaped to broadcast against ``like`` [G, ...]."""
-  return np.asarray(rows).reshape(-1, *([1] * (like.ndim - 1)))
+def _where_rows(rows: np.ndarray, new, old):
+  """``new``'s rows where ``rows`` [G] (bool), ``old``'s elsewhere (pytrees of [G, ...] arrays)."""
+  return jax.tree.map(
+    lambda n, o: np.where(np.reshape(rows, (-1,) + (1,) * (o.ndim - 1)), n, o), new, old
+  )
+
+
+def _split(keys: chex.PRNGKey) -> tuple[chex.PRNGKey, chex.PRNGKey]:
+  """Each of ``keys`` [G] split in two: the first halves [G] and the second [G]."""
+  return tuple(jnp.moveaxis(jax.vmap(jax.random.split)(keys), 1, 0))
 
 
 def _per_game(key: chex.PRNGKey, count: int) -> chex.PRNGKey:

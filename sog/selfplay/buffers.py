@@ -8,9 +8,11 @@ arrays, so a checkpoint holds their exact contents.
 from __future__ import annotations
 
 import chex
+import jax
 import numpy as np
 
 from sog.nets import cvpn as cvpn_lib
+from sog.search.pool import beliefs
 
 
 @chex.dataclass(frozen=True)
@@ -125,7 +127,8 @@ class _Ring:
       if key not in state or state[key].shape != want.shape:
         raise ValueError(
           f"saved buffer field {key} is missing or has another shape than "
-          f"{want.shape} (another game or capacity)"
+          f"{want.shape} (another game or capacity, or buffers written before 2026-11-27, "
+          "when examples and queries were named by tree nodes)"
         )
       want[...] = state[key]
     self.added = int(state[f"{prefix}added"])
@@ -289,11 +292,22 @@ def node_paths(tree, nodes: np.ndarray, length: int) -> np.ndarray:
   ``tree``, -1 past the end."""
   paths = np.full((len(nodes), length), -1, np.int32)
   for row, node in enumerate(nodes):
-    path = tree.paths[int(node)]
-    paths[row, : len(path)] = path
+    paths[row] = beliefs.padded_path(tree.paths[int(node)], length)
   return paths
 
 
 def path_nodes(tree, paths: np.ndarray) -> np.ndarray:
   """[B] the nodes of an enumerated ``tree`` that ``paths`` [B, L] (-1 past the end) reach."""
   return np.array([tree.node_of_path(tuple(int(k) for k in p if k >= 0)) for p in paths], np.int64)
+
+
+def searched(results, row: int, root_path: np.ndarray, length: int):
+  """Row ``row`` of a batch of belief-pool search ``results`` (host arrays), its root at
+  ``root_path`` from the game's root: the facts of its focus (:class:`PublicFacts`, one row) and its
+  sample of leaf queries as (paths [Q, length], ranges, keys), for :func:`search_examples` and
+  :func:`hand_on`."""
+  pool = jax.tree.map(lambda x: x[row], results.tree)
+  asked = results.queries
+  paths = beliefs.slot_paths(pool, asked.nodes[row], root_path, length)
+  facts = PublicFacts.at(pool, np.array([int(results.focus[row])]))
+  return facts, (paths, asked.ranges[row], asked.keys[row])

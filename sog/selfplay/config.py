@@ -33,7 +33,8 @@ class SelfPlayConfig:
     games: actor games played side by side (each round makes one move in every one of them).
     solver_batch: queries the query solver answers per round.
     search_chunk: searches per vmapped batch on the belief pool, for the actors' moves and the
-      solver's queries alike (one compiled search serves every chunk of a config).
+      solver's queries alike (a batch holds searches of one pool size; one compiled search per
+      config and pool size).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
     p_td1: probability that a search of the played line also becomes a TD(1) value example (the
       game's outcome at the visited infostates).

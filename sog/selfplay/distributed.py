@@ -49,9 +49,9 @@ class _ActorWorker:
 
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
-    searcher = actor_lib.pools_for(game, leaf_model, experiment.actor)
+    pools = actor_lib.pools_for(game, leaf_model, experiment.actor)
     self.actors = actor_lib.Actors(
-      game, searcher, experiment.selfplay, experiment.selfplay.search_chunk, experiment.resolving
+      game, pools, experiment.selfplay, experiment.selfplay.search_chunk, experiment.resolving
     )
     self.rng = np.random.default_rng([experiment.seed, 1, index])
 
@@ -67,9 +67,9 @@ class _SolverWorker:
 
   def __init__(self, experiment: config_lib.Experiment, index: int):
     game, _, _, leaf_model = loop.initial_network(experiment)
-    searcher = actor_lib.pools_for(game, leaf_model, experiment.solver)
+    pools = actor_lib.pools_for(game, leaf_model, experiment.solver)
     self.solver = query_solver.QuerySolver(
-      game, searcher, experiment.selfplay, experiment.selfplay.search_chunk
+      game, pools, experiment.selfplay, experiment.selfplay.search_chunk
     )
     self.rng = np.random.default_rng([experiment.seed, 2, index])
 

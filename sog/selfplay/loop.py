@@ -216,7 +216,7 @@ class SelfPlay:
         self.experiment.actor, simulations=sims, simulations_per_phase=c
       )  # the actors' compiled search if s, c match
       result = composed.compose(
-        self._searchers(config).searcher,
+        self._searchers(config),
         seeds,
         self.experiment.resolving,
         evaluation.batch_size,
@@ -331,6 +331,11 @@ def saved_replay(directory: str | pathlib.Path) -> buffers.Examples:
   if not (directory / _BUFFERS).is_file():
     raise ValueError(f"no self-play buffers ({_BUFFERS}) in {directory} or its checkpoint/")
   with np.load(directory / _BUFFERS) as saved:
+    if "replay_kind" not in saved:
+      raise ValueError(
+        f"{directory / _BUFFERS} holds replay examples named by tree nodes (written before "
+        "2026-11-27); this version keeps each example's public-state facts and cannot read them"
+      )
     count = min(int(saved["replay_added"]), saved["replay_kind"].shape[0])
     return buffers.Examples(
       **{name: saved[f"replay_{name}"][:count] for name in buffers.Examples.__dataclass_fields__}

@@ -20,13 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import registry
-from sog.search import gadget as gadget_lib
 from sog.search import predecessors
-from sog.search.pool import belief_state
+from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 from sog.search.pool import sized
 from sog.search.pool.belief_searcher import BeliefGTCFR
-from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
@@ -47,18 +45,13 @@ class QuerySolver:
   ):
     self.tree, self.config, self.chunk, self.pools = game.tree, config, chunk, pools
     self.path_length = predecessors.path_length(game.tree)
-    rules, dtype = game.public_game, pools.searcher.dtype
-    branch = jnp.full(pools.searcher.branch_depth, -1, jnp.int32)
+    rules, searcher = game.public_game, pools.searcher
 
     def start(path, ranges):
-      state, weight = beliefs.along(rules, path, dtype)
-      return belief_state.BeliefStart(
-        state=state,
-        weight=weight,
-        branch=branch,
-        ranges=ranges.astype(dtype) * beliefs.valid_infostates(weight[None])[0],
-        gadget=gadget_lib.disabled(rules.max_infostates, dtype),
-      )
+      state, weight = beliefs.along(rules, path, searcher.dtype)
+      valid = beliefs.valid_infostates(weight[None])[0]
+      plain = belief_search.root_start(rules, ranges * valid, searcher.dtype, searcher.branch_depth)
+      return plain.replace(state=state, weight=weight)
 
     self._starts = jax.jit(jax.vmap(start))
 
@@ -90,19 +83,13 @@ class QuerySolver:
       jobs = list(dict.fromkeys(rows.tolist()))  # (the padding repeats the last)
       starts = self._starts(jnp.asarray(queries.paths[rows]), jnp.asarray(queries.ranges[rows]))
       results = jax.device_get(searcher.search_from_batch(rngs[rows], starts, params))
-      asked = results.queries
       for row, i in enumerate(jobs):
-        pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
         values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
-        facts[i] = buffers.PublicFacts.at(pool, np.array([int(results.focus[row])]))
+        facts[i], sample[i] = buffers.searched(results, row, queries.paths[i], self.path_length)
         if self.config.unreached_targets == "best_response":
           unreached = queries.ranges[i] <= 0
           best = results.best_response_values[row, results.focus[row]]
           values[i] = np.where(unreached, best, values[i])
-        paths = actor_lib.slot_paths(
-          queries.paths[i], pool.parent, pool.slot, asked.nodes[row], self.path_length
-        )
-        sample[i] = (paths, asked.ranges[row], asked.keys[row])
     examples = buffers.search_examples(
       buffers.PublicFacts.stack(facts), queries.ranges, np.stack(policy), values
     )

@@ -28,6 +28,7 @@ from sog.games import public_game
 from sog.search import resolving
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_state
+from sog.search.pool import beliefs
 from sog.search.pool.belief_searcher import BeliefGTCFR
 
 #: (the player's summary, the path of child slots from the game's root to s_pub, the acting player)
@@ -165,7 +166,7 @@ class BeliefResolver:
         f"a path of {moves.size} public moves is longer than the resolver's path_length="
         f"{self.path_length}"
       )
-    return np.pad(moves, (0, self.path_length - moves.size), constant_values=-1)
+    return beliefs.padded_path(moves, self.path_length)
 
   def resolve(
     self,

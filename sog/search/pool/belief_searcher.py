@@ -46,7 +46,8 @@ class BeliefGTCFR:
   has (``kind``, ``legal``, ``valid``, ``encoding``, the pool's structure): the zero model, the
   CVPN and the pool's exact oracle (:func:`~sog.search.pool.belief_oracle.exact_leaf_model`); a
   stateful model starts each search from ``init_state(empty pool, start)``. The table search's
-  oracle reads its tables and is refused here.
+  oracle reads its tables and is refused here. A batch splits over ``devices`` (default: every
+  local device) along its batch axis (:mod:`sog.search.devices`).
   """
 
   def __init__(

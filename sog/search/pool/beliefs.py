@@ -20,6 +20,7 @@ not added), so a fully grown pool is the game's public tree in another order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import functools
 
 import chex
@@ -98,15 +99,24 @@ def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
   return jnp.where(actor_valid[:, None], legal, first[None, :])
 
 
+def _actor_legal(
+  game: public_game.PublicGame, state: chex.ArrayTree, kind: chex.Array, weight: chex.Array
+) -> chex.Array:
+  """[S, A] the actor's legal actions in :class:`BeliefTree`'s convention, from the state, its kind
+  and its pair weight."""
+  actor = jnp.clip(kind, 0, 1)
+  actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
+  first_action = jnp.arange(game.num_actions) == 0
+  return jnp.where(
+    kind < public_game.CHANCE, _actor_rows(game.legal(state), actor_valid), first_action
+  )
+
+
 def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: chex.Array):
   """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff and encoding from its
   state and pair weight."""
   kind = jnp.asarray(game.kind(state), jnp.int32)
-  actor = jnp.clip(kind, 0, 1)
-  actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
-  is_player = kind < public_game.CHANCE
-  first_action = jnp.arange(game.num_actions) == 0
-  legal = jnp.where(is_player, _actor_rows(game.legal(state), actor_valid), first_action)
+  legal = _actor_legal(game, state, kind, weight)
   payoff = jnp.where(
     (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state), 0.0
   )
@@ -198,27 +208,40 @@ def along(
   """The public state that ``path`` [L] int32 (child slots from the game's root, -1 past the end)
   reaches, and its pair weight W [S, S], as a pool grows them (:func:`add_children`), computing
   only the nodes on the path. Traceable."""
-  K = game.max_children
 
   def down(carry, k):
     state, weight = carry
-    kind = game.kind(state)
-    actor = jnp.clip(kind, 0, 1)
-    transitions = game.transitions(state)
-    actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
-    legal = _actor_rows(game.legal(state), actor_valid)
-    child_weight = _player_children(transitions, weight, legal, actor, K)[2]
-    if game.max_chance_outcomes:
-      chance_weight = _chance_children(transitions, weight, K)[0]
-      child_weight = jnp.where(kind < public_game.CHANCE, child_weight, chance_weight)
+    kind = jnp.asarray(game.kind(state), jnp.int32)
+    legal = _actor_legal(game, state, kind, weight)
+    child_weight = _children(game, game.transitions(state), kind, weight, legal)[2]
     slot = jnp.maximum(k, 0)
-    child = game.child(state, slot)
     keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(k >= 0, n, o), new, old)  # noqa: E731
-    return (keep(child, state), keep(child_weight[slot].astype(dtype), weight)), None
+    return (keep(game.child(state, slot), state), keep(child_weight[slot], weight)), None
 
   root = (game.root(), jnp.asarray(public_game.root_weight(game), dtype))
   (state, weight), _ = jax.lax.scan(down, root, jnp.asarray(path, jnp.int32))
   return state, weight
+
+
+def _children(
+  game: public_game.PublicGame,
+  transitions: public_game.Transitions,
+  kind: chex.Array,
+  weight: chex.Array,
+  legal: chex.Array,
+):
+  """Per child slot k of a node (its ``transitions``, kind, pair weight and actor's ``legal``): the
+  actor's (s, a) that reach it and the opponent infostates it admits (below a player), its pair
+  weight [K, S, S], and below chance P(k) and the chance children's weights."""
+  K = game.max_children
+  actor = jnp.clip(kind, 0, 1)
+  edges, admitted, player_weight = _player_children(transitions, weight, legal, actor, K)
+  if game.max_chance_outcomes:
+    chance_weight, probability = _chance_children(transitions, weight, K)
+  else:
+    chance_weight, probability = jnp.zeros_like(player_weight), jnp.zeros(K, weight.dtype)
+  child_weight = jnp.where(kind < public_game.CHANCE, player_weight, chance_weight)
+  return edges, admitted, child_weight.astype(weight.dtype), probability, chance_weight
 
 
 def can_act(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
@@ -256,12 +279,9 @@ def add_children(
   actor = jnp.clip(kind, 0, 1)
   is_player = kind < public_game.CHANCE
   transitions = game.transitions(state)
-  edges, admitted, player_weight = _player_children(transitions, weight, legal, actor, K)
-  if game.max_chance_outcomes:
-    chance_weight, probability = _chance_children(transitions, weight, K)
-  else:
-    chance_weight, probability = jnp.zeros_like(player_weight), jnp.zeros(K, dtype)
-  child_weight = jnp.where(is_player, player_weight, chance_weight).astype(dtype)
+  edges, admitted, child_weight, probability, chance_weight = _children(
+    game, transitions, kind, weight, legal
+  )
   chance_valid = valid_infostates(chance_weight)
   opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
   passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
@@ -334,6 +354,33 @@ def paths(tree: BeliefTree) -> list[tuple[int, ...]]:
   out: list[tuple[int, ...]] = []
   for n in range(int(tree.num_nodes)):
     out.append(() if parent[n] < 0 else (*out[parent[n]], int(slot[n])))
+  return out
+
+
+def padded_path(moves: Sequence[int], length: int) -> np.ndarray:
+  """[length] int32: the child slots ``moves`` (from the game's root), -1 past the end
+  (``ValueError`` for more than ``length`` moves)."""
+  moves = np.asarray(moves, np.int32).reshape(-1)
+  if moves.size > length:
+    raise ValueError(f"a path of {moves.size} public moves is longer than {length}")
+  return np.pad(moves, (0, length - moves.size), constant_values=-1)
+
+
+def slot_paths(
+  tree: BeliefTree, slots: Sequence[int], root_path: np.ndarray, length: int
+) -> np.ndarray:
+  """[len(slots), length] int32: the child slots from the game's root to ``slots`` of one search's
+  host ``tree`` (its root at ``root_path`` from the game's root, -1 past the end), -1 past the
+  end."""
+  parent, slot = np.asarray(tree.parent), np.asarray(tree.slot)
+  root = [int(k) for k in root_path if k >= 0]
+  out = np.empty((len(slots), length), np.int32)
+  for row, at in enumerate(slots):
+    tail, at = [], int(at)
+    while parent[at] >= 0:
+      tail.append(int(slot[at]))
+      at = int(parent[at])
+    out[row] = padded_path(root + tail[::-1], length)
   return out
 
 

@@ -48,7 +48,7 @@ class SizedPools:
   many moves (:func:`~sog.search.pool.belief_resolver.pruned`)."""
 
   def __init__(self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, path_length: int = 0):
-    self.searcher, self.tree = searcher, tree
+    self.searcher, self.tree, self.path_length = searcher, tree, path_length
     room = belief_search.subgame_capacity(searcher.game, searcher.config, 0, searcher.branch_depth)
     needs = np.maximum(room + tree.subgame_sizes(), path_length + 1)
     sizes = {int(need): pool_size(int(need), searcher.capacity) for need in np.unique(needs)}
