@@ -35,6 +35,7 @@ class OneCardPoker(sog.games.PublicGame):
   max_children = 2  # the most public children a state has: one per action
   encoding_size = 2 * _LONGEST_LINE
   utility_scale = 2.0  # max |utility|: a called bet
+  max_moves = _LONGEST_LINE  # the longest betting line: check, bet, call
 
   def __init__(self, cards: int = 4):
     self.cards = cards

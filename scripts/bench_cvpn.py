@@ -30,8 +30,8 @@ def main(argv):
   print("| game | batch | PBS/s | ms/call |\n|---|---|---|---|")
   for name in _GAMES.value:
     game = sog.games.load(name)
-    network = cvpn_lib.make_network(game.tree, config)
-    params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0))
+    network = cvpn_lib.make_network(game.public_game, config)
+    params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(0))
     forward = jax.jit(lambda p, pbs, network=network: network.apply({"params": p}, pbs).values)
     rng = np.random.default_rng(0)
     results[game.name] = {}

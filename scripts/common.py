@@ -482,9 +482,9 @@ def leaf_model(
   if spec == "zeros":
     return leaf_models.zero_leaf_model()
   if spec == "untrained":
-    network = cvpn_lib.make_network(game.tree)
+    network = cvpn_lib.make_network(game.public_game)
     return leaf_lib.cvpn_leaf_model(
-      network, cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0)), game.name
+      network, cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(0)), game.name
     )
   directories = spec.split(",")
   for directory in directories:

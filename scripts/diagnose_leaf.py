@@ -105,7 +105,7 @@ def main(argv):
     queries = queries.subset(keep)
   leaf_model = checkpoint.restore_leaf_model(_LEAF.value, game.name)  # checks the game
   config = checkpoint.read_config(checkpoint.locate(_LEAF.value))
-  network = cvpn_lib.make_network(tree, config.network)
+  network = cvpn_lib.make_network(game.public_game, config.network)
   tables = tables_lib.make_tables(tree)
   print(
     f"{game.name}: {queries.size} protocol queries of {_QUERIES.value}, solved exactly "

@@ -172,9 +172,11 @@ def main(argv):
     decay_rate=_DECAY_RATE.value,
     policy_weight=_POLICY_WEIGHT.value,
   )
-  network = cvpn_lib.make_network(game.tree, network_config)
+  network = cvpn_lib.make_network(game.public_game, network_config)
   trainer = train.Trainer(network, optimizer_config)
-  state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(_SEED.value)))
+  state = trainer.init(
+    cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(_SEED.value))
+  )
   loss_fn = jax.jit(train.make_loss_fn(network, optimizer_config))
   test_batch = dataset.batch(game, data, test_index[:4096])
   progress, curve = monitoring.Progress("fit", _STEPS.value, unit="step"), []

@@ -98,9 +98,9 @@ def kuhn_checkpoint(tmp_path_factory):
 
   game = load("kuhn_poker")
   small = config_lib.NetworkConfig(width=16, depth=1)
-  network = cvpn_lib.make_network(game.tree, small)
+  network = cvpn_lib.make_network(game.public_game, small)
   state = train.Trainer(network, config_lib.OptimizerConfig()).init(
-    cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(0))
+    cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(0))
   )
   directory = tmp_path_factory.mktemp("kuhn") / "ckpt"
   checkpoint.save(

@@ -35,8 +35,8 @@ def _random_pbs(game, rng, count=16):
 def test_shapes_and_masks(name, rng):
   game = load(name)
   tree = game.tree
-  network = cvpn_lib.make_network(tree, _SMALL)
-  params = cvpn_lib.init_params(network, tree, jax.random.PRNGKey(0))
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(0))
   _, pbs = _random_pbs(game, rng)
   apply = jax.jit(network.apply)  # one compilation for both calls, not one per op
   prediction = apply({"params": params}, pbs)
@@ -57,8 +57,8 @@ def test_shapes_and_masks(name, rng):
 
 def test_loss_is_zero_when_predictions_equal_targets(rng):
   game = load("leduc_poker")
-  network = cvpn_lib.make_network(game.tree, _SMALL)
-  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(1))
   _, pbs = _random_pbs(game, rng)
   prediction = network.apply({"params": params}, pbs)
   policy = jnp.where(pbs.policy_mask, jax.nn.softmax(prediction.logits), 0.0)
@@ -88,12 +88,12 @@ def test_exact_examples_are_zero_sum_solutions(leduc_examples):
 @pytest.mark.xdist_group("leduc_examples")
 def test_small_cvpn_overfits_64_exact_leduc_examples(leduc_examples):
   game = load("leduc_poker")
-  network = cvpn_lib.make_network(game.tree, config_lib.NetworkConfig(width=128, depth=3))
+  network = cvpn_lib.make_network(game.public_game, config_lib.NetworkConfig(width=128, depth=3))
   optimizer = config_lib.OptimizerConfig(
     name="adam", learning_rate=3e-3, decay_steps=1000, decay_rate=0.3, policy_weight=1.0
   )
   trainer = train.Trainer(network, optimizer)
-  state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(2)))
+  state = trainer.init(cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(2)))
   batch = dataset.batch(game, leduc_examples, np.arange(64))
   _, first = trainer.step(state, batch)
   for _ in range(2000):
@@ -110,8 +110,8 @@ _TWO_DEVICE_SCRIPT = textwrap.dedent("""
     assert jax.local_device_count() == 2, jax.devices()
     game = sog.games.load("kuhn_poker")
     data = dataset.generate(game, 8, 50, np.random.default_rng(0))
-    network = cvpn.make_network(game.tree, config.NetworkConfig(width=16, depth=2))
-    params = cvpn.init_params(network, game.tree, jax.random.PRNGKey(0))
+    network = cvpn.make_network(game.public_game, config.NetworkConfig(width=16, depth=2))
+    params = cvpn.init_params(network, game.public_game, jax.random.PRNGKey(0))
     batch = dataset.batch(game, data, np.arange(8))
     out = {}
     for devices in (jax.local_devices()[:1], jax.local_devices()):
@@ -148,9 +148,9 @@ _RESTORE_SCRIPT = textwrap.dedent("""
     directory, inputs, output = sys.argv[1:]
     meta = checkpoint.read_config(directory)
     game = sog.games.load(meta.game)
-    network = cvpn.make_network(game.tree, meta.network)
+    network = cvpn.make_network(game.public_game, meta.network)
     trainer = train.Trainer(network, meta.optimizer)
-    template = trainer.init(cvpn.init_params(network, game.tree, jax.random.PRNGKey(123)))
+    template = trainer.init(cvpn.init_params(network, game.public_game, jax.random.PRNGKey(123)))
     state, _ = checkpoint.restore(directory, template, meta)
     with np.load(inputs) as f:
       pbs = cvpn.pbs_at(game.tree, f["nodes"], f["ranges"])
@@ -162,9 +162,9 @@ _RESTORE_SCRIPT = textwrap.dedent("""
 
 def test_checkpoint_round_trip_in_a_fresh_process_is_bit_identical(tmp_path, rng):
   game = load("leduc_poker")
-  network = cvpn_lib.make_network(game.tree, _SMALL)
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
   trainer = train.Trainer(network, config_lib.OptimizerConfig())
-  state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(3)))
+  state = trainer.init(cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(3)))
   nodes, pbs = _random_pbs(game, rng)
   examples = dataset.generate(game, 8, 50, rng)
   state, _ = trainer.step(state, dataset.batch(game, examples, np.arange(8)))
@@ -192,9 +192,9 @@ def test_checkpoint_round_trip_in_a_fresh_process_is_bit_identical(tmp_path, rng
 
 def test_mismatched_or_corrupt_checkpoints_raise(tmp_path):
   game = load("kuhn_poker")
-  network = cvpn_lib.make_network(game.tree, _SMALL)
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
   trainer = train.Trainer(network, config_lib.OptimizerConfig())
-  state = trainer.init(cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(4)))
+  state = trainer.init(cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(4)))
   meta = checkpoint.CheckpointConfig("kuhn_poker", _SMALL, config_lib.OptimizerConfig())
   checkpoint.save(tmp_path / "ckpt", state, meta)
   other = checkpoint.CheckpointConfig(
@@ -202,8 +202,10 @@ def test_mismatched_or_corrupt_checkpoints_raise(tmp_path):
   )
   with pytest.raises(ValueError, match="was written for"):
     checkpoint.restore(tmp_path / "ckpt", state, other)
-  bigger = cvpn_lib.make_network(game.tree, other.network)
-  wrong_template = trainer.init(cvpn_lib.init_params(bigger, game.tree, jax.random.PRNGKey(4)))
+  bigger = cvpn_lib.make_network(game.public_game, other.network)
+  wrong_template = trainer.init(
+    cvpn_lib.init_params(bigger, game.public_game, jax.random.PRNGKey(4))
+  )
   with pytest.raises(ValueError, match="cannot be restored"):
     checkpoint.restore(tmp_path / "ckpt", wrong_template)
   (tmp_path / "ckpt" / "config.json").write_text("{not json")
@@ -234,8 +236,8 @@ def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
 
   game = load("leduc_poker")
   limited = solver_lib.subgame_tree(game, 0, max_depth=3)
-  network = cvpn_lib.make_network(game.tree, _SMALL)
-  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(5))
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(5))
   leaf = leaf_lib.cvpn_leaf_model(network, params, game.name)
   leaves = np.flatnonzero(limited.is_leaf)
   ranges = rng.random((leaves.size, 2, limited.max_infostates)) * limited.valid[leaves]
@@ -260,10 +262,10 @@ def test_an_ensemble_leaf_model_is_the_mean_of_its_networks(rng):
 
   game = load("kuhn_poker")
   tables = tables_lib.make_tables(game.tree)
-  network = cvpn_lib.make_network(game.tree, _SMALL)
+  network = cvpn_lib.make_network(game.public_game, _SMALL)
   models = [
     leaf_lib.cvpn_leaf_model(
-      network, cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(k)), game.name
+      network, cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(k)), game.name
     )
     for k in (1, 2)
   ]

@@ -42,13 +42,15 @@ def test_the_readme_quick_start_runs(tmp_path):
 def test_the_adding_a_game_page_runs(tmp_path):
   """The walk-through's blocks, its self-play work directory moved to a temporary one."""
   blocks = python_blocks(ROOT / "docs" / "guide" / "adding_a_game.md")
-  assert len(blocks) == 6
+  assert len(blocks) == 7
   code = "\n".join(blocks).replace('"out/one_card_poker"', repr(str(tmp_path / "run")))
+  code = code.replace('"out/deep_deck_poker"', repr(str(tmp_path / "deep")))
   out = _run(code, tmp_path)
   assert out.returncode == 0, out.stderr[-3000:]
   assert "SoG(8,1) with the trained network" in out.stdout
   assert "kinds of the root's children: [3 1 1]" in out.stdout
   assert "public states grown:" in out.stdout and "whole game: True" in out.stdout
+  assert "deep_deck_poker is not enumerable" in out.stdout and "queries solved" in out.stdout
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/guide/adding_a_game.md"])

@@ -1,5 +1,6 @@
 """Conformance suite every registered game passes, and the registry's error messages."""
 
+import copy
 import dataclasses
 import types
 
@@ -7,6 +8,7 @@ import numpy as np
 import pytest
 
 import sog.games
+from sog.games import boards
 from sog.games import conformance
 from sog.games import public_game
 from tests.conftest import ALL_GAMES
@@ -72,7 +74,28 @@ def _broken_trees():
       conformance.root_ranges_are_prior_marginals,
       _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2),
     ),
+    (conformance.max_moves_bounds_the_tree, _shorter(kuhn)),
   ]
+
+
+def _shorter(game):
+  """``game`` claiming one public move fewer than its deepest public state lies below the root."""
+  rules = copy.copy(game.public_game)
+  rules.max_moves = game.tree.num_levels - 2
+  return types.SimpleNamespace(public_game=rules, tree=game.tree)
+
+
+@pytest.mark.parametrize("name", ALL_GAMES)
+def test_every_built_in_game_gives_its_exact_length(name):
+  """``max_moves`` from the rules is the enumerated tree's depth, not only a bound on it, except on
+  k-in-a-row boards (the board's cells), where a small board can be won before it fills."""
+  game = load(name)
+  depth = game.tree.num_levels - 1
+  assert game.max_moves == game.public_game.max_moves
+  if isinstance(game.public_game, boards.KInARow):
+    assert depth <= game.max_moves == game.public_game.cells
+  else:
+    assert game.max_moves == depth
 
 
 def test_every_check_rejects_a_broken_tree(rng):

@@ -139,8 +139,8 @@ def _atol(path) -> float:
 def test_batched_searches_equal_separate_searches():
   """8 searches under vmap return what 8 separate searches with the same rngs return."""
   game = load("leduc_poker")
-  network = cvpn_lib.make_network(game.tree)
-  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
+  network = cvpn_lib.make_network(game.public_game)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(1))
   searcher = gtcfr.GTCFR(
     game,
     leaf_lib.cvpn_leaf_model(network, params, game.name),
@@ -241,8 +241,8 @@ def test_a_search_stops_calling_the_leaf_model_once_its_tree_is_complete():
   leaf-model call, alone and in a vmapped batch (whose passes call on the batch's largest
   frontier), and both return the same search."""
   game = load("leduc_poker")
-  network = cvpn_lib.make_network(game.tree)
-  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(1))
+  network = cvpn_lib.make_network(game.public_game)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(1))
   searcher = gtcfr.GTCFR(
     game, leaf_lib.cvpn_leaf_model(network, params, game.name), gtcfr.GTCFRConfig(simulations=40)
   )

@@ -18,8 +18,11 @@ from sog.games import builder
 from sog.games import conformance
 from sog.games import registry
 from sog.nets import checkpoint
+from sog.nets import cvpn
+from sog.nets import leaf as leaf_lib
 from sog.protocol import composed
 from sog.search import pool
+from sog.selfplay import actor
 from sog.selfplay import config as config_lib
 from sog.selfplay import run
 from tests.conftest import ROOT
@@ -174,6 +177,125 @@ def test_a_short_self_play_run_on_a_registered_game(coin_game, tmp_path):
   assert summary["steps"] == 12 and summary["game"] == "coin_showdown(cards=3)"
   leaf = checkpoint.restore_leaf_model(tmp_path, "coin_showdown")
   assert leaf.game == "coin_showdown(cards=3)"
+
+
+class _TooLarge(CoinShowdown):
+  """CoinShowdown declared too large to enumerate: it gives its length, and nothing may build its
+  tree."""
+
+  enumerable, max_moves = False, 3  # play, the coin, call
+
+  def __init__(self, cards: int = 4):
+    super().__init__(cards)
+    self.name = f"too_large_showdown(cards={cards})"
+
+
+@pytest.fixture
+def too_large():
+  """The game registered (its conformance checks on random paths through its functions)."""
+  sog.games.register("too_large_showdown", _TooLarge, {"cards": _CARDS}, replace=True)
+  return sog.games.load("too_large_showdown")
+
+
+def test_a_game_too_large_to_enumerate_is_self_played_from_its_functions_alone(
+  too_large, tmp_path, monkeypatch
+):
+  """Self-played (actors, solver, trainer) and saved with no tree built, which every entry point
+  that needs it refuses, naming what serves the game."""
+
+  def refuse(game):
+    raise AssertionError(f"{game.name} was enumerated")
+
+  monkeypatch.setattr(builder, "build_public_tree", refuse)
+  with pytest.raises(ValueError, match=r"not enumerable.*exact exploitability"):
+    _ = too_large.tree
+  with pytest.raises(ValueError, match=r"not enumerable.*scripts/evaluate\.py needs"):
+    registry.load_enumerated(too_large.name, "scripts/evaluate.py")
+  assert too_large.max_moves == 3 and too_large.num_infostates == (3, 3)
+  config = config_lib.default_config_dict("too_large_showdown", simulations=4)
+  config.network.update(width=16, depth=1)
+  config.selfplay.update(
+    games=2, solver_batch=4, batch_size=16, min_replay=16, train_steps_per_round=2
+  )
+  config.evaluation.update(settings=((4, 1.0),), seeds=1, every_steps=0)
+  with pytest.raises(ValueError, match=r"not enumerable.*evaluation\.settings"):
+    run.train(config_lib.from_config_dict(config), tmp_path / "refused")
+  config.evaluation.update(settings=(), keep_best=False)
+  config.max_steps = 12
+  summary = run.train(config_lib.from_config_dict(config), tmp_path / "run")
+  assert summary["steps"] == 12 and summary["queries_solved"] > 0 and summary["games"] > 0
+  assert checkpoint.restore_leaf_model(tmp_path / "run", "too_large_showdown").game == (
+    "too_large_showdown(cards=3)"
+  )
+
+
+def test_a_game_not_enumerated_plays_the_games_the_enumerated_one_plays(too_large, coin_game):
+  """The actors on the game's functions alone (every search in one pool, the branch as long as the
+  game) and on the same game enumerated (pools sized to each subgame, the branch from the tree):
+  the same searches, so the same examples and queries, move for move (float64)."""
+  experiment = config_lib.from_config_dict(
+    config_lib.default_config_dict("coin_showdown(cards=3)", simulations=6)
+  )
+  with jax.enable_x64(True):
+    network = cvpn.make_network(too_large.public_game, experiment.network)
+    params = cvpn.init_params(network, too_large.public_game, jax.random.PRNGKey(0))
+    played = []
+    for game in (too_large, coin_game):
+      model = leaf_lib.cvpn_leaf_model(network, params, game.name)
+      pools = actor.pools_for(game, model, experiment.actor, jnp.float64)
+      actors = actor.Actors(game, pools, experiment.selfplay)
+      actors.restart(jax.random.PRNGKey(1))
+      rng, moves = np.random.default_rng(2), []
+      for move in range(4):
+        moves.append(actors.play(params, jax.random.PRNGKey(10 + move), rng))
+      played.append((pools, moves))
+  (alone, moves), (sized, enumerated_moves) = played
+  assert alone.tree is None and alone.searcher.branch_depth == 3
+  assert sized.searcher.branch_depth < 3
+  assert sum(ended for _, _, ended in moves) > 0
+  for (examples, queries, ended), (other, other_queries, other_ended) in zip(
+    moves, enumerated_moves, strict=True
+  ):
+    assert ended == other_ended and (examples is None) == (other is None)
+    if examples is not None:
+      chex.assert_trees_all_close(examples, other, atol=1e-9)
+    chex.assert_trees_all_close(queries, other_queries, atol=1e-9)
+
+
+class _PastItsLength(_TooLarge):
+  max_moves = 1
+
+
+class _IllegalForNoCard(_TooLarge):
+  def __init__(self, cards: int = 4):
+    super().__init__(cards)
+    self.num_infostates = (3, 4)  # player 0 holds one of 3 cards, yet legal gives 4 rows
+
+  def deal(self) -> np.ndarray:
+    deal = 1.0 - np.eye(3, 4)
+    return deal / deal.sum()
+
+
+@pytest.mark.parametrize(
+  "game, message",
+  [
+    (_PastItsLength, "runs past max_moves = 1 moves"),
+    (_IllegalForNoCard, "an action is legal for infostate 3, which player 0 does not have"),
+    (lambda: _rename(_BadChance(), "bad_chance"), "sum to 1, got \\[0.4, 0.4\\]"),
+  ],
+)
+def test_a_game_too_large_to_enumerate_is_refused_where_its_functions_break_the_contract(
+  game, message
+):
+  broken = game()
+  if isinstance(broken, _TooLarge):
+    broken.name = "broken"
+  else:  # the chance check on random paths, not on the tree
+    broken.enumerable, broken.max_moves = False, 3
+  before = sog.games.registered_games()
+  with pytest.raises(ValueError, match=message):
+    sog.games.register(broken.name, lambda broken=broken: broken)
+  assert sog.games.registered_games() == before
 
 
 def test_one_card_poker_with_three_cards_is_kuhn_poker():

@@ -43,7 +43,7 @@ class KInARow(public_game.PublicGame):
   def __init__(self, name: str, rows: int, columns: int, k: int, num_actions: int):
     self.name, self.rows, self.columns, self.k = name, rows, columns, k
     self.num_actions = self.max_children = num_actions
-    self.cells = rows * columns
+    self.cells = self.max_moves = rows * columns
     self.encoding_size = 3 * self.cells + 1
     self.runs = np.asarray(lines(rows, columns, k), np.int32)  # [R, k]
 

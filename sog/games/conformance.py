@@ -4,7 +4,9 @@ pgx's).
 Each check takes a :class:`~sog.games.registry.Game` (or anything with its ``public_game`` and
 ``tree``) and a NumPy generator, and raises ``ValueError`` naming the game and the property it
 breaks. The test suite runs them on every built-in game; :func:`sog.games.register` runs them on a
-new game before it keeps its name, and a user can run them with :func:`check_game`.
+new game before it keeps its name, and a user can run them with :func:`check_game`. A game too
+large to enumerate (``enumerable = False``) is checked on random paths through its functions
+instead (:func:`check_walks`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from sog.games import propagation
 from sog.games import public_game
-from sog.games import tree as tree_lib
+from sog.games import walk as walk_lib
 
 _TOLERANCE = 1e-9
 
@@ -203,6 +205,18 @@ def utility_scale_is_the_largest_payoff(game, rng: np.random.Generator) -> None:
   )
 
 
+def max_moves_bounds_the_tree(game, rng: np.random.Generator) -> None:
+  """The game's ``max_moves``, where it gives one, is at least the depth of its deepest public
+  state (self-play's paths and a re-solve's branch are sized by it)."""
+  del rng
+  moves, depth = game.public_game.max_moves, game.tree.num_levels - 1
+  _require(
+    moves is None or depth <= moves,
+    game,
+    f"max_moves is {moves} but a public state lies {depth} moves below the root",
+  )
+
+
 CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   terminal_values_are_zero_sum,
   utility_scale_is_the_largest_payoff,
@@ -213,13 +227,48 @@ CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   encoding_has_fixed_shape,
   prior_weights_bound_every_range,
   root_ranges_are_prior_marginals,
+  max_moves_bounds_the_tree,
 )
 
 
+def check_walks(game: public_game.PublicGame, walks: int = 32, seed: int = 0) -> None:
+  """The checks of a game too large to enumerate: ``walks`` random paths of public states from the
+  root (each present child slot equally likely) through the game's functions. Every public state on
+  them keeps the interface's contract (shapes, kinds, legal actions only for the actor's
+  infostates, chance probabilities that sum to one, children where the legal actions lead:
+  :class:`~sog.games.walk.PublicGameWalk` checks each), and every path ends within ``max_moves``
+  moves. ``ValueError`` naming the game, the public state and the rule at the first that fails."""
+  public_game.padded_deal(game)  # the deal's probabilities
+  if game.max_moves is None:
+    raise ValueError(f"{game.name}: check_walks needs the game's max_moves")
+  walk = walk_lib.PublicGameWalk(game)
+  rng = np.random.default_rng(seed)
+  for _ in range(walks):
+    key = walk.root()
+    for _ in range(game.max_moves + 1):
+      facts = walk.facts(key)
+      if facts.kind == public_game.TERMINAL:
+        break
+      children = [child for child in facts.children if child is not None]
+      if not children:
+        raise ValueError(f"{game.name}: a {public_game.KIND_NAMES[facts.kind]} state has no child")
+      key = children[rng.integers(len(children))]
+    else:
+      raise ValueError(
+        f"{game.name}: a path of public states runs past max_moves = {game.max_moves} moves "
+        "without reaching a terminal"
+      )
+
+
 def check_game(game, seed: int = 0) -> None:
-  """Runs every check of :data:`CHECKS` on ``game``; ``ValueError`` at the first one that fails."""
-  if not isinstance(getattr(game, "tree", None), tree_lib.PublicTree):
+  """Runs every check of :data:`CHECKS` on ``game``, a loaded game (:func:`sog.games.load`), or
+  :func:`check_walks` where the game is not enumerable; ``ValueError`` at the first that fails."""
+  rules = getattr(game, "public_game", None)
+  if not isinstance(rules, public_game.PublicGame):
     raise ValueError(f"check_game takes a loaded game (sog.games.load), got {type(game).__name__}")
+  if not rules.enumerable:
+    check_walks(rules, seed=seed)
+    return
   rng = np.random.default_rng(seed)
   for check in CHECKS:
     check(game, rng)

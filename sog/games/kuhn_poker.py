@@ -24,6 +24,7 @@ class KuhnPoker(public_game.PublicGame):
   max_children = 2
   encoding_size = 2 * _MAX_SEQUENCE
   utility_scale = 2.0  # a called bet
+  max_moves = 3  # check, bet, call
 
   def deal(self) -> np.ndarray:
     deal = np.ones((_NUM_CARDS, _NUM_CARDS)) - np.eye(_NUM_CARDS)

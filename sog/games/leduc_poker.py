@@ -67,6 +67,7 @@ class LeducPoker(public_game.PublicGame):
   max_children = max_chance_outcomes = _NUM_CARDS
   encoding_size = (_NUM_CARDS + 1) + 2 + 2 + 2 * _MAX_ROUND_ACTIONS * 3
   utility_scale = 13.0  # the ante and two raises a round, called: 1 + 2 * 2 + 2 * 4
+  max_moves = 2 * 4 + 1  # check, raise, raise, call in both rounds, and the public card
 
   def deal(self) -> np.ndarray:
     deal = np.ones((_NUM_CARDS, _NUM_CARDS)) - np.eye(_NUM_CARDS)

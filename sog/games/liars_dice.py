@@ -28,6 +28,7 @@ class LiarsDice(public_game.PublicGame):
     self.num_bids = 2 * faces
     self.liar = self.num_bids
     self.num_actions = self.max_children = self.num_bids + 1
+    self.max_moves = self.num_bids + 1  # every bid in turn, then "liar"
     self.encoding_size = 2 * self.num_bids + 1
 
   def deal(self) -> np.ndarray:

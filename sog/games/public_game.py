@@ -76,6 +76,14 @@ class PublicGame(abc.ABC):
     encoding_size: E, the length of :meth:`encode`'s output.
     utility_scale: max |u_0| over the terminal world states (the unit of PUCT's values on a node
       pool; :mod:`sog.games.conformance` holds an enumerable game to it).
+    max_moves: the most public moves (player actions and chance outcomes after the deal) from the
+      root to any public state, the game's length: how long a path of child slots self-play's
+      buffers and a re-solve's summaries hold, and a bound on a re-solve's branch. None: counted
+      by enumerating the game (required where ``enumerable`` is False).
+    enumerable: whether the whole public tree may be enumerated (exact exploitability, SoG's
+      protocol, the OpenSpiel bridge, searches in pools sized to their subgames). A game too large
+      for that sets False: it is then searched on the belief pool and self-played from its
+      functions alone, and everything that needs its tree refuses it with a ``ValueError``.
   """
 
   name: str
@@ -86,6 +94,8 @@ class PublicGame(abc.ABC):
   max_chance_outcomes: int = 0
   child_depends_on_opponent: bool = False
   utility_scale: float = 1.0
+  max_moves: int | None = None
+  enumerable: bool = True
 
   @property
   def max_infostates(self) -> int:

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 import dataclasses
+import functools
 import importlib
 import importlib.util
+import numbers
 import pathlib
 import re
 import sys
@@ -100,25 +102,44 @@ _BUILT_IN = frozenset(_REGISTRY)
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Game:
-  """A loaded game: its definition and its whole public tree.
+  """A loaded game: its definition and, on first use, its whole public tree.
 
   Attributes:
     name: the canonical name.
     public_game: the game's rules, as pure JAX functions of a public state.
-    tree: its public tree, enumerated from ``public_game``.
   """
 
   name: str
   public_game: public_game.PublicGame
-  tree: tree_lib.PublicTree
+
+  @functools.cached_property
+  def tree(self) -> tree_lib.PublicTree:
+    """The game's public tree, enumerated from ``public_game`` on first use (``ValueError`` for a
+    game that is not ``enumerable``, naming what serves it)."""
+    if not self.public_game.enumerable:
+      raise not_enumerable(
+        self.name, "exact exploitability, SoG's protocol, the OpenSpiel bridge and the table search"
+      )
+    return builder.build_public_tree(self.public_game)
+
+  @property
+  def enumerable(self) -> bool:
+    return self.public_game.enumerable
+
+  @property
+  def max_moves(self) -> int:
+    """The most public moves from the root to any public state (at least 1): the game's own
+    ``max_moves``, or its enumerated tree's depth."""
+    given = self.public_game.max_moves
+    return max(self.tree.num_levels - 1 if given is None else int(given), 1)
 
   @property
   def num_infostates(self) -> tuple[int, int]:
-    return self.tree.num_infostates
+    return tuple(self.public_game.num_infostates)
 
   @property
   def num_actions(self) -> int:
-    return self.tree.num_actions
+    return self.public_game.num_actions
 
 
 def registered_games() -> tuple[str, ...]:
@@ -145,8 +166,9 @@ def register(
       ``"name(key=value,...)"`` in the order of ``parameters``).
     parameters: the parameters a name may set, each with its type, default and choices.
     replace: allows registering a name again (a notebook cell run twice); never a built-in game.
-    check: loads the game at its default parameters (enumerating it) and runs the conformance
-      checks (:func:`sog.games.conformance.check_game`) before the name is kept.
+    check: loads the game at its default parameters and runs the conformance checks
+      (:func:`sog.games.conformance.check_game`: on its enumerated tree, or on random paths
+      through its functions where the game is not ``enumerable``) before the name is kept.
 
   Raises:
     ValueError: for a bad or taken name, bad parameters, or (with ``check``) a game whose functions
@@ -294,14 +316,26 @@ _LOADED: dict[str, Game] = {}
 
 def load_enumerated(name: str, purpose: str) -> Game:
   """:func:`load` for a use that needs the game's enumerated public tree (``purpose`` names it);
-  ``ValueError`` for a pgx game, which is never enumerated."""
+  ``ValueError`` for a pgx game or a game that is not ``enumerable``, which are never enumerated."""
   if pgx_games.is_pgx_name(name):
     pgx_games.check_name(name)
     raise ValueError(
       f"{name} is a pgx game, searched on a node pool and never enumerated: "
       f"{purpose} needs an enumerated game; valid games: {', '.join(_REGISTRY)}"
     )
-  return load(name)
+  game = load(name)
+  if not game.enumerable:
+    raise not_enumerable(game.name, purpose)
+  return game
+
+
+def not_enumerable(name: str, purpose: str) -> ValueError:
+  """The error for a game that is not enumerable given to ``purpose``, naming what serves it."""
+  return ValueError(
+    f"{name} is not enumerable (its PublicGame sets enumerable = False): {purpose} needs its "
+    "enumerated public tree; search it with sog.search.pool.BeliefGTCFR and self-play it with "
+    "scripts/train.py (no evaluation, random queries or value diagnostics)"
+  )
 
 
 def _forget_loaded(base: str) -> None:
@@ -322,4 +356,14 @@ def _build(name: str) -> Game:
       f"{name}: the game is named {getattr(game, 'name', None)!r}; a game must carry its "
       f"canonical name, {name!r} (set `name` in the game)"
     )
-  return Game(name=name, public_game=game, tree=builder.build_public_tree(game))
+  moves = getattr(game, "max_moves", None)
+  if moves is not None and (
+    isinstance(moves, bool) or not isinstance(moves, numbers.Integral) or moves < 1
+  ):
+    raise ValueError(f"{name}: max_moves must be a positive int or None, got {moves!r}")
+  if not game.enumerable and moves is None:
+    raise ValueError(
+      f"{name}: a game that is not enumerable must give max_moves (the most public moves from "
+      "the root to any public state): self-play's paths and a re-solve's branch are sized by it"
+    )
+  return Game(name=name, public_game=game)

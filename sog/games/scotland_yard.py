@@ -83,6 +83,7 @@ class ScotlandYard(public_game.PublicGame):
     self.pass_action = T * N
     self.num_actions = T * N + 1
     self.max_children = 2 * self.num_actions
+    self.max_moves = m.rounds * (1 + D)  # Mr X and each detective, every round
     self.encoding_size = D * (N + T) + T + (D + 1) + (m.rounds + 1) + N + m.private_start
     self._adjacency = m.adjacency()  # [T, N, N]
     # Indexed by the round a move is made in, 1-based: whether Mr X is seen after it.

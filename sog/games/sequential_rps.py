@@ -38,6 +38,7 @@ class SequentialRPS(public_game.PublicGame):
   num_actions = max_children = 3
   encoding_size = 4
   utility_scale = float(np.abs(PAYOFF).max())
+  max_moves = 3  # player 1 readies, player 0 picks, player 1 picks
 
   def deal(self) -> np.ndarray:
     return np.array([[1.0], [0.0], [0.0]])  # player 0 has not picked yet: infostate 0

@@ -165,9 +165,9 @@ def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf_mo
   if registry.canonical_name(config.game) != registry.canonical_name(game_name):
     raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")
   game = registry.load(config.game)
-  network = cvpn.make_network(game.tree, config.network)
+  network = cvpn.make_network(game.public_game, config.network)
   template = train.Trainer(network, config.optimizer).init(
-    cvpn.init_params(network, game.tree, jax.random.PRNGKey(0))
+    cvpn.init_params(network, game.public_game, jax.random.PRNGKey(0))
   )
   state, _ = restore(directory, template, config)
   return leaf.cvpn_leaf_model(network, state.params, game.name)

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.nets import config as config_lib
 
@@ -113,12 +114,21 @@ class CVPN(nn.Module):
 
 
 def make_network(
-  tree: tree_lib.PublicTree, config: config_lib.NetworkConfig = config_lib.NetworkConfig()
+  game: public_game.PublicGame, config: config_lib.NetworkConfig = config_lib.NetworkConfig()
 ) -> CVPN:
-  return CVPN(num_infostates=tree.max_infostates, num_actions=tree.num_actions, config=config)
+  """The CVPN for ``game``'s S and A."""
+  return CVPN(num_infostates=game.max_infostates, num_actions=game.num_actions, config=config)
 
 
-def init_params(network: CVPN, tree: tree_lib.PublicTree, rng: jax.Array):
-  """Parameters for ``network`` on ``tree``'s input sizes."""
-  example = pbs_at(tree, np.array([0]), tree.root_ranges[None])
+def init_params(network: CVPN, game: public_game.PublicGame, rng: jax.Array):
+  """Parameters for ``network`` on ``game``'s input sizes (initialised at its root's PBS, from the
+  game's functions: nothing is enumerated)."""
+  root, ranges = game.root(), public_game.prior_ranges(game)
+  example = pbs_of(
+    game.encode(root)[None],
+    game.kind(root)[None],
+    ranges[None] > 0,
+    game.legal(root)[None],
+    ranges[None],
+  )
   return network.init(rng, example)["params"]

@@ -138,7 +138,7 @@ class _PoolByNode:
   def resolve(self, requests, rngs, chunk, params):
     """The requests' searches (``jobs`` index ``requests``)."""
     asked = [(summary, self.tree.paths[n], int(self.tree.kind[n])) for summary, n in requests]
-    yield from self.resolver.resolve(asked, [n for _, n in requests], rngs, chunk, params)
+    yield from self.resolver.resolve(asked, rngs, chunk, params)
 
   def keep(
     self, summary: belief_resolving.BeliefSummary, followers: Sequence[int]
@@ -186,7 +186,7 @@ def compose(
       raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
     length = predecessors_lib.path_length(tree)
     if isinstance(searcher, BeliefGTCFR):
-      pools = sized.SizedPools(searcher, tree, length)
+      pools = sized.SizedPools(searcher, length, tree)
     elif searcher.tree is not tree or searcher.path_length < length:
       raise ValueError(
         "compose: the SizedPools were sized for another tree or shorter paths; build them with "

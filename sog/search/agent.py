@@ -30,7 +30,6 @@ from sog.games import registry
 from sog.games import walk as walk_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
-from sog.search import predecessors
 from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search.pool import belief_resolver
@@ -77,10 +76,10 @@ class SoGAgent:
         dtype=dtype,
         # any decision can be the first (a bot restarted mid-game) or follow a skipped one: the
         # branch from the game's root may be the whole path
-        branch_depth=predecessors.path_length(game.tree),
+        branch_depth=game.max_moves,
       )
       self._resolver = belief_resolver.BeliefResolver(
-        self.searcher, predecessors.path_length(game.tree), resolving_config
+        self.searcher, game.max_moves, resolving_config
       )
     else:
       self.searcher = gtcfr.GTCFR(game, leaf_model, config, dtype=dtype)

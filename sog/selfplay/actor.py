@@ -54,14 +54,16 @@ class Game:
 
 
 def pools_for(game: registry.Game, leaf_model, config, dtype=jnp.float32) -> sized.SizedPools:
-  """The belief pool's searchers for self-play on ``game``, in pools sized to each search's
-  subgame (:mod:`sog.search.pool.sized`). Their branch holds every re-solve continuing the player's
-  own last search (:func:`sog.search.predecessors.branch_depth`), as the protocol's; the actors and
-  the solver share them (one compilation per config and pool size)."""
-  tree = game.tree
-  depth = predecessors.branch_depth(tree, "own")
+  """The belief pool's searchers for self-play on ``game``; the actors and the solver share them
+  (one compilation per config and pool size). Where the game is enumerated, each search runs in a
+  pool sized to its subgame (:mod:`sog.search.pool.sized`) and the branch holds every re-solve
+  continuing the player's own last search (:func:`sog.search.predecessors.branch_depth`), as the
+  protocol's; where it is not, every search runs in the searcher's pool, its branch as long as the
+  game (``max_moves``)."""
+  tree = game.tree if game.enumerable else None
+  depth = game.max_moves if tree is None else predecessors.branch_depth(tree, "own")
   searcher = BeliefGTCFR(game, leaf_model, config, dtype=dtype, branch_depth=depth)
-  return sized.SizedPools(searcher, tree, predecessors.path_length(tree))
+  return sized.SizedPools(searcher, game.max_moves, tree)
 
 
 class Actors:
@@ -81,8 +83,7 @@ class Actors:
     chunk: int = 1,
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
-    self.tree, self.config, self.chunk = game.tree, config, chunk
-    self.path_length = predecessors.path_length(game.tree)
+    self.config, self.chunk, self.path_length = config, chunk, pools.path_length
     self._resolver = sized.SizedResolver(pools, self.path_length, resolving_config)
     self._initial = self._resolver.initial_summary()
     rules = game.public_game
@@ -181,8 +182,7 @@ class Actors:
     ]
     rngs = _per_game(key, len(self.games))
     out: list[tuple | None] = [None] * len(self.games)
-    nodes = [self.tree.node_of_path(tuple(game.path)) for game in self.games]
-    for resolved in self._resolver.resolve(requests, nodes, rngs, self.chunk, params):
+    for resolved in self._resolver.resolve(requests, rngs, self.chunk, params):
       summaries = resolved.summaries()
       results, root_paths = jax.device_get((resolved.results, resolved.planned.root_path))
       for row, g in enumerate(resolved.jobs):

@@ -35,7 +35,6 @@ from sog.protocol import composed
 from sog.protocol import settings as settings_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
-from sog.search import predecessors
 from sog.search.pool import sized
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
@@ -55,13 +54,13 @@ class SelfPlay:
   def __init__(self, experiment: config_lib.Experiment):
     self.experiment = experiment
     self.game, self.network, params, self.leaf_model = initial_network(experiment)
-    tree = self.game.tree
+    check_enumerable(experiment, self.game)
     selfplay = experiment.selfplay
     self.learner = self._start_learner(params)
     self._pools: dict[gtcfr.GTCFRConfig, sized.SizedPools] = {}
-    self.path_length = predecessors.path_length(tree)  # a query's path of child slots
+    self.path_length = self.game.max_moves  # a query's path of child slots
     self.queries = buffers.QueryBuffer(
-      selfplay.query_capacity, tree.max_infostates, self.path_length
+      selfplay.query_capacity, self.game.public_game.max_infostates, self.path_length
     )
     self.rng = np.random.default_rng(experiment.seed)
     self.counters = dict.fromkeys(COUNTERS, 0)
@@ -273,14 +272,36 @@ class SelfPlay:
     self._deal_games()
 
 
+def check_enumerable(experiment: config_lib.Experiment, game: registry.Game) -> None:
+  """``ValueError`` where ``experiment`` asks for what only an enumerated game gives and ``game``
+  is not enumerable: the protocol's evaluation, random PBS queries, value diagnostics."""
+  if game.enumerable:
+    return
+  asked = {
+    "evaluation.settings (exact exploitability by SoG's protocol)": experiment.evaluation.settings,
+    "selfplay.random_queries (PBSs drawn from the enumerated tree)": (
+      experiment.selfplay.random_queries
+    ),
+    "diagnostics_every_steps (exact solves of the solved queries)": (
+      experiment.diagnostics_every_steps
+    ),
+  }
+  wrong = [name for name, value in asked.items() if value]
+  if wrong:
+    raise ValueError(
+      f"{game.name} is not enumerable, so self-play on it cannot run {'; '.join(wrong)}: set "
+      "them to (), 0 and 0 (the searches, the solver and the trainer need no enumeration)"
+    )
+
+
 def initial_network(
   experiment: config_lib.Experiment,
 ) -> tuple[registry.Game, cvpn_lib.CVPN, Any, leaf_models.LeafModel]:
   """The experiment's game, its CVPN, the initial parameters (from ``experiment.seed``) and the CVPN
   leaf model the roles search with (each call with new parameters)."""
   game = experiment.load_game()
-  network = cvpn_lib.make_network(game.tree, experiment.network)
-  params = cvpn_lib.init_params(network, game.tree, jax.random.PRNGKey(experiment.seed))
+  network = cvpn_lib.make_network(game.public_game, experiment.network)
+  params = cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(experiment.seed))
   return game, network, params, leaf_lib.cvpn_leaf_model(network, params, game.name)
 
 

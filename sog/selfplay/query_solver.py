@@ -20,7 +20,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import registry
-from sog.search import predecessors
 from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 from sog.search.pool import sized
@@ -43,8 +42,8 @@ class QuerySolver:
     config: config_lib.SelfPlayConfig,
     chunk: int = 1,
   ):
-    self.tree, self.config, self.chunk, self.pools = game.tree, config, chunk, pools
-    self.path_length = predecessors.path_length(game.tree)
+    self.config, self.chunk, self.pools = config, chunk, pools
+    self.path_length = pools.path_length
     rules, searcher = game.public_game, pools.searcher
 
     def start(path, ranges):
@@ -58,8 +57,7 @@ class QuerySolver:
   def _chunks(self, queries: buffers.Queries) -> Iterator[tuple[np.ndarray, BeliefGTCFR]]:
     """The queries' searches as chunks of ``chunk`` rows of one pool size (a short chunk padded
     with its last row), each with its searcher."""
-    nodes = buffers.path_nodes(self.tree, queries.paths)
-    for capacity, jobs in self.pools.by_pool(nodes):
+    for capacity, jobs in self.pools.by_pool(queries.paths):
       for begin in range(0, len(jobs), self.chunk):
         rows = jobs[begin : begin + self.chunk]
         yield (

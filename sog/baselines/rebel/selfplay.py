@@ -115,8 +115,10 @@ class ReBeLSelfPlay:
     base = experiment.base
     self.game = base.load_game()
     tree = self.game.tree
-    self.network = cvpn_lib.make_network(tree, base.network)
-    params = cvpn_lib.init_params(self.network, tree, jax.random.PRNGKey(base.seed))
+    self.network = cvpn_lib.make_network(self.game.public_game, base.network)
+    params = cvpn_lib.init_params(
+      self.network, self.game.public_game, jax.random.PRNGKey(base.seed)
+    )
     leaf_model = leaf_lib.cvpn_leaf_model(self.network, params, self.game.name)
     self.rebel = composed.ReBeL(self.game, leaf_model, experiment.rebel)
     selfplay = base.selfplay

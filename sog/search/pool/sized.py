@@ -6,8 +6,10 @@ states below a search's focus are known, so it can run in the smallest pool of
 :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots (or its searcher's own) that holds every
 expansion of that subgame (:func:`~sog.search.pool.belief_search.subgame_capacity`): the search it
 would run in the searcher's pool, at the cost of the pool it can fill, with one compilation per pool
-size. :class:`SizedPools` holds the searchers; :class:`SizedResolver` batches re-solves by their
-pool size (what the protocol and self-play's actors run).
+size. Where it is not, every search runs in the searcher's pool. :class:`SizedPools` holds the
+searchers; :class:`SizedResolver` batches re-solves by their pool size (what the protocol and
+self-play's actors run). Searches are named by their focus's path of child slots from the game's
+root, so nothing here needs the tree beyond the sizes.
 """
 
 from __future__ import annotations
@@ -42,17 +44,26 @@ def pool_size(need: int, bound: int) -> int:
 
 
 class SizedPools:
-  """``searcher`` (a :class:`~sog.search.pool.BeliefGTCFR`) and its copies in smaller pools, one per
-  size a node of the enumerated ``tree`` needs: ``capacity[n]`` slots for a search focused on node
-  n, at least ``path_length + 1`` where a re-solve plans from a summary cut to one path of that
-  many moves (:func:`~sog.search.pool.belief_resolver.pruned`)."""
+  """``searcher`` (a :class:`~sog.search.pool.BeliefGTCFR`) and its copies in smaller pools: with
+  the game's enumerated ``tree``, one per size a public state's subgame needs, at least
+  ``path_length + 1`` slots where a re-solve plans from a summary cut to one path of that many
+  moves (:func:`~sog.search.pool.belief_resolver.pruned`); without, the searcher alone."""
 
-  def __init__(self, searcher: BeliefGTCFR, tree: tree_lib.PublicTree, path_length: int = 0):
+  def __init__(
+    self,
+    searcher: BeliefGTCFR,
+    path_length: int,
+    tree: tree_lib.PublicTree | None = None,
+  ):
     self.searcher, self.tree, self.path_length = searcher, tree, path_length
-    room = belief_search.subgame_capacity(searcher.game, searcher.config, 0, searcher.branch_depth)
-    needs = np.maximum(room + tree.subgame_sizes(), path_length + 1)
-    sizes = {int(need): pool_size(int(need), searcher.capacity) for need in np.unique(needs)}
-    self.capacity = np.array([sizes[int(need)] for need in needs])
+    self.capacity = None  # [N] slots for a search focused on each node of the tree
+    if tree is not None:
+      room = belief_search.subgame_capacity(
+        searcher.game, searcher.config, 0, searcher.branch_depth
+      )
+      needs = np.maximum(room + tree.subgame_sizes(), path_length + 1)
+      sizes = {int(need): pool_size(int(need), searcher.capacity) for need in np.unique(needs)}
+      self.capacity = np.array([sizes[int(need)] for need in needs])
     self._searchers = {searcher.capacity: searcher}
 
   def searcher_for(self, capacity: int) -> BeliefGTCFR:
@@ -70,12 +81,19 @@ class SizedPools:
       )
     return self._searchers[capacity]
 
-  def by_pool(self, nodes: Sequence[int]) -> list[tuple[int, list[int]]]:
-    """The jobs (indices of ``nodes``, the searches' focuses) grouped by pool size, smallest
+  def capacity_at(self, path: Sequence[int]) -> int:
+    """The pool size of a search focused on the public state at ``path`` (child slots from the
+    game's root, -1 past its end)."""
+    if self.tree is None:
+      return self.searcher.capacity
+    return int(self.capacity[self.tree.node_of_path(tuple(int(k) for k in path if k >= 0))])
+
+  def by_pool(self, paths: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
+    """The jobs (indices of ``paths``, the searches' focuses) grouped by pool size, smallest
     first."""
     groups: dict[int, list[int]] = {}
-    for job, node in enumerate(nodes):
-      groups.setdefault(int(self.capacity[node]), []).append(job)
+    for job, path in enumerate(paths):
+      groups.setdefault(self.capacity_at(path), []).append(job)
     return sorted(groups.items())
 
 
@@ -106,16 +124,14 @@ class SizedResolver:
   def resolve(
     self,
     requests: Sequence[belief_resolver.Request],
-    nodes: Sequence[int],
     rngs: chex.PRNGKey,
     chunk: int = 1,
     params=None,
   ) -> Iterator[belief_resolver.BeliefResolved]:
-    """The re-solves of ``requests`` (summary, path, player), focused on the enumerated tree's
-    ``nodes``, with ``rngs`` [J]: :meth:`BeliefResolver.resolve
-    <sog.search.pool.belief_resolver.BeliefResolver.resolve>` per pool size (``jobs`` index
-    ``requests``)."""
-    for capacity, jobs in self.pools.by_pool(nodes):
+    """The re-solves of ``requests`` (summary, path, player) with ``rngs`` [J]:
+    :meth:`BeliefResolver.resolve <sog.search.pool.belief_resolver.BeliefResolver.resolve>` per
+    pool size (``jobs`` index ``requests``)."""
+    for capacity, jobs in self.pools.by_pool([request[1] for request in requests]):
       asked = [
         (belief_resolver.pruned(requests[j][0], [requests[j][1]]), *requests[j][1:]) for j in jobs
       ]
