@@ -3,7 +3,7 @@ against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many si
 
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
   python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
-  python scripts/bench_search.py --engine=pool --games=leduc_poker --sims=100,1000
+  python scripts/bench_search.py --engine=tables --games=leduc_poker --sims=100,1000
 
 Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
@@ -12,11 +12,11 @@ CFR+ iteration with the same updates (alternating by default: two passes and two
 the same CVPN valuing the same leaves) on the search's final tree, fixed.
 The network is an untrained CVPN of the default size (timing does not depend on its weights).
 
-``--engine=pool`` searches the imperfect-information games on the belief pool
-(:class:`sog.search.pool.BeliefGTCFR`: nothing enumerated, passes over the grown tree only)
-instead of the enumerated tables; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update
-(the same passes and leaf-model calls) of the final pool tree. Run both engines, or two commits,
-for the comparison.
+The imperfect-information games are searched on the belief pool (``--engine=pool``, the default:
+:class:`sog.search.pool.BeliefGTCFR`, nothing enumerated, passes over the grown tree only), whose
+``cost_ratio`` divides a GT-CFR iteration by one CFR+ update (the same passes and leaf-model calls)
+of the final pool tree, or on the enumerated tables (``--engine=tables``, until the table search
+leaves the library). Run both engines, or two commits, for the comparison.
 
 A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
 model, and timed against mctx's AlphaZero search (``mctx.muzero_policy``, same leaf model, same
@@ -58,9 +58,9 @@ _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
 _ENGINE = flags.DEFINE_enum(
   "engine",
-  "tables",
-  ["tables", "pool"],
-  "Imperfect-information games: search on the enumerated tables or on the belief pool.",
+  "pool",
+  ["pool", "tables"],
+  "Imperfect-information games: search on the belief pool or on the enumerated tables.",
 )
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)

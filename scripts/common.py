@@ -310,10 +310,11 @@ def define_engine_flags() -> EngineFlags:
   return EngineFlags(
     engine=flags.DEFINE_enum(
       "engine",
-      "tables",
+      "pool",
       list(agent_lib.ENGINES),
-      "The GT-CFR engine: the table search on the enumerated tree, or the belief pool (nothing "
-      "enumerated but the evaluation; the same seeds give the same searches in float64).",
+      "The GT-CFR engine: the belief pool (each search grows its own tree from the game's "
+      "functions), or the table search on the enumerated tree (until it leaves the library); the "
+      "same seeds give the same searches in float64.",
     ),
     float64=flags.DEFINE_bool(
       "float64",
@@ -338,13 +339,13 @@ class LeafFlags:
   oracle_on: flags.FlagHolder[str | None]
   reach_threshold: flags.FlagHolder[float]
 
-  def model(self, game: sog.games.Game, engine: str = "tables") -> leaf_models.LeafModel:
+  def model(self, game: sog.games.Game, engine: str = "pool") -> leaf_models.LeafModel:
     """The leaf model the flags name, for searches on ``engine`` ("tables" or "pool": the exact
     oracle is each engine's own; the pool takes no injected error or routed oracle yet)."""
     if engine == "pool":
       given = [f"--{flag.name}" for flag in (self.value_error, self.oracle_on) if flag.present]
       if given:
-        raise ValueError(f"{', '.join(given)} run on the table engine only: drop --engine=pool")
+        raise ValueError(f"{', '.join(given)} run on the table engine only: add --engine=tables")
       if self.leaf.value == "oracle":
         return belief_oracle.exact_leaf_model(
           game,

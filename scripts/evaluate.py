@@ -17,11 +17,13 @@ solve), zeros, an untrained CVPN or a CVPN checkpoint directory (the flags share
 are defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
 value's keys at the top level, every value under "results").
 
-``--engine=pool`` runs the searches on the belief pool (``sog.search.pool.BeliefGTCFR``, each
-search growing its own tree from its re-solving root) instead of the table search; with
-``--float64`` both engines give the same composed policies for the same seeds:
+The searches run on the belief pool (``sog.search.pool.BeliefGTCFR``, each search growing its own
+tree from its re-solving root; ``--engine=pool``, the default) or on the table search
+(``--engine=tables``, until it leaves the library; --record_queries, --leaf_value_error and
+--oracle_on need it); with ``--float64`` both engines give the same composed policies for the
+same seeds:
 
-  python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --engine=pool \
+  python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --engine=tables \
       --float64
 
 With ``--agent=rebel`` the agent is ReBeL (``sog.baselines.rebel``): depth-limited CFR-D subgames of
@@ -131,6 +133,8 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   _refuse_other_agents_flags()
+  if _RECORD_QUERIES.value and _ENGINE.engine.value == "pool":
+    raise ValueError("--record_queries reads the table search's subgames: add --engine=tables")
   dtype = _ENGINE.dtype()
   game = common.load_game(_GAME.value)
   leaf = _LEAF.model(game, _ENGINE.engine.value)

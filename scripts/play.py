@@ -16,9 +16,10 @@ player g mod 2. Opponents, OpenSpiel's own bots:
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
   * random: ``UniformRandomBot``.
 
---engine=pool runs the agent's searches on the belief pool (``sog.search.pool.BeliefGTCFR``: each
-grows its own tree from its re-solving root, nothing enumerated), --engine=tables (the default) on
-the subgame tables; --float64 searches in float64, where both give the same searches.
+--engine=pool (the default) runs the agent's searches on the belief pool
+(``sog.search.pool.BeliefGTCFR``: each grows its own tree from its re-solving root, nothing
+enumerated), --engine=tables on the subgame tables; --float64 searches in float64, where both give
+the same searches.
 
 In a perfect-information game SoG plays the most probable action of its policy, in an
 imperfect-information game it draws its action from the policy (sound play); --sample or --nosample

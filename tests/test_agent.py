@@ -108,7 +108,7 @@ def test_the_agent_on_the_pool_re_solves_as_on_the_tables(name, games):
 
 def test_the_bot_reports_the_policy_it_draws_from():
   game = load("kuhn_poker")
-  agent = agent_lib.SoGAgent(game, leaf_models.exact_leaf_model(50), gtcfr.GTCFRConfig(30))
+  agent = agent_lib.SoGAgent(game, belief_oracle.exact_leaf_model(game, 50), gtcfr.GTCFRConfig(30))
   bot = bot_lib.SoGBot(agent, player_id=0)
   state = openspiel_bridge.openspiel_game(game).new_initial_state()
   state.apply_action(2)  # player 0 holds the king

@@ -125,22 +125,21 @@ def test_the_pool_protocol_refuses_what_it_cannot_run():
     composed.compose(gtcfr.GTCFR(game, model, config), [0], tree=load("leduc_poker").tree)
 
 
-def test_evaluate_refuses_the_table_only_leaf_flags_on_the_pool():
+@pytest.mark.parametrize(
+  "flag, message",
+  [
+    ("--leaf_value_error=0.1", "--leaf_value_error run on the table engine only"),
+    ("--record_queries=out/never", "--record_queries reads the table search's subgames"),
+  ],
+)
+def test_evaluate_refuses_the_table_only_flags_on_the_pool_its_default(flag, message):
   out = subprocess.run(
-    [
-      sys.executable,
-      "scripts/evaluate.py",
-      "--game=kuhn_poker",
-      "--leaf=zeros",
-      "--leaf_value_error=0.1",
-      "--engine=pool",
-      "--seeds=1",
-    ],
+    [sys.executable, "scripts/evaluate.py", "--game=kuhn_poker", "--leaf=zeros", flag, "--seeds=1"],
     capture_output=True,
     text=True,
     cwd=ROOT,
   )
-  assert out.returncode != 0 and "--leaf_value_error run on the table engine only" in out.stderr
+  assert out.returncode != 0 and message in out.stderr and "add --engine=tables" in out.stderr
 
 
 def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():

@@ -134,6 +134,7 @@ def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkp
     f"--record_queries={tmp_path}",
     "--oracle_on=off_branch",
     "--oracle_iterations=2",
+    "--engine=tables",
   )
   assert evaluated.returncode == 0, evaluated.stderr[-3000:]
   record = json.loads(evaluated.stdout.strip().splitlines()[-1])

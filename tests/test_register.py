@@ -212,6 +212,17 @@ def test_a_game_too_large_to_enumerate_is_self_played_from_its_functions_alone(
   with pytest.raises(ValueError, match=r"not enumerable.*scripts/evaluate\.py needs"):
     registry.load_enumerated(too_large.name, "scripts/evaluate.py")
   assert too_large.max_moves == 3 and too_large.num_infostates == (3, 3)
+  for needs_the_tree in (
+    lambda: sog.eval.exploitability(too_large, np.zeros((1, 3, 2))),
+    lambda: search.solve(too_large, iterations=1),
+    lambda: search.GTCFR(too_large, search.zero_leaf_model()),
+    lambda: search.SoGAgent(too_large, search.zero_leaf_model(), engine="tables"),
+  ):
+    with pytest.raises(ValueError, match=r"not enumerable.*search it with sog\.search\.pool"):
+      needs_the_tree()
+  agent = search.SoGAgent(too_large, search.zero_leaf_model(), search.GTCFRConfig(simulations=4))
+  _, policy = agent.act((), 2, jax.random.PRNGKey(0))  # the pool's agent: from the functions
+  assert policy.sum() == pytest.approx(1.0)
   config = config_lib.default_config_dict("too_large_showdown", simulations=4)
   config.network.update(width=16, depth=1)
   config.selfplay.update(

@@ -30,7 +30,7 @@ def test_a_leaf_model_of_another_game_is_refused_by_every_searcher(kuhn_checkpoi
   message = "the leaf model values kuhn_poker, but the game searched is leduc_poker"
   with pytest.raises(ValueError, match=f"GTCFR: {message}"):
     search.GTCFR(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
-  with pytest.raises(ValueError, match=f"GTCFR: {message}"):
+  with pytest.raises(ValueError, match=f"BeliefGTCFR: {message}"):
     search.SoGAgent(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=f"ReBeL: {message}"):
     rebel.ReBeL(leduc, kuhn_leaf)

@@ -10,9 +10,9 @@ re-solves them too.
 A decision is named by its public state's path of child slots from the game's root (what
 :func:`sog.openspiel.locate` finds for an OpenSpiel state) and checked against the game's rules
 one public state at a time (:func:`sog.games.walk.shared_walk`). Two engines run the searches: the
-table search in the compact tables of s_prev's subgame (:class:`sog.search.Subgames`), and the
-belief pool (:class:`sog.search.pool.BeliefGTCFR`), where each search grows its own tree from
-s_prev. In float64 both give the same searches for the same keys.
+belief pool (:class:`sog.search.pool.BeliefGTCFR`, the default), where each search grows its own
+tree from s_prev, and the table search in the compact tables of s_prev's subgame
+(:class:`sog.search.Subgames`). In float64 both give the same searches for the same keys.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from sog.search import resolving
 from sog.search.pool import belief_resolver
 from sog.search.pool.belief_searcher import BeliefGTCFR
 
-ENGINES = ("tables", "pool")
+ENGINES = ("pool", "tables")
 
 
 class SoGAgent:
@@ -47,9 +47,10 @@ class SoGAgent:
       zeros).
     config: SoG(s, c) and the search's constants.
     resolving_config: safe (gadget, alpha) or unsafe re-solving.
-    engine: ``"tables"``, the table search on the subgame tables of each re-solving root, or
-      ``"pool"``, the belief pool (its exact oracle is
-      :func:`sog.search.pool.belief_oracle.exact_leaf_model`).
+    engine: ``"pool"``, the belief pool (its exact oracle is
+      :func:`sog.search.pool.belief_oracle.exact_leaf_model`), or ``"tables"``, the table search on
+      the subgame tables of each re-solving root (its exact oracle
+      :func:`sog.search.leaf_models.exact_leaf_model`; until it leaves the library).
     dtype: the searches' float type (``jnp.float64`` needs JAX's x64 mode).
   """
 
@@ -59,7 +60,7 @@ class SoGAgent:
     leaf_model: leaf_models.LeafModel,
     config: gtcfr.GTCFRConfig = gtcfr.GTCFRConfig(),
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-    engine: str = "tables",
+    engine: str = "pool",
     dtype=jnp.float32,
   ):
     if engine not in ENGINES:
