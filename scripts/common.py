@@ -7,7 +7,7 @@ A script defines the groups it needs at import time and reads them in ``main``::
   _PROTOCOL = common.define_protocol_flags()
   _LEAF = common.define_leaf_flags()
   ...
-  searcher = gtcfr.GTCFR(game, _LEAF.model(game), _SEARCH.config(sims))
+  searcher = gtcfr.GTCFR(game, _LEAF.model(game, "tables"), _SEARCH.config(sims))
   result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
                             _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"))
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 import dataclasses
 import pathlib
+import re
 import sys
 
 from absl import flags
@@ -64,9 +65,10 @@ def apply_checkpoint_settings(leaf: str, sections: tuple[str, ...]) -> str:
   ``sections`` (those of the agent the script runs) the values of this script's flags that the
   command line does not give. Returns what the script's header line says about them ("" where the
   checkpoint has no settings file)."""
-  if leaf in LEAF_CHOICES or not all(pathlib.Path(d).is_dir() for d in leaf.split(",")):
+  directories = leaf_directories(leaf)
+  if leaf in LEAF_CHOICES or not all(pathlib.Path(d).is_dir() for d in directories):
     return ""
-  every = [settings_lib.read(checkpoint.locate(d)) for d in leaf.split(",")]
+  every = [settings_lib.read(checkpoint.locate(d)) for d in directories]
   if any(stored != every[0] for stored in every):
     raise ValueError(f"--leaf={leaf}: the ensemble's checkpoints carry different search settings")
   stored = every[0]
@@ -339,20 +341,23 @@ class LeafFlags:
   oracle_on: flags.FlagHolder[str | None]
   reach_threshold: flags.FlagHolder[float]
 
-  def model(self, game: sog.games.Game, engine: str = "pool") -> leaf_models.LeafModel:
-    """The leaf model the flags name, for searches on ``engine`` ("tables" or "pool": the exact
+  def model(self, game: sog.games.Game, engine: str) -> leaf_models.LeafModel:
+    """The leaf model the flags name, for searches on ``engine`` ("pool" or "tables": the exact
     oracle is each engine's own; the pool takes no injected error or routed oracle yet)."""
     if engine == "pool":
       given = [f"--{flag.name}" for flag in (self.value_error, self.oracle_on) if flag.present]
       if given:
         raise ValueError(f"{', '.join(given)} run on the table engine only: add --engine=tables")
       if self.leaf.value == "oracle":
-        return belief_oracle.exact_leaf_model(
-          game,
-          self.oracle_iterations.value,
-          warm_start=self.oracle_warm_start.value,
-          policy_prior=self.oracle_policy_prior.value,
-        )
+        try:
+          return belief_oracle.exact_leaf_model(
+            game,
+            self.oracle_iterations.value,
+            warm_start=self.oracle_warm_start.value,
+            policy_prior=self.oracle_policy_prior.value,
+          )
+        except ValueError as error:
+          raise ValueError(f"{error}; or add --engine=tables (the table search's oracle)") from None
     model = leaf_model(
       self.leaf.value,
       game,
@@ -465,6 +470,13 @@ def define_leaf_flags(
   )
 
 
+def leaf_directories(spec: str) -> list[str]:
+  """The checkpoint directories of a --leaf value: one, or several separated by commas outside the
+  parentheses of a game's parameters (``checkpoints/connect_four(rows=3,columns=3,x_in_row=3)`` is
+  one directory)."""
+  return [part for part in re.split(r",(?![^()]*\))", spec) if part]
+
+
 def leaf_model(
   spec: str,
   game: sog.games.Game,
@@ -487,7 +499,7 @@ def leaf_model(
     return leaf_lib.cvpn_leaf_model(
       network, cvpn_lib.init_params(network, game.public_game, jax.random.PRNGKey(0)), game.name
     )
-  directories = spec.split(",")
+  directories = leaf_directories(spec)
   for directory in directories:
     if not pathlib.Path(directory).is_dir():
       raise ValueError(

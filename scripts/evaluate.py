@@ -137,10 +137,10 @@ def main(argv):
     raise ValueError("--record_queries reads the table search's subgames: add --engine=tables")
   dtype = _ENGINE.dtype()
   game = common.load_game(_GAME.value)
-  leaf = _LEAF.model(game, _ENGINE.engine.value)
-  if _AGENT.value == "rebel":
-    _evaluate_rebel(game, leaf)
+  if _AGENT.value == "rebel":  # ReBeL's CFR-D subgames run on the enumerated tables
+    _evaluate_rebel(game, _LEAF.model(game, "tables"))
     return
+  leaf = _LEAF.model(game, _ENGINE.engine.value)
   settings_note = common.apply_checkpoint_settings(
     _LEAF.leaf.value, ("search", "resolving", "protocol")
   )

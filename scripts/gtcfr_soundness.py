@@ -39,7 +39,7 @@ _METHODS = ("resolve", "average")
 def main(argv):
   del argv
   game = common.load_game(_GAME.value)
-  leaf = _LEAF.model(game)
+  leaf = _LEAF.model(game, "tables")  # the script measures the table search
   print(f"{game.name}: GT-CFR {_SEARCH.describe()}, {_LEAF.describe()}, {_SEEDS.value} seeds")
   print(
     f"{'s':>6} {'nodes':>7} "

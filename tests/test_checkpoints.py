@@ -1,7 +1,10 @@
 """The shipped checkpoints: each carries the search settings its results page measured it with."""
 
+import json
 import pathlib
 import re
+import subprocess
+import sys
 
 import sog.games
 from sog.nets import checkpoint
@@ -74,3 +77,26 @@ def test_self_play_writes_its_search_settings_with_every_checkpoint(tmp_path):
     assert stored.search["prior_temperature"] == 2.0
     assert stored.resolving_config() == experiment.resolving
     assert stored.predecessor == "own"
+
+
+def test_a_checkpoint_whose_name_has_commas_is_one_leaf_not_an_ensemble():
+  """scripts/evaluate.py --leaf=checkpoints/connect_four(rows=3,columns=3,x_in_row=3): the commas of
+  the game's parameters do not split the directory (only commas between directories name an
+  ensemble), and its search settings are applied."""
+  directory = "checkpoints/connect_four(rows=3,columns=3,x_in_row=3)"
+  out = subprocess.run(
+    [
+      sys.executable,
+      "scripts/evaluate.py",
+      "--game=connect_four",
+      f"--leaf={directory}",
+      "--sims=2",
+      "--seeds=1",
+    ],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+  )
+  assert out.returncode == 0, out.stderr[-3000:]
+  assert f"search settings of {directory} (search.json)" in out.stdout
+  assert json.loads(out.stdout.strip().splitlines()[-1])["leaf"] == directory

@@ -1,7 +1,9 @@
 """A game written outside the package: registered by name, checked, solved, searched, evaluated by
 the protocol and trained by self-play; and the registry's errors for bad registrations."""
 
+import copy
 import json
+import re
 import subprocess
 import sys
 
@@ -228,10 +230,20 @@ def test_a_game_too_large_to_enumerate_is_self_played_from_its_functions_alone(
   config.selfplay.update(
     games=2, solver_batch=4, batch_size=16, min_replay=16, train_steps_per_round=2
   )
-  config.evaluation.update(settings=((4, 1.0),), seeds=1, every_steps=0)
-  with pytest.raises(ValueError, match=r"not enumerable.*evaluation\.settings"):
-    run.train(config_lib.from_config_dict(config), tmp_path / "refused")
-  config.evaluation.update(settings=(), keep_best=False)
+  config.evaluation.update(settings=((4, 1.0),), seeds=1, every_steps=0, keep_best=False)
+  refused = {  # each of the three alone
+    "evaluation.settings = ()": lambda c: None,
+    "selfplay.random_queries = 0": lambda c: c.selfplay.update(random_queries=2),
+    "diagnostics_every_steps = 0": lambda c: setattr(c, "diagnostics_every_steps", 5),
+  }
+  for message, change in refused.items():
+    wrong = copy.deepcopy(config)
+    if message != "evaluation.settings = ()":
+      wrong.evaluation.update(settings=())
+    change(wrong)
+    with pytest.raises(ValueError, match=rf"not enumerable: set {re.escape(message)} \("):
+      run.train(config_lib.from_config_dict(wrong), tmp_path / "refused")
+  config.evaluation.update(settings=())
   config.max_steps = 12
   summary = run.train(config_lib.from_config_dict(config), tmp_path / "run")
   assert summary["steps"] == 12 and summary["queries_solved"] > 0 and summary["games"] > 0
@@ -277,6 +289,14 @@ class _PastItsLength(_TooLarge):
   max_moves = 1
 
 
+class _NoLength(_TooLarge):
+  max_moves = None
+
+
+class _NotALength(_TooLarge):
+  max_moves = True
+
+
 class _IllegalForNoCard(_TooLarge):
   def __init__(self, cards: int = 4):
     super().__init__(cards)
@@ -291,6 +311,8 @@ class _IllegalForNoCard(_TooLarge):
   "game, message",
   [
     (_PastItsLength, "runs past max_moves = 1 moves"),
+    (_NoLength, "a game that is not enumerable must give max_moves"),
+    (_NotALength, "max_moves must be a positive int or None, got True"),
     (_IllegalForNoCard, "an action is legal for infostate 3, which player 0 does not have"),
     (lambda: _rename(_BadChance(), "bad_chance"), "sum to 1, got \\[0.4, 0.4\\]"),
   ],

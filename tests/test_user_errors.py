@@ -139,3 +139,27 @@ def test_evaluate_refuses_the_other_agents_flags():
   assert "ValueError: --agent=rebel does not read --sims, --plot" in out.stderr
   out = _run("scripts/evaluate.py", "--game=kuhn_poker", "--iterations=10")
   assert out.returncode != 0 and "--agent=sog does not read --iterations" in out.stderr
+
+
+def test_scripts_that_run_the_table_search_give_it_the_table_search_s_oracle():
+  """With the pool the scripts' default engine, the scripts whose searches are the table search's
+  (ReBeL's CFR-D subgames, the soundness study) still take the table oracle for --leaf=oracle."""
+  out = _run(
+    "scripts/evaluate.py",
+    "--agent=rebel",
+    "--game=kuhn_poker",
+    "--leaf=oracle",
+    "--oracle_iterations=5",
+    "--iterations=5",
+    "--seeds=1",
+  )
+  assert out.returncode == 0, out.stderr[-3000:]
+  out = _run(
+    "scripts/gtcfr_soundness.py",
+    "--game=kuhn_poker",
+    "--leaf=oracle",
+    "--oracle_iterations=5",
+    "--sims=4",
+    "--seeds=1",
+  )
+  assert out.returncode == 0, out.stderr[-3000:]

@@ -130,7 +130,7 @@ class _PoolByNode:
     self, pools: sized.SizedPools, tree: tree_lib.PublicTree, config: resolving.ResolvingConfig
   ):
     self.tree = tree
-    self.resolver = sized.SizedResolver(pools, predecessors_lib.path_length(tree), config)
+    self.resolver = sized.SizedResolver(pools, config)
 
   def initial_summary(self) -> belief_resolving.BeliefSummary:
     return self.resolver.initial_summary()

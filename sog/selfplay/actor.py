@@ -84,7 +84,7 @@ class Actors:
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
     self.config, self.chunk, self.path_length = config, chunk, pools.path_length
-    self._resolver = sized.SizedResolver(pools, self.path_length, resolving_config)
+    self._resolver = sized.SizedResolver(pools, resolving_config)
     self._initial = self._resolver.initial_summary()
     rules = game.public_game
     self._deal = jax.jit(jax.vmap(lambda key: worlds.deal(rules, key)))

@@ -277,20 +277,16 @@ def check_enumerable(experiment: config_lib.Experiment, game: registry.Game) -> 
   is not enumerable: the protocol's evaluation, random PBS queries, value diagnostics."""
   if game.enumerable:
     return
-  asked = {
-    "evaluation.settings (exact exploitability by SoG's protocol)": experiment.evaluation.settings,
-    "selfplay.random_queries (PBSs drawn from the enumerated tree)": (
-      experiment.selfplay.random_queries
-    ),
-    "diagnostics_every_steps (exact solves of the solved queries)": (
-      experiment.diagnostics_every_steps
-    ),
-  }
-  wrong = [name for name, value in asked.items() if value]
+  asked = [
+    ("evaluation.settings", experiment.evaluation.settings, "()", "SoG's protocol, exactly"),
+    ("selfplay.random_queries", experiment.selfplay.random_queries, "0", "PBSs of the tree"),
+    ("diagnostics_every_steps", experiment.diagnostics_every_steps, "0", "exact solves"),
+  ]
+  wrong = [f"{field} = {off} (it needs {why})" for field, value, off, why in asked if value]
   if wrong:
     raise ValueError(
-      f"{game.name} is not enumerable, so self-play on it cannot run {'; '.join(wrong)}: set "
-      "them to (), 0 and 0 (the searches, the solver and the trainer need no enumeration)"
+      f"{game.name} is not enumerable: set {'; '.join(wrong)}; the searches, the solver and the "
+      "trainer need no enumeration"
     )
 
 

@@ -35,6 +35,7 @@ from sog.baselines.rebel import config as rebel_config
 from sog.eval import best_response
 from sog.eval import policy as policy_lib
 from sog.games import public_game
+from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
@@ -114,6 +115,8 @@ class ReBeLSelfPlay:
     self.experiment = experiment
     base = experiment.base
     self.game = base.load_game()
+    if not self.game.enumerable:
+      raise registry.not_enumerable(self.game.name, "ReBeL's self-play (its CFR-D subgames)")
     tree = self.game.tree
     self.network = cvpn_lib.make_network(self.game.public_game, base.network)
     params = cvpn_lib.init_params(

@@ -105,10 +105,9 @@ class SizedResolver:
   def __init__(
     self,
     pools: SizedPools,
-    path_length: int,
     config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
-    self.pools, self.path_length, self.config = pools, path_length, config
+    self.pools, self.path_length, self.config = pools, pools.path_length, config
     self._resolvers: dict[int, belief_resolver.BeliefResolver] = {}
 
   def resolver(self, capacity: int) -> belief_resolver.BeliefResolver:
