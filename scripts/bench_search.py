@@ -44,7 +44,6 @@ from sog.openspiel import pgx_bots
 from sog.search import alphazero
 from sog.search import cfr
 from sog.search import gtcfr
-from sog.search import leaf_models
 from sog.search import pool
 from sog.search import solver as solver_lib
 from sog.search.gtcfr import core as gtcfr_core
@@ -155,7 +154,7 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
   expansion simulation and one plain
   CFR+ iteration over the whole subgame, each timed in a compiled loop of 100 on the final state of
   a root search."""
-  tables, apply = searcher.tables, leaf_models.stateful_apply(model)
+  tables, apply = searcher.tables, model.apply
   batches = gtcfr.LeafBatches((searcher.capacity,))  # one size: every leaf row
   start = gtcfr.root_start(tables, searcher.root_ranges(None))
   state = jax.jit(
@@ -163,9 +162,7 @@ def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
       tables,
       apply,
       params,
-      gtcfr_core.init(
-        tables, apply, params, rng, start, config, leaf_models.initial_state(model, tables, start)
-      ),
+      gtcfr_core.init(tables, apply, params, rng, start, config, model.init(tables, start)),
       config,
       batches,
       searcher.k,
@@ -233,7 +230,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   row = _time_searcher(searcher, rng)
   result = row.pop("result")
   public = searcher.game
-  apply = leaf_models.stateful_apply(model)
+  apply = model.apply
   batches = searcher.leaf_batches
   final = belief_search.init(
     public,
@@ -243,7 +240,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     rng,
     searcher.start(),
     config,
-    leaf_models.initial_state(model, searcher.empty),
+    model.init(searcher.empty, None),
   ).replace(tree=result.tree)
   updates = 100
   update = jax.jit(

@@ -137,7 +137,11 @@ def test_the_bot_plays_its_most_probable_action_in_perfect_information_games():
   assert bot_lib.SoGBot(agent, player_id=0, sample=True).sample
 
 
-@pytest.mark.parametrize("engine", agent_lib.ENGINES)
+# The table agent's run is the pool's twin, kept for `make test-slow`.
+@pytest.mark.parametrize(
+  "engine",
+  [pytest.param(e, marks=pytest.mark.slow) if e == "tables" else e for e in agent_lib.ENGINES],
+)
 def test_the_agent_rejects_states_it_cannot_act_at(engine):
   game = load("leduc_poker")
   tree = game.tree

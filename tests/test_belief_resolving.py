@@ -46,7 +46,7 @@ def test_origins_carried_down_each_path_give_the_prior_weights(name):
 
 def _table_search(game, tables, model, config, rng, start) -> types.SearchResult:
   batches = leaf_calls.leaf_batches(gtcfr.GTCFR(game, model, config).capacity)
-  apply = leaf_models.stateful_apply(model)
+  apply = model.apply
   return jax.jit(
     lambda rng, start: gtcfr.search(tables, apply, None, rng, start, config, batches, None)
   )(rng, start)

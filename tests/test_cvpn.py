@@ -248,6 +248,7 @@ def test_cvpn_leaf_model_plugs_into_depth_limited_solves(rng):
     jnp.asarray(limited.game_node[leaves], jnp.int32),
     jnp.asarray(ranges, jnp.float32),
     jnp.ones(leaves.size, bool),
+    (),
   ).values
   np.testing.assert_allclose(values, expected, rtol=1e-6, atol=1e-6)
   result = solver_lib.solve(limited, 20, None, "simultaneous", leaf=leaf)
@@ -273,13 +274,14 @@ def test_an_ensemble_leaf_model_is_the_mean_of_its_networks(rng):
   ranges = rng.random((nodes.size, 2, game.tree.max_infostates)) * game.tree.valid[nodes]
   args = (tables, jnp.asarray(nodes, jnp.int32), jnp.asarray(ranges, jnp.float32))
   mask = jnp.ones(nodes.size, bool)
-  outs = [model.apply(model.params, *args, mask) for model in models]
+  outs = [model.apply(model.params, *args, mask, ()) for model in models]
   ensemble = leaf_lib.ensemble_leaf_model(models)
-  mean = ensemble.apply(ensemble.params, *args, mask)
+  mean = ensemble.apply(ensemble.params, *args, mask, ((), ()))
   np.testing.assert_allclose(mean.values, (outs[0].values + outs[1].values) / 2, rtol=1e-6)
   np.testing.assert_allclose(mean.logits, (outs[0].logits + outs[1].logits) / 2, rtol=1e-6)
   same = leaf_lib.ensemble_leaf_model([models[0], models[0]])
-  np.testing.assert_allclose(same.apply(same.params, *args, mask).values, outs[0].values, rtol=1e-6)
+  twice = same.apply(same.params, *args, mask, ((), ()))
+  np.testing.assert_allclose(twice.values, outs[0].values, rtol=1e-6)
   with pytest.raises(ValueError, match="one game"):
     leaf_lib.ensemble_leaf_model([models[0], leaf_models.zero_leaf_model()])
   with pytest.raises(ValueError, match="at least one"):

@@ -67,7 +67,8 @@ print(json.dumps({
 """
 
 
-@pytest.mark.parametrize("engine", ["tables", "pool"])
+# The table search's run is its twin, kept for `make test-slow` (the pool is the default engine).
+@pytest.mark.parametrize("engine", [pytest.param("tables", marks=pytest.mark.slow), "pool"])
 def test_search_batches_over_two_devices_equal_one_device(engine):
   env = {
     **os.environ,

@@ -39,6 +39,15 @@ def test_the_readme_quick_start_runs(tmp_path):
   assert out.returncode == 0, out.stderr[-3000:]
 
 
+def test_the_search_page_leaf_model_example_runs(tmp_path):
+  """A leaf model written as a function without state searches as the zero leaf model it copies."""
+  blocks = python_blocks(ROOT / "docs" / "guide" / "search.md", "## Leaf models")
+  assert len(blocks) == 1
+  out = _run(blocks[0], tmp_path)
+  assert out.returncode == 0, out.stderr[-3000:]
+  assert out.stdout.split() == ["True"], out.stdout
+
+
 def test_the_adding_a_game_page_runs(tmp_path):
   """The walk-through's blocks, its self-play work directory moved to a temporary one."""
   blocks = python_blocks(ROOT / "docs" / "guide" / "adding_a_game.md")

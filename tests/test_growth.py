@@ -22,7 +22,7 @@ def _grown_by_simulation(game_name: str, config: gtcfr.GTCFRConfig, seed: int = 
   """Runs a root search phase by phase (c = 1); returns per simulation the tree's size before and
   after it and whether the tree was fully grown before it."""
   searcher = gtcfr.GTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
-  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+  apply, tables = searcher.leaf_model.apply, searcher.tables
   one_phase = dataclasses.replace(config, simulations=1)
 
   @jax.jit
@@ -135,7 +135,7 @@ def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updat
   for averaging in gtcfr.AVERAGING:
     config = gtcfr.GTCFRConfig(simulations=20, updates=updates, averaging=averaging)
     searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-    apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+    apply, tables = searcher.leaf_model.apply, searcher.tables
     state = gtcfr.init(
       tables,
       apply,
@@ -165,7 +165,7 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   game = load("leduc_poker")
   config = gtcfr.GTCFRConfig(simulations=1, updates="simultaneous", averaging="per_node")
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+  apply, tables = searcher.leaf_model.apply, searcher.tables
   phase = jax.jit(
     lambda s: gtcfr.run(tables, apply, None, s, config, searcher.leaf_batches, searcher.k)
   )

@@ -34,7 +34,7 @@ def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   game = load("leduc_poker")
   config = gtcfr.GTCFRConfig(simulations=40, updates=updates)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply = leaf_models.stateful_apply(searcher.leaf_model)
+  apply = searcher.leaf_model.apply
 
   @jax.jit
   def grown_search(tables, ranges):
@@ -107,7 +107,8 @@ def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng, oracle):
 
 def test_warm_oracle_calls_continue_one_solve(rng):
   """Four warm-started oracle calls of 5 iterations at fixed ranges are one cold 20-iteration solve:
-  the same values and realisation weights, and a state that counts the 20 iterations."""
+  the same values and realisation weights, and a state that counts the 20 iterations; so are an
+  ensemble's of two warm oracles, each carrying its own run in the ensemble's state."""
   game = load("leduc_poker")
   tables = gtcfr.GTCFR(game, leaf_models.zero_leaf_model()).tables
   tree = game.tree
@@ -117,16 +118,23 @@ def test_warm_oracle_calls_continue_one_solve(rng):
   )
   mask = jnp.array([True, True, False])
   warm = leaf_models.exact_leaf_model(5, warm_start=True)
-  state = warm.init_state(tables, None)
+  state = warm.init(tables, None)
   for _ in range(4):
     out = warm.apply(None, tables, nodes, ranges, mask, state)
     state = out.state
-  cold = leaf_models.exact_leaf_model(20).apply(None, tables, nodes, ranges, mask)
+  cold = leaf_models.exact_leaf_model(20).apply(None, tables, nodes, ranges, mask, ())
   assert int(state.iteration) == 20
   assert cold.state == ()
   np.testing.assert_allclose(np.asarray(out.values)[:2], np.asarray(cold.values)[:2], atol=1e-6)
   np.testing.assert_allclose(np.asarray(out.policy_sums), np.asarray(cold.policy_sums), atol=1e-6)
   assert np.abs(np.asarray(cold.values)[:2]).max() > 0.1  # a real solve, not zeros
+  pair = leaf_lib.ensemble_leaf_model([warm, warm])  # each member carries its own run
+  state = pair.init(tables, None)
+  for _ in range(4):
+    both = pair.apply(pair.params, tables, nodes, ranges, mask, state)
+    state = both.state
+  assert [int(member.iteration) for member in state] == [20, 20]
+  np.testing.assert_allclose(np.asarray(both.values)[:2], np.asarray(cold.values)[:2], atol=1e-6)
 
 
 def _atol(path) -> float:
@@ -136,6 +144,7 @@ def _atol(path) -> float:
   return 5e-5 if jax.tree_util.keystr(path) == ".best_response_values" else 1e-5
 
 
+@pytest.mark.slow  # the default engine's: test_belief_search.test_a_batch_of_pool_searches_is_...
 def test_batched_searches_equal_separate_searches():
   """8 searches under vmap return what 8 separate searches with the same rngs return."""
   game = load("leduc_poker")
@@ -182,8 +191,8 @@ def test_infinite_prior_temperature_is_the_uniform_prior():
     return gtcfr.GTCFR(game, leaf_model, config).search(jax.random.PRNGKey(2))
 
   uniform = shared_searcher("leduc_poker", "zeros", 30).search(jax.random.PRNGKey(2))
-  ignored = search(leaf_models.LeafModel(random_logits_leaf), float("inf"))
-  followed = search(leaf_models.LeafModel(random_logits_leaf), 1.0)
+  ignored = search(leaf_models.stateless(random_logits_leaf), float("inf"))
+  followed = search(leaf_models.stateless(random_logits_leaf), 1.0)
   for (path, expected), got in zip(
     jax.tree_util.tree_flatten_with_path(uniform)[0],
     jax.tree_util.tree_leaves(ignored),
@@ -208,10 +217,8 @@ def test_leaf_value_error_is_fixed_zero_sum_and_of_the_stated_size():
   mask = jnp.ones(len(nodes), bool)
 
   def values(model, ranges=ranges):
-    state = leaf_models.initial_state(model, tables)
-    return np.asarray(
-      leaf_models.stateful_apply(model)(model.params, tables, nodes, ranges, mask, state).values
-    )
+    state = model.init(tables, None)
+    return np.asarray(model.apply(model.params, tables, nodes, ranges, mask, state).values)
 
   oracle = leaf_models.exact_leaf_model(iterations=5)
   np.testing.assert_array_equal(values(leaf_models.with_value_error(oracle, 0.0)), values(oracle))
@@ -286,9 +293,9 @@ def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   ran = []
   zero = leaf_models.zero_leaf_model()
 
-  def apply(params, tables, nodes, ranges, mask):
+  def apply(params, tables, nodes, ranges, mask, state):
     jax.debug.callback(lambda: ran.append(nodes.shape[0]))  # the size of the branch that runs
-    return zero.apply(params, tables, nodes, ranges, mask)
+    return zero.apply(params, tables, nodes, ranges, mask, state)
 
   searcher = gtcfr.GTCFR(
     game, zero._replace(apply=apply), gtcfr.GTCFRConfig(simulations=10, simulations_per_phase=1)
@@ -410,7 +417,7 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   game = load("scotland_yard(map=glasses_short)")
   config = gtcfr.GTCFRConfig(simulations=40, expansion_k=1)
   searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+  apply, tables = searcher.leaf_model.apply, searcher.tables
 
   @jax.jit
   def grow(tables, ranges):
@@ -460,7 +467,7 @@ def _last_action_prior_model() -> leaf_models.LeafModel:
     )
     return leaf_models.LeafOutput(jnp.zeros_like(ranges), logits)
 
-  return leaf_models.LeafModel(apply)
+  return leaf_models.stateless(apply)
 
 
 def test_perfect_information_expansion_adds_one_child_per_simulation():
@@ -473,7 +480,7 @@ def test_perfect_information_expansion_adds_one_child_per_simulation():
   config = gtcfr.GTCFRConfig(simulations=40)
   searcher = gtcfr.GTCFR(game, _last_action_prior_model(), config)
   assert searcher.k == 1
-  apply, tables = leaf_models.stateful_apply(searcher.leaf_model), searcher.tables
+  apply, tables = searcher.leaf_model.apply, searcher.tables
   state = jax.jit(
     lambda t, r: gtcfr.init(t, apply, None, jax.random.PRNGKey(3), gtcfr.root_start(t, r), config)
   )(tables, searcher.root_ranges(None))

@@ -1,6 +1,7 @@
 """GT-CFR on a node pool: the same search as the table search where both apply (seed for seed, node
 for node), batched = unbatched, search facts on pgx games, and the errors of bad input."""
 
+import copy
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pyspiel
 import pytest
 
 import sog.games
+from sog.games import conformance
 from sog.games import pgx_games
 from sog.games import public_game
 from sog.search import alphazero
@@ -88,9 +90,9 @@ def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
     return table_apply(params, None, tree.states[slots], ranges, mask)
 
   return (
-    leaf_models.LeafModel(table_apply),
+    leaf_models.stateless(table_apply),
     pool.PoolLeafModel(pool_apply),
-    leaf_models.LeafModel(belief_apply),
+    leaf_models.stateless(belief_apply),
   )
 
 
@@ -257,6 +259,19 @@ def test_pgx_games_are_listed_and_not_enumerated():
   )
   assert refused.returncode != 0 and "ValueError: pgx/connect_four is a pgx game" in refused.stderr
   assert refused.stderr.count("Traceback") == 1
+
+
+@pytest.mark.parametrize("name", ["pgx/tic_tac_toe", "pgx/connect_four"])
+def test_pgx_games_keep_the_interface_on_random_paths(name):
+  """A pgx game is declared not enumerable, and random paths through its functions keep the
+  interface's contract state by state and end within its max_moves (conformance.check_walks)."""
+  game = sog.games.load(name)
+  assert not game.enumerable and game.max_moves == {"pgx/tic_tac_toe": 9}.get(name, 42)
+  conformance.check_walks(game, walks=4)
+  too_short = copy.copy(game)
+  too_short.max_moves = 4  # a game of either board lasts at least 5 moves
+  with pytest.raises(ValueError, match="runs past max_moves = 4"):
+    conformance.check_walks(too_short, walks=1)
 
 
 def test_capacity_too_small_is_refused():

@@ -36,7 +36,9 @@ def _pool(game, model, config, predecessor="own", dtype=jnp.float64):
   return BeliefGTCFR(game, model, config, dtype=dtype, branch_depth=depth)
 
 
-@pytest.mark.parametrize("predecessor", ["own", "nearest"])
+# From the nearest predecessor: `make test-slow` (the branch of any depth is checked in the default
+# run by test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_largest_pool).
+@pytest.mark.parametrize("predecessor", ["own", pytest.param("nearest", marks=pytest.mark.slow)])
 def test_the_protocol_on_the_pool_composes_the_table_searchs_policies(predecessor):
   """Kuhn, the zero leaf, s = 10, three seeds, float64: every search of the protocol (a root search
   or a re-solve from the player's last summary, with the gadget) gives the table search's policy at

@@ -27,7 +27,7 @@ def _constant_model(value: float) -> leaf_models.LeafModel:
     logits = jnp.zeros((nodes.shape[0], 2, *tables.legal.shape[1:]), ranges.dtype)
     return leaf_models.LeafOutput(jnp.full_like(ranges, value), logits)
 
-  return leaf_models.LeafModel(apply)
+  return leaf_models.stateless(apply)
 
 
 def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
@@ -92,7 +92,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   )
   for root, first in ((0, True), (int(tree.parent[focus]), False)):
     start = types.SimpleNamespace(root=root, focus=focus)
-    state = leaf_models.initial_state(model, tables, start)
+    state = model.init(tables, start)
     out = jax.jit(model.apply)(None, tables, nodes, jnp.asarray(ranges), jnp.asarray(mask), state)
     oracle_entries = np.asarray(out.values != 7.0)  # [L, 2, S]
     below = np.asarray(tables.ancestors)[nodes, depth] == focus
@@ -115,7 +115,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   with pytest.raises(ValueError, match="valid classes"):
     leaf_models.routed_leaf_model(_constant_model(0.0), leaf_models.exact_leaf_model(2), "river")
   with pytest.raises(ValueError, match="depth-limited solves"):
-    leaf_models.initial_state(model, tables, None)
+    model.init(tables, None)
 
 
 def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkpoint, tmp_path):

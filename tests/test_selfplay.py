@@ -267,7 +267,11 @@ def _recorded_setting(config_file: str):
   return experiment, game, params, leaf
 
 
-@pytest.mark.parametrize("name, config_file", [("kuhn", "kuhn.py"), ("leduc", "leduc.py")])
+# Leduc's recordings are checked by `make test-slow` (70 s each); Kuhn's keep the property here.
+_RECORDED_CONFIGS = [("kuhn", "kuhn.py"), pytest.param("leduc", "leduc.py", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("name, config_file", _RECORDED_CONFIGS)
 def test_the_actors_on_the_pool_play_the_table_search_s_games(name, config_file):
   """Eight moves of four games, SoG(10,1), float64, a seeded CVPN: the examples of the finished
   games (their public states, ranges, policy and TD(1) targets) are those the table search's actors
@@ -299,7 +303,7 @@ def test_the_actors_on_the_pool_play_the_table_search_s_games(name, config_file)
     )
 
 
-@pytest.mark.parametrize("name, config_file", [("kuhn", "kuhn.py"), ("leduc", "leduc.py")])
+@pytest.mark.parametrize("name, config_file", _RECORDED_CONFIGS)
 def test_the_query_solver_on_the_pool_answers_as_the_table_search_did(name, config_file):
   """Queries at decisions up to depth 4 with random ranges on their valid infostates (the jack's
   cut: infostate 0 reached by neither player), SoG(20,1), float64, chunks of 2 (on Leduc in pools

@@ -237,11 +237,12 @@ def check_walks(game: public_game.PublicGame, walks: int = 32, seed: int = 0) ->
   them keeps the interface's contract (shapes, kinds, legal actions only for the actor's
   infostates, chance probabilities that sum to one, children where the legal actions lead:
   :class:`~sog.games.walk.PublicGameWalk` checks each), and every path ends within ``max_moves``
-  moves. ``ValueError`` naming the game, the public state and the rule at the first that fails."""
+  moves. The functions run in JAX's default precision, as the game's searches run them.
+  ``ValueError`` naming the game, the public state and the rule at the first that fails."""
   public_game.padded_deal(game)  # the deal's probabilities
   if game.max_moves is None:
     raise ValueError(f"{game.name}: check_walks needs the game's max_moves")
-  walk = walk_lib.PublicGameWalk(game)
+  walk = walk_lib.PublicGameWalk(game, float64=False)
   rng = np.random.default_rng(seed)
   for _ in range(walks):
     key = walk.root()

@@ -40,8 +40,22 @@ _REFUSED = {
   "leduc_holdem": "it has chance and imperfect information (use the enumerated leduc_poker)",
   "sparrow_mahjong": "it has chance, imperfect information and three players",
 }
-# Game lengths, for the longest walk a search tree can hold (an upper bound is enough).
-_MAX_LENGTH = {"tic_tac_toe": 9, "connect_four": 42, "hex": 121, "othello": 128}
+# The most moves a game can last (PublicGame.max_moves), from its rules and pgx's step limits
+# (pgx 2.6 ends chess and shogi at 512 steps, animal shogi and Gardner chess at 256, go at twice
+# its cells). An upper bound is enough: hex is its 121 cells and the swap; othello's 60
+# placements and the passes between them stay under 128.
+_MAX_MOVES = {
+  "animal_shogi": 256,
+  "chess": 512,
+  "connect_four": 42,
+  "gardner_chess": 256,
+  "go_9x9": 2 * 9 * 9,
+  "go_19x19": 2 * 19 * 19,
+  "hex": 122,
+  "othello": 128,
+  "shogi": 512,
+  "tic_tac_toe": 9,
+}
 
 
 def is_pgx_name(name: str) -> bool:
@@ -66,9 +80,10 @@ def check_name(name: str) -> str:
 
 class PgxGame(public_game.PublicGame):
   """A pgx environment (one of :data:`GAMES`) as a perfect-information
-  :class:`~sog.games.public_game.PublicGame`."""
+  :class:`~sog.games.public_game.PublicGame`, never enumerated."""
 
   num_infostates = (1, 1)
+  enumerable = False
 
   def __init__(self, name: str):
     env_id = check_name(name)
@@ -80,7 +95,7 @@ class PgxGame(public_game.PublicGame):
     self.initial = env.init(jax.random.PRNGKey(0))
     self.first = self.initial.current_player
     self.encoding_size = int(self.initial.observation.size) + 1
-    self.max_length = _MAX_LENGTH.get(env_id)
+    self.max_moves = _MAX_MOVES[env_id]
 
   def deal(self) -> np.ndarray:
     return np.ones((1, 1))

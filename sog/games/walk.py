@@ -81,14 +81,19 @@ class PublicGameWalk:
   """A walk over the public states of a :class:`~sog.games.public_game.PublicGame` (see the module
   docstring). States are named by :data:`PublicStateKey`; :meth:`root` is the first.
 
+  The game's functions run in float64 (``float64=True``, what the builder tabulates: its
+  probabilities and payoffs exact where the game's are), or in JAX's default precision, as the
+  searches of a game that is never tabulated run them (:func:`sog.games.conformance.check_walks`;
+  pgx's games refuse 64-bit integers).
+
   Attributes:
     game: the public-state game it walks.
     name, num_infostates, num_actions: the game's.
   """
 
-  def __init__(self, game: public_game_lib.PublicGame):
+  def __init__(self, game: public_game_lib.PublicGame, float64: bool = True):
     _check_sizes(game)
-    self.game = game
+    self.game, self.float64 = game, float64
     self.name = game.name
     self.num_infostates = tuple(int(n) for n in game.num_infostates)
     self.num_actions = int(game.num_actions)
@@ -160,8 +165,7 @@ class PublicGameWalk:
     states = [self._states[key] for key in keys]
     padded = states + states[:1] * (BATCH - len(states))  # one compiled batch size
     stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *padded)
-    # In float64, so the tables' probabilities and payoffs are exact where the game's are.
-    with jax.enable_x64(True):
+    with jax.enable_x64(self.float64):
       try:
         evaluated = jax.tree_util.tree_map(np.asarray, self._evaluate(stacked))
       except Exception as error:
@@ -178,7 +182,7 @@ class PublicGameWalk:
     return self._states[key]
 
   def root(self) -> PublicStateKey:
-    with jax.enable_x64(True):  # the state's dtypes as its children's, built in float64
+    with jax.enable_x64(self.float64):  # the state's dtypes as its children's
       root = self.game.root()
     return self._hand_out(self._key(root))
 
@@ -311,7 +315,8 @@ def _check_chance(
   ):
     raise ValueError(
       f"{where()}: chance outcomes must lie in slots below max_chance_outcomes ({C}) with "
-      f"non-negative probabilities that sum to 1, got {probability[present].tolist()}"
+      f"non-negative probabilities that sum to 1, got "
+      f"{np.round(probability[present].astype(np.float64), 6).tolist()}"
     )
   likelihood = t.likelihood[present][:, :S0, :S1]
   if not ((likelihood >= 0) & (likelihood <= 1 + _TOLERANCE)).all():

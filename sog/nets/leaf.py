@@ -37,31 +37,36 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.Le
     prediction = network.apply({"params": net_params}, pbs)
     return leaf_models.LeafOutput(prediction.values, prediction.logits)
 
-  return leaf_models.LeafModel(apply, params, game=game)
+  return leaf_models.stateless(apply, params, game)
 
 
 def ensemble_leaf_model(models: Sequence[leaf_models.LeafModel]) -> leaf_models.LeafModel:
   """The mean of several networks of one game as one leaf model (networks of separate runs): the
   values are averaged (so they stay zero-sum) and so are the policy logits (a normalised geometric
-  mean of the policies). ``ValueError`` for no model, a stateful one, or models of other games."""
+  mean of the policies); each model carries its own state. ``ValueError`` for no model or models of
+  other games."""
   models = tuple(models)
   if not models:
     raise ValueError("an ensemble needs at least one leaf model")
-  if any(model.init_state is not None for model in models):
-    raise ValueError("an ensemble averages stateless leaf models (networks), not stateful ones")
   games = {model.game for model in models}
   if len(games) != 1:
     raise ValueError(f"an ensemble's models must value one game, got {sorted(map(str, games))}")
 
-  def apply(params, tables, nodes, ranges, mask):
+  def init(tables, start):
+    return tuple(model.init(tables, start) for model in models)
+
+  def apply(params, tables, nodes, ranges, mask, state):
     outs = [
-      model.apply(p, tables, nodes, ranges, mask) for model, p in zip(models, params, strict=True)
+      model.apply(p, tables, nodes, ranges, mask, s)
+      for model, p, s in zip(models, params, state, strict=True)
     ]
     return leaf_models.LeafOutput(
-      sum(out.values for out in outs) / len(outs), sum(out.logits for out in outs) / len(outs)
+      sum(out.values for out in outs) / len(outs),
+      sum(out.logits for out in outs) / len(outs),
+      state=tuple(out.state for out in outs),
     )
 
-  return leaf_models.LeafModel(apply, tuple(model.params for model in models), game=games.pop())
+  return leaf_models.LeafModel(init, apply, tuple(model.params for model in models), games.pop())
 
 
 def pool_pbs(encoding: chex.Array, mover: chex.Array, legal: chex.Array) -> cvpn_lib.PBS:

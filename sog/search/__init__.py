@@ -11,6 +11,8 @@ from sog.search.gtcfr import Start
 from sog.search.leaf_models import LeafModel
 from sog.search.leaf_models import LeafOutput
 from sog.search.leaf_models import exact_leaf_model
+from sog.search.leaf_models import stateless
+from sog.search.leaf_models import uniform_logits
 from sog.search.leaf_models import zero_leaf_model
 from sog.search.resolver import Resolved
 from sog.search.resolver import Resolver
@@ -53,6 +55,8 @@ __all__ = [
   "solve",
   "solve_subgame",
   "stack_levels",
+  "stateless",
   "subgame_tree",
+  "uniform_logits",
   "zero_leaf_model",
 ]

@@ -89,8 +89,8 @@ def call_frontier(
   carry: Any = (),
 ) -> Called:
   """The values [N, 2, S] of the ``frontier`` [N] nodes from one leaf-model call at their
-  ``ranges`` [N, 2, S] (``apply`` in the stateful form,
-  :func:`sog.search.leaf_models.stateful_apply`, from ``leaf_state``), with
+  ``ranges`` [N, 2, S] (``apply``, a :class:`~sog.search.leaf_models.LeafModel`'s, from
+  ``leaf_state``), with
   ``record(carry, call)`` folded in.
 
   The call's batch is the smallest of ``batches.sizes`` that holds the frontier, and no call is

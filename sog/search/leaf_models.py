@@ -26,7 +26,7 @@ class LeafOutput(NamedTuple):
   """A leaf model's answer. ``policy_sums`` is only given by models that play below the leaves (the
   exact oracle): the realisation weights [M, S, A] of their strategy at the tables' inner nodes (own
   range at the node times the action probability), which GT-CFR averages like its own policy.
-  ``state`` is a stateful model's state after the call (``()`` for the others)."""
+  ``state`` is the model's state after the call (``()`` for a model without state)."""
 
   values: chex.Array  # [L, 2, S] counterfactual values (the library's units)
   logits: chex.Array  # [L, 2, S, A] policy logits (any value where an action is illegal)
@@ -35,27 +35,41 @@ class LeafOutput(NamedTuple):
 
 
 class LeafModel(NamedTuple):
-  """``apply(params, tables, nodes [L], ranges [L, 2, S], mask [L]) -> LeafOutput``.
+  """A leaf model as an init/apply pair (optax's form), with its parameters.
 
-  ``params`` (network weights, or None) is an argument of the compiled search, never a constant in
-  it. Rows where ``mask`` is False are padding: their outputs are ignored.
+  ``init(tree, start) -> state`` gives the state a search from ``start`` (a
+  :class:`~sog.search.types.Start` or the pool's start; None for a depth-limited solve) starts the
+  model from, in the search's ``tree`` (the search tables, or the empty belief pool); ``()`` for a
+  model without state.
 
-  A stateful model gives ``init_state(tables, start) -> state`` and takes the state as a sixth
-  argument, ``apply(params, tables, nodes, ranges, mask, state)``, returning the next one in
-  :attr:`LeafOutput.state`; a search starts from ``init_state`` (with its
-  :class:`~sog.search.types.Start`; None outside a GT-CFR search, in a depth-limited solve) and
-  carries the state from one call to the next (the warm-started oracle keeps its CFR+ run there,
-  :func:`routed_leaf_model` the search's start).
+  ``apply(params, tree, nodes [L], ranges [L, 2, S], mask [L], state) -> LeafOutput`` values the
+  nodes at the ranges and returns the next state in :attr:`LeafOutput.state`; a search carries it
+  from one call to the next (the warm-started oracle keeps its CFR+ run there,
+  :func:`routed_leaf_model` the search's focus). Rows where ``mask`` is False are padding: their
+  outputs are ignored. ``params`` (network weights, or None) is an argument of the compiled search,
+  never a constant in it.
 
   ``game`` is the canonical name of the one game a model values (a network's; searchers refuse it on
-  another game with :func:`check_model_game`); None for a model that values any game's tables
-  (zeros, the exact oracle).
+  another game with :func:`check_model_game`); None for a model that values any game (zeros, the
+  table search's exact oracle). :func:`stateless` builds a model from an apply without state.
   """
 
+  init: Callable[[Any, Any], Any]
   apply: Callable[..., LeafOutput]
   params: Any = None
-  init_state: Callable[[tables_lib.SearchTables, Any], Any] | None = None
   game: str | None = None
+
+
+def stateless(
+  apply: Callable[..., LeafOutput], params: Any = None, game: str | None = None
+) -> LeafModel:
+  """The leaf model of ``apply(params, tree, nodes, ranges, mask) -> LeafOutput``, whose state is
+  ``()``."""
+
+  def apply_with_state(params, tree, nodes, ranges, mask, state):
+    return apply(params, tree, nodes, ranges, mask)._replace(state=state)
+
+  return LeafModel(lambda tree, start: (), apply_with_state, params, game)
 
 
 def check_model_game(model: LeafModel, game_name: str, searcher: str) -> None:
@@ -70,23 +84,6 @@ def check_model_game(model: LeafModel, game_name: str, searcher: str) -> None:
       f"{game_name}; give it a leaf model of {game_name} (a network trained on it, or "
       "the game-independent exact_leaf_model / zero_leaf_model)"
     )
-
-
-def stateful_apply(model: LeafModel) -> Callable[..., LeafOutput]:
-  """``model.apply`` in the stateful form (six arguments, state returned), which searches call."""
-  if model.init_state is not None:
-    return model.apply
-
-  def apply(params, tables, nodes, ranges, mask, state):
-    return model.apply(params, tables, nodes, ranges, mask)._replace(state=state)
-
-  return apply
-
-
-def initial_state(model: LeafModel, tables: tables_lib.SearchTables, start: Any = None) -> Any:
-  """The state a search from ``start`` (a :class:`~sog.search.types.Start`, or None) starts
-  ``model`` from in ``tables`` (``()`` for a stateless model)."""
-  return () if model.init_state is None else model.init_state(tables, start)
 
 
 def uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.Array:
@@ -105,7 +102,7 @@ def zero_leaf_model() -> LeafModel:
     del params, mask
     return LeafOutput(jnp.zeros_like(ranges), uniform_logits(tables, nodes))
 
-  return LeafModel(apply)
+  return stateless(apply)
 
 
 def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel:
@@ -120,10 +117,9 @@ def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel
   """
   if sigma < 0:
     raise ValueError(f"leaf value error sigma must be >= 0, got {sigma}")
-  inner = stateful_apply(model)
 
   def apply(params, tables, nodes, ranges, mask, state):
-    out = inner(params, tables, nodes, ranges, mask, state)
+    out = model.apply(params, tables, nodes, ranges, mask, state)
     valid = tables.valid[nodes]
     own = jnp.where(valid, ranges, 0.0)
     own_mass = own.sum(-1, keepdims=True)
@@ -133,9 +129,7 @@ def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel
     error = jnp.where(valid, error - residual, 0.0)
     return out._replace(values=out.values + error * own_mass[..., ::-1, :])
 
-  return LeafModel(
-    apply, model.params, lambda tables, start: initial_state(model, tables, start), model.game
-  )
+  return model._replace(apply=apply)
 
 
 def trembled(ranges: chex.Array, valid: chex.Array, tremble: float) -> chex.Array:
@@ -272,18 +266,14 @@ def exact_leaf_model(
       logits = jnp.where(logits > -jnp.inf, at_leaves[:, None], logits)
     return LeafOutput(values, logits, policy_sums, state)
 
-  def init_state(tables, start=None):
-    del start
-    return cfr.init_state(tables.levels)
-
   if warm_start:
     return LeafModel(
+      lambda tables, start: cfr.init_state(tables.levels),
       lambda params, tables, nodes, ranges, mask, state: solve(tables, nodes, ranges, mask, state),
-      init_state=init_state,
     )
-  return LeafModel(
+  return stateless(
     lambda params, tables, nodes, ranges, mask: solve(
-      tables, nodes, ranges, mask, init_state(tables)
+      tables, nodes, ranges, mask, cfr.init_state(tables.levels)
     )._replace(state=())
   )
 
@@ -325,19 +315,15 @@ def routed_leaf_model(
 
   The policy logits (PUCT's prior) are always ``model``'s, and the output carries no policy sums
   (what the oracle plays below its leaves is not averaged into the search's policy: the protocol
-  reads the search's own policy). ``oracle`` must be stateless (the cold exact oracle,
-  :func:`exact_leaf_model`): a call solves below the routed rows (all of the tables' CFR+ passes,
-  however few they are), and is skipped where no row is routed (outside ``vmap``; under ``vmap``
-  every pass that calls the model calls it). The routing needs the search's start: a search
-  outside GT-CFR (a depth-limited solve) is refused.
+  reads the search's own policy). The oracle is asked only for the routed rows (the exact oracle's
+  call solves below them with all of the tables' CFR+ passes, however few they are, and is skipped
+  where no row is routed outside ``vmap``); each model carries its own state. The routing needs
+  the search's start: a search outside GT-CFR (a depth-limited solve) is refused.
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
-  if oracle.init_state is not None:
-    raise ValueError("routed_leaf_model: the oracle must be stateless (a cold exact_leaf_model)")
-  inner = stateful_apply(model)
 
-  def init_state(tables, start):
+  def init(tables, start):
     if start is None:
       raise ValueError(
         "routed_leaf_model routes by the search's start (s_prev, s_pub): it values GT-CFR "
@@ -346,11 +332,11 @@ def routed_leaf_model(
     focus = jnp.asarray(start.focus, jnp.int32)
     level = jnp.argmax(tables.ancestors[focus] == focus).astype(jnp.int32)
     first = tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
-    return (focus, level, first, initial_state(model, tables, start))
+    return (focus, level, first, model.init(tables, start), oracle.init(tables, start))
 
   def entries(tables, nodes, ranges, state):
     """[L, 2, S] bool: the (leaf, player, infostate) values the oracle gives."""
-    focus, level, first, _ = state
+    focus, level, first, _, _ = state
     shape = ranges.shape
     if route in ("unreached", "reached"):
       reached = ranges > 0
@@ -370,10 +356,11 @@ def routed_leaf_model(
     return jnp.broadcast_to((low if route == "low_reach" else ~low)[..., None], shape)
 
   def apply(params, tables, nodes, ranges, mask, state):
-    out = inner(params, tables, nodes, ranges, mask, state[-1])
+    *route_state, model_state, oracle_state = state
+    out = model.apply(params, tables, nodes, ranges, mask, model_state)
     routed = entries(tables, nodes, ranges, state) & mask[:, None, None]
-    exact = oracle.apply(None, tables, nodes, ranges, routed.any((-2, -1))).values
-    values = jnp.where(routed, exact, out.values)
-    return LeafOutput(values, out.logits, state=(*state[:-1], out.state))
+    exact = oracle.apply(oracle.params, tables, nodes, ranges, routed.any((-2, -1)), oracle_state)
+    values = jnp.where(routed, exact.values, out.values)
+    return LeafOutput(values, out.logits, state=(*route_state, out.state, exact.state))
 
-  return LeafModel(apply, model.params, init_state, model.game)
+  return LeafModel(init, apply, model.params, model.game)

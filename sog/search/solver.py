@@ -99,18 +99,11 @@ class Solver:
   def _leaf_values(self, leaf_params) -> cfr.LeafValuesFn | None:
     if leaf_params is None:
       return self.leaves.values_fn(None)
-    apply = leaf_models.stateful_apply(self.leaf)
 
     def leaf_fn(ranges):
       params, tables, nodes = leaf_params
-      return apply(
-        params,
-        tables,
-        nodes,
-        ranges,
-        jnp.ones(nodes.shape, bool),
-        leaf_models.initial_state(self.leaf, tables),
-      ).values
+      mask, state = jnp.ones(nodes.shape, bool), self.leaf.init(tables, None)
+      return self.leaf.apply(params, tables, nodes, ranges, mask, state).values
 
     return self.leaves.values_fn(leaf_fn)
 

@@ -82,13 +82,10 @@ def _leaf_values(
   if len(levels) == len(tables.levels):  # the subgame ends within the slab
     return None
   cut = levels[-1]
-  apply = leaf_models.stateful_apply(model)
   nodes = tables.level_starts[len(levels) - 1] + jnp.arange(cut.size, dtype=jnp.int32)
 
   def leaf_values(ranges):
-    out = apply(
-      params, tables, nodes, ranges[-1], cut.is_leaf, leaf_models.initial_state(model, tables)
-    )
+    out = model.apply(params, tables, nodes, ranges[-1], cut.is_leaf, model.init(tables, None))
     values = jnp.where(cut.is_leaf[:, None, None], out.values, 0.0)
     return [None] * (len(levels) - 1) + [values], None
 

@@ -35,8 +35,8 @@ def init(
   """The initial tree (the start's branch, expanded, and all its nodes' children) and the focus's
   prior (one leaf-model call at its ranges under the uniform policy, from ``leaf_state``).
 
-  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form
-  (:func:`sog.search.leaf_models.stateful_apply`)."""
+  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's
+  (:class:`~sog.search.leaf_models.LeafModel`)."""
   n, num_actions = tables.legal.shape[0], tables.legal.shape[-1]
   legal_inner = tables.to_inner(tables.legal)
   levels = tables.levels

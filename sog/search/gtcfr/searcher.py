@@ -217,17 +217,13 @@ class GTCFR:
     model = self.leaf_model
     one = functools.partial(
       core.search,
-      apply=leaf_models.stateful_apply(model),
+      apply=model.apply,
       config=self.config,
       batches=batches,
       k=self.k,
     )
     return lambda tables, params, rng, start: one(
-      tables,
-      params=params,
-      rng=rng,
-      start=start,
-      leaf_state=leaf_models.initial_state(model, tables, start),
+      tables, params=params, rng=rng, start=start, leaf_state=model.init(tables, start)
     )
 
   def completed_policy(

@@ -89,7 +89,7 @@ def exact_leaf_model(
       "subgames on a pool: give a capacity that holds the largest subgame a search roots at"
     )
 
-  def init_state(tree: beliefs.BeliefTree, start=None) -> OracleState:
+  def init(tree: beliefs.BeliefTree, start) -> OracleState:
     root = (None, None) if start is None else (start.state, start.weight)
     dtype = tree.weight.dtype
     whole = beliefs.grow_all(game, beliefs.empty(game, capacity, dtype, *root))
@@ -142,4 +142,4 @@ def exact_leaf_model(
     kept = run if warm_start else state.cfr
     return leaf_models.LeafOutput(values, logits, state=state.replace(cfr=kept))
 
-  return leaf_models.LeafModel(apply, init_state=init_state, game=game.name)
+  return leaf_models.LeafModel(init, apply, game=game.name)

@@ -139,9 +139,9 @@ def init(
   chance nodes among them) and the focus's prior (one leaf-model call at its ranges
   under the uniform policy, from ``leaf_state``).
 
-  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's stateful form
-  (:func:`sog.search.leaf_models.stateful_apply`); it reads the pool where a table search's reads
-  its tables (``kind``, ``legal``, ``valid``, ``encoding`` at slots)."""
+  ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's
+  (:class:`~sog.search.leaf_models.LeafModel`); it reads the pool where a table search's reads its
+  tables (``kind``, ``legal``, ``valid``, ``encoding`` at slots)."""
   dtype = jnp.dtype(start.weight.dtype)
   tree = beliefs.empty(game, capacity, dtype, start.state, start.weight)
   tree, focus = grow_branch(game, tree, start.branch)

@@ -45,7 +45,7 @@ class BeliefGTCFR:
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``, the pool's structure): the zero model, the
   CVPN and the pool's exact oracle (:func:`~sog.search.pool.belief_oracle.exact_leaf_model`); a
-  stateful model starts each search from ``init_state(empty pool, start)``. The table search's
+  model starts each search from ``leaf_model.init(empty pool, start)``. The table search's
   oracle reads its tables and is refused here. A batch splits over ``devices`` (default: every
   local device) along its batch axis (:mod:`sog.search.devices`).
   """
@@ -121,13 +121,13 @@ class BeliefGTCFR:
     S = self.game.max_infostates
     try:
       jax.eval_shape(
-        lambda tree: leaf_models.stateful_apply(self.leaf_model)(
+        lambda tree: self.leaf_model.apply(
           self.leaf_model.params,
           tree,
           jnp.zeros(1, jnp.int32),
           jnp.zeros((1, 2, S), tree.weight.dtype),
           jnp.ones(1, bool),
-          leaf_models.initial_state(self.leaf_model, tree),
+          self.leaf_model.init(tree, None),
         ),
         self.empty,
       )
@@ -146,15 +146,12 @@ class BeliefGTCFR:
       belief_search.search,
       self.game,
       self.capacity,
-      apply=leaf_models.stateful_apply(model),
+      apply=model.apply,
       config=self.config,
       batches=batches,
     )
     return lambda params, rng, start: one(
-      params=params,
-      rng=rng,
-      start=start,
-      leaf_state=leaf_models.initial_state(model, self.empty, start),
+      params=params, rng=rng, start=start, leaf_state=model.init(self.empty, start)
     )
 
   def root_ranges(self, ranges: np.ndarray | None = None) -> jax.Array:

@@ -57,8 +57,7 @@ class PoolGTCFR:
     self.capacity = (
       core.node_capacity(game.num_actions, config, self.k) if capacity is None else capacity
     )
-    max_length = getattr(game, "max_length", None) or self.capacity
-    self.max_depth = min(self.capacity, max_length) + 1
+    self.max_depth = min(self.capacity, game.max_moves or self.capacity) + 1
     one = functools.partial(
       core.search,
       game,
