@@ -240,7 +240,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     rng,
     searcher.start(),
     config,
-    model.init(searcher.empty, None),
+    model.init(searcher.empty, searcher.start()),
   ).replace(tree=result.tree)
   updates = 100
   update = jax.jit(

@@ -1,5 +1,7 @@
 """GT-CFR: soundness with an exact oracle, CFR+ on a grown tree, batching, invariants, errors."""
 
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -108,7 +110,8 @@ def test_exact_oracle_search_is_sound_in_a_leduc_subgame(rng, oracle):
 def test_warm_oracle_calls_continue_one_solve(rng):
   """Four warm-started oracle calls of 5 iterations at fixed ranges are one cold 20-iteration solve:
   the same values and realisation weights, and a state that counts the 20 iterations; so are an
-  ensemble's of two warm oracles, each carrying its own run in the ensemble's state."""
+  ensemble's of two warm oracles and a routed model's of a warm model and a warm oracle, each
+  carrying its own run in the composite's state."""
   game = load("leduc_poker")
   tables = gtcfr.GTCFR(game, leaf_models.zero_leaf_model()).tables
   tree = game.tree
@@ -135,6 +138,15 @@ def test_warm_oracle_calls_continue_one_solve(rng):
     state = both.state
   assert [int(member.iteration) for member in state] == [20, 20]
   np.testing.assert_allclose(np.asarray(both.values)[:2], np.asarray(cold.values)[:2], atol=1e-6)
+  np.testing.assert_allclose(np.asarray(both.policy_sums), np.asarray(cold.policy_sums), atol=1e-6)
+  routed = leaf_models.routed_leaf_model(warm, warm, "player_0")  # player 0's from the oracle
+  start = types.SimpleNamespace(root=0, focus=tree.node_of_path((1, 1)))
+  state = routed.init(tables, start)
+  for _ in range(4):
+    out = routed.apply(routed.params, tables, nodes, ranges, mask, state)
+    state = out.state
+  assert [int(member.iteration) for member in state[-2:]] == [20, 20]
+  np.testing.assert_allclose(np.asarray(out.values)[:2], np.asarray(cold.values)[:2], atol=1e-6)
 
 
 def _atol(path) -> float:

@@ -152,7 +152,7 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
   tree = game.tree
   with jax.enable_x64(True):
     searcher = _pool(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
-    resolver = belief_resolver.BeliefResolver(searcher, predecessors.path_length(tree))
+    resolver = belief_resolver.BeliefResolver(searcher, tree.max_moves)
     player = int(tree.kind[0])
     [resolved] = resolver.resolve(
       [(resolver.initial_summary(), (), player)], jax.random.PRNGKey(0)[None]
@@ -200,7 +200,7 @@ def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_larg
     assert smallest.capacity < largest.capacity
     results = []
     for searcher in (largest, smallest):
-      resolver = belief_resolver.BeliefResolver(searcher, predecessors.path_length(tree))
+      resolver = belief_resolver.BeliefResolver(searcher, tree.max_moves)
       request = (resolver.initial_summary(), tree.paths[node], int(tree.kind[node]))
       [resolved] = resolver.resolve([request], jax.random.PRNGKey(3)[None])
       results.append(jax.tree.map(lambda x: np.asarray(x)[0], resolved.results))

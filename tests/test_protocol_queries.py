@@ -93,7 +93,9 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   for root, first in ((0, True), (int(tree.parent[focus]), False)):
     start = types.SimpleNamespace(root=root, focus=focus)
     state = model.init(tables, start)
-    out = jax.jit(model.apply)(None, tables, nodes, jnp.asarray(ranges), jnp.asarray(mask), state)
+    out = jax.jit(model.apply)(
+      model.params, tables, nodes, jnp.asarray(ranges), jnp.asarray(mask), state
+    )
     oracle_entries = np.asarray(out.values != 7.0)  # [L, 2, S]
     below = np.asarray(tables.ancestors)[nodes, depth] == focus
     by_row = {

@@ -21,7 +21,6 @@ from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
 from sog.search import gtcfr
-from sog.search import predecessors
 from sog.search import resolving
 from sog.search import tables as tables_lib
 from sog.selfplay import actor as actor_lib
@@ -178,7 +177,7 @@ def test_actors_play_whole_games_and_emit_td1_targets():
     finished += ended
     if examples is not None:
       produced.append(examples)
-    asked = buffers.path_nodes(tree, queries.paths)
+    asked = tree.nodes_of_padded_paths(queries.paths)
     assert queries.size > 0 and (tree.kind[asked] != 3).all()  # q_search = 1: all valid
   assert finished >= 4
   ex = buffers.concatenate(produced)
@@ -288,7 +287,7 @@ def test_the_actors_on_the_pool_play_the_table_search_s_games(name, config_file)
     for i in range(8):
       examples, queries, _ = actors.play(params, jax.random.PRNGKey(100 + i), rng)
       parts.append(examples) if examples is not None else None
-      asked = buffers.path_nodes(game.tree, queries.paths)
+      asked = game.tree.nodes_of_padded_paths(queries.paths)
       assert (game.tree.kind[asked] != sog.games.TERMINAL).all()
       np.testing.assert_array_equal(queries.ranges[~game.tree.valid[asked]], 0.0)
   examples = buffers.concatenate(parts)
@@ -319,7 +318,7 @@ def test_the_query_solver_on_the_pool_answers_as_the_table_search_did(name, conf
   targets = {}
   with jax.enable_x64(True):
     experiment, game, params, leaf = _recorded_setting(config_file)
-    tree, actors_length = game.tree, predecessors.path_length(game.tree)
+    tree, actors_length = game.tree, game.tree.max_moves
     searcher = actor_lib.pools_for(game, leaf, gtcfr.GTCFRConfig(simulations=20), jnp.float64)
     if name == "leduc":  # the queries run in pools of several sizes (sog.search.pool.sized)
       assert len({int(searcher.capacity[n]) for n in nodes}) > 1
@@ -339,7 +338,7 @@ def test_the_query_solver_on_the_pool_answers_as_the_table_search_did(name, conf
         np.testing.assert_allclose(
           getattr(solved, field), recorded[f"{name}_solver_{kind}_{field}"], atol=1e-6
         )
-  below = buffers.path_nodes(tree, recursive.paths)
+  below = tree.nodes_of_padded_paths(recursive.paths)
   assert recursive.size > 0 and (tree.kind[below] != sog.games.TERMINAL).all()
   ancestors = tables_lib.ancestors(tree)
   assert all(np.isin(ancestors[n, : tree.depth[n]], nodes).any() for n in below)
@@ -363,7 +362,7 @@ def test_random_queries_join_the_searches_queries_as_valid_pbss():
   random_rows = pushed[-1]  # after the actors' own queries
   assert random_rows.size == 3
   tree = selfplay.game.tree
-  random_nodes = buffers.path_nodes(tree, random_rows.paths)
+  random_nodes = tree.nodes_of_padded_paths(random_rows.paths)
   assert (tree.kind[random_nodes] != sog.games.TERMINAL).all()
   assert (random_rows.ranges[~tree.valid[random_nodes]] == 0).all()
   np.testing.assert_allclose(random_rows.ranges.sum(-1), 1.0, atol=1e-6)

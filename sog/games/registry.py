@@ -131,7 +131,7 @@ class Game:
     """The most public moves from the root to any public state (at least 1): the game's own
     ``max_moves``, or its enumerated tree's depth."""
     given = self.public_game.max_moves
-    return max(self.tree.num_levels - 1 if given is None else int(given), 1)
+    return self.tree.max_moves if given is None else max(int(given), 1)
 
   @property
   def num_infostates(self) -> tuple[int, int]:

@@ -128,6 +128,12 @@ class PublicTree:
   def num_levels(self) -> int:
     return len(self.level_starts) - 1
 
+  @property
+  def max_moves(self) -> int:
+    """The most public moves from the root to any public state (at least 1): how long a path of
+    child slots must be to name every public state."""
+    return max(self.num_levels - 1, 1)
+
   @functools.cached_property
   def levels(self) -> tuple[Level, ...]:
     return tuple(_make_level(self, d) for d in range(self.num_levels))
@@ -139,6 +145,13 @@ class PublicTree:
   def node_of_path(self, path: tuple[Hashable, ...]) -> int:
     """The node reached by a sequence of child slots from the root; ``KeyError`` if none is."""
     return self._node_by_path[tuple(path)]
+
+  def nodes_of_padded_paths(self, paths: np.ndarray) -> np.ndarray:
+    """[B] the nodes that ``paths`` [B, L] of child slots from the root reach (-1 past a path's
+    end, as self-play and the belief resolver store them)."""
+    return np.array(
+      [self.node_of_path(tuple(int(k) for k in path if k >= 0)) for path in paths], np.int64
+    )
 
   def largest_utility(self) -> float:
     """max |u_0| over the terminal world states that occur (payoff = W * u_0); 1 if all are 0."""

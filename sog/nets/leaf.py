@@ -43,8 +43,9 @@ def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.Le
 def ensemble_leaf_model(models: Sequence[leaf_models.LeafModel]) -> leaf_models.LeafModel:
   """The mean of several networks of one game as one leaf model (networks of separate runs): the
   values are averaged (so they stay zero-sum) and so are the policy logits (a normalised geometric
-  mean of the policies); each model carries its own state. ``ValueError`` for no model or models of
-  other games."""
+  mean of the policies) and, where every model plays below its leaves (the exact oracle), their
+  policy sums; each model carries its own state. ``ValueError`` for no model or models of other
+  games."""
   models = tuple(models)
   if not models:
     raise ValueError("an ensemble needs at least one leaf model")
@@ -60,10 +61,12 @@ def ensemble_leaf_model(models: Sequence[leaf_models.LeafModel]) -> leaf_models.
       model.apply(p, tables, nodes, ranges, mask, s)
       for model, p, s in zip(models, params, state, strict=True)
     ]
+    sums = [out.policy_sums for out in outs]
     return leaf_models.LeafOutput(
       sum(out.values for out in outs) / len(outs),
       sum(out.logits for out in outs) / len(outs),
-      state=tuple(out.state for out in outs),
+      None if any(s is None for s in sums) else sum(sums) / len(sums),
+      tuple(out.state for out in outs),
     )
 
   return leaf_models.LeafModel(init, apply, tuple(model.params for model in models), games.pop())

@@ -184,13 +184,13 @@ def compose(
   if isinstance(searcher, BeliefGTCFR | sized.SizedPools):
     if tree is None:
       raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
-    length = predecessors_lib.path_length(tree)
+    length = tree.max_moves
     if isinstance(searcher, BeliefGTCFR):
       pools = sized.SizedPools(searcher, length, tree)
     elif searcher.tree is not tree or searcher.path_length < length:
       raise ValueError(
         "compose: the SizedPools were sized for another tree or shorter paths; build them with "
-        "this tree and sog.search.predecessors.path_length(tree)"
+        "this tree and its max_moves (tree.max_moves)"
       )
     else:
       pools = searcher

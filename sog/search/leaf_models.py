@@ -322,6 +322,11 @@ def routed_leaf_model(
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
+  if oracle.game is not None and oracle.game != model.game:
+    raise ValueError(
+      f"routed_leaf_model: the oracle values {oracle.game}, the model {model.game}; route to an "
+      "oracle of the model's game"
+    )
 
   def init(tables, start):
     if start is None:
@@ -356,11 +361,11 @@ def routed_leaf_model(
     return jnp.broadcast_to((low if route == "low_reach" else ~low)[..., None], shape)
 
   def apply(params, tables, nodes, ranges, mask, state):
-    *route_state, model_state, oracle_state = state
-    out = model.apply(params, tables, nodes, ranges, mask, model_state)
+    (model_params, oracle_params), (*route_state, model_state, oracle_state) = params, state
+    out = model.apply(model_params, tables, nodes, ranges, mask, model_state)
     routed = entries(tables, nodes, ranges, state) & mask[:, None, None]
-    exact = oracle.apply(oracle.params, tables, nodes, ranges, routed.any((-2, -1)), oracle_state)
+    exact = oracle.apply(oracle_params, tables, nodes, ranges, routed.any((-2, -1)), oracle_state)
     values = jnp.where(routed, exact.values, out.values)
     return LeafOutput(values, out.logits, state=(*route_state, out.state, exact.state))
 
-  return LeafModel(init, apply, model.params, model.game)
+  return LeafModel(init, apply, (model.params, oracle.params), model.game)

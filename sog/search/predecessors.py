@@ -45,9 +45,3 @@ def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
   decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   above = np.where(previous[decisions] >= 0, tree.depth[previous[decisions]] + 1, 0)
   return int(max(0, (tree.depth[decisions] - above).max(initial=0)))
-
-
-def path_length(tree: tree_lib.PublicTree) -> int:
-  """The most public moves from the game's root to any public state: how long a path of child
-  slots a belief resolver must hold (:class:`~sog.search.pool.belief_resolver.BeliefResolver`)."""
-  return max(tree.num_levels - 1, 1)

@@ -201,7 +201,7 @@ class SearchState:
   action_values: chex.Array  # [M, S, A]: PUCT's Q, the actor's normalised action values
   ranges: chex.Array  # [N, 2, S]: of the latest CFR pass
   leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
-  leaf_state: Any  # a stateful leaf model's state (() for the others)
+  leaf_state: Any  # the leaf model's state (from LeafModel.init; () for a model without one)
   queries: QuerySample
   leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
   leaf_calls: chex.Array  # leaf-model calls made (none by a pass while the frontier, or every

@@ -296,11 +296,6 @@ def node_paths(tree, nodes: np.ndarray, length: int) -> np.ndarray:
   return paths
 
 
-def path_nodes(tree, paths: np.ndarray) -> np.ndarray:
-  """[B] the nodes of an enumerated ``tree`` that ``paths`` [B, L] (-1 past the end) reach."""
-  return np.array([tree.node_of_path(tuple(int(k) for k in p if k >= 0)) for p in paths], np.int64)
-
-
 def searched(results, row: int, root_path: np.ndarray, length: int):
   """Row ``row`` of a batch of belief-pool search ``results`` (host arrays), its root at
   ``root_path`` from the game's root: the facts of its focus (:class:`PublicFacts`, one row) and its

@@ -38,7 +38,6 @@ import jax
 from sog import monitoring
 from sog import plotting
 from sog.eval import paper
-from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import diagnostics as diagnostics_lib
 from sog.selfplay import loop
@@ -305,7 +304,7 @@ def _loop(
 
   def diagnose() -> None:
     queries, solved = run.last_solved
-    nodes = buffers.path_nodes(run.game.tree, queries.paths)
+    nodes = run.game.tree.nodes_of_padded_paths(queries.paths)
     errors = diagnostics.measure(run.params, nodes, solved.ranges, solved.values)
     writer.write(
       "diagnostics",

@@ -40,7 +40,6 @@ from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.protocol import settings as settings_lib
-from sog.search import predecessors
 from sog.search import tables as tables_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as selfplay_config
@@ -192,7 +191,7 @@ class ReBeLSelfPlay:
     self.learner.add(added)
     self.last_solved = (
       buffers.Queries(
-        paths=buffers.node_paths(tree, np.concatenate(solved), predecessors.path_length(tree)),
+        paths=buffers.node_paths(tree, np.concatenate(solved), tree.max_moves),
         ranges=added.ranges,
       ),
       added,

@@ -62,7 +62,7 @@ class BeliefSearchState:
       frontier leaf; uniform over the legal actions before).
     action_values: [P, S, A] PUCT's Q: the actor's normalised action values of the latest pass.
     ranges: [P, 2, S] both players' ranges in the latest pass.
-    leaf_state: a stateful leaf model's state (() for the others).
+    leaf_state: the leaf model's state (from ``LeafModel.init``; ``()`` for a model without one).
     queries: a uniform sample of the leaf queries (``nodes`` are slots).
     leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls.
     interior_since: [P] int32 the CFR iteration each node became interior at.

@@ -86,7 +86,7 @@ class SizedPools:
     game's root, -1 past its end)."""
     if self.tree is None:
       return self.searcher.capacity
-    return int(self.capacity[self.tree.node_of_path(tuple(int(k) for k in path if k >= 0))])
+    return int(self.capacity[self.tree.nodes_of_padded_paths(np.asarray([path]))[0]])
 
   def by_pool(self, paths: Sequence[Sequence[int]]) -> list[tuple[int, list[int]]]:
     """The jobs (indices of ``paths``, the searches' focuses) grouped by pool size, smallest
