@@ -343,36 +343,31 @@ class LeafFlags:
 
   def model(self, game: sog.games.Game, engine: str) -> leaf_models.LeafModel:
     """The leaf model the flags name, for searches on ``engine`` ("pool" or "tables": the exact
-    oracle is each engine's own; the pool takes no injected error or routed oracle yet)."""
-    if engine == "pool":
-      given = [f"--{flag.name}" for flag in (self.value_error, self.oracle_on) if flag.present]
-      if given:
-        raise ValueError(f"{', '.join(given)} run on the table engine only: add --engine=tables")
-      if self.leaf.value == "oracle":
-        try:
-          return belief_oracle.exact_leaf_model(
-            game,
-            self.oracle_iterations.value,
-            warm_start=self.oracle_warm_start.value,
-            policy_prior=self.oracle_policy_prior.value,
-          )
-        except ValueError as error:
-          raise ValueError(f"{error}; or add --engine=tables (the table search's oracle)") from None
-    model = leaf_model(
-      self.leaf.value,
-      game,
-      self.oracle_iterations.value,
-      self.oracle_warm_start.value,
-      self.oracle_policy_prior.value,
-    )
+    oracle, alone or answering the routed queries, is each engine's own)."""
+
+    def oracle(warm_start: bool, policy_prior: bool) -> leaf_models.LeafModel:
+      if engine == "tables":
+        return leaf_models.exact_leaf_model(
+          self.oracle_iterations.value, warm_start=warm_start, policy_prior=policy_prior
+        )
+      try:
+        return belief_oracle.exact_leaf_model(
+          game, self.oracle_iterations.value, warm_start=warm_start, policy_prior=policy_prior
+        )
+      except ValueError as error:
+        raise ValueError(f"{error}; or add --engine=tables (the table search's oracle)") from None
+
+    if self.leaf.value == "oracle":
+      model = oracle(self.oracle_warm_start.value, self.oracle_policy_prior.value)
+    else:
+      model = leaf_model(self.leaf.value, game)
     if self.value_error.value > 0:
       model = leaf_models.with_value_error(
         model, self.value_error.value, self.value_error_seed.value
       )
     if self.oracle_on.value is not None:
-      oracle = leaf_models.exact_leaf_model(self.oracle_iterations.value)
       model = leaf_models.routed_leaf_model(
-        model, oracle, self.oracle_on.value, self.reach_threshold.value
+        model, oracle(False, False), self.oracle_on.value, self.reach_threshold.value, game
       )
     return model
 

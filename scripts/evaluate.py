@@ -19,9 +19,9 @@ value's keys at the top level, every value under "results").
 
 The searches run on the belief pool (``sog.search.pool.BeliefGTCFR``, each search growing its own
 tree from its re-solving root; ``--engine=pool``, the default) or on the table search
-(``--engine=tables``, until it leaves the library; --record_queries, --leaf_value_error and
---oracle_on need it); with ``--float64`` both engines give the same composed policies for the
-same seeds:
+(``--engine=tables``, until it leaves the library); with ``--float64`` both engines give the
+same composed policies for the same seeds (with --leaf_value_error and --oracle_on too), and with
+--record_queries the same leaf queries where the sample holds all of them:
 
   python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --engine=tables \
       --float64
@@ -133,8 +133,6 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   _refuse_other_agents_flags()
-  if _RECORD_QUERIES.value and _ENGINE.engine.value == "pool":
-    raise ValueError("--record_queries reads the table search's subgames: add --engine=tables")
   dtype = _ENGINE.dtype()
   game = common.load_game(_GAME.value)
   if _AGENT.value == "rebel":  # ReBeL's CFR-D subgames run on the enumerated tables
@@ -163,7 +161,7 @@ def main(argv):
     recorder = None
     if _RECORD_QUERIES.value:
       config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
-      recorder = queries_lib.QueryRecorder()
+      recorder = queries_lib.QueryRecorder(game.tree)
     if _ENGINE.engine.value == "pool":
       searcher = pool.BeliefGTCFR(
         game,

@@ -246,20 +246,47 @@ def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
 
 
 def test_the_level_order_visits_each_used_slot_once_deepest_last():
-  """Chunks hold nodes of one depth, at most CHUNK of them; read in order they are the used slots
-  by (depth, slot), each once (Leduc's deepest levels hold more than a chunk); past the last
-  chunk, and in a chunk's tail, only padding (P)."""
+  """Interior chunks hold expanded nodes of one depth, at most CHUNK of them; read in order they are
+  the expanded slots by (depth, slot), each once (Leduc's deepest interior levels hold more than a
+  chunk); the leaves' chunks hold every other used slot in slot order, each once; past the last
+  chunk, and in a chunk's tail, only padding (P). A walk down reaches every parent before its
+  children, a walk up every child before its parent."""
   game = load("leduc_poker")
   pool = beliefs.grow(game.public_game, game.tree.num_nodes + 40)  # 40 free slots
   order = belief_cfr.level_order(pool)
   P, C = pool.capacity, belief_cfr.CHUNK
   chunks = np.stack([np.asarray(order.chunk(c)) for c in range(int(order.num_chunks) + 2)])
-  depth = np.asarray(pool.depth)
+  depth, expanded = np.asarray(pool.depth), np.asarray(pool.expanded)
   used = np.flatnonzero(np.asarray(pool.used))
-  assert np.bincount(depth[used]).max() > C
+  interior, leaves = used[expanded[used]], used[~expanded[used]]
+  assert np.bincount(depth[interior]).max() > C and leaves.size > belief_cfr.LEAF_CHUNK
   real = [chunk[chunk < P] for chunk in chunks]
   assert all(len(np.unique(depth[nodes])) == 1 for nodes in real[: int(order.num_chunks)])
   assert all(np.all(chunk[len(nodes) :] == P) for chunk, nodes in zip(chunks, real, strict=True))
   assert not np.concatenate(real[int(order.num_chunks) :]).size
   visited = np.concatenate(real)
-  np.testing.assert_array_equal(visited, used[np.lexsort((used, depth[used]))])
+  np.testing.assert_array_equal(visited, interior[np.lexsort((interior, depth[interior]))])
+  in_leaf_chunks = np.concatenate(
+    [np.asarray(order.leaf_chunk(c)) for c in range(int(order.num_leaf_chunks))]
+  )
+  np.testing.assert_array_equal(in_leaf_chunks[: leaves.size], leaves)
+  assert (in_leaf_chunks[leaves.size :] == P).all()
+
+  def visit_rank(upward: bool) -> np.ndarray:
+    """[P] each slot's place in a walk (-1: never visited)."""
+
+    def step(nodes, carry):
+      rank, count = carry
+      real = nodes < P
+      places = count + jnp.cumsum(real) - 1
+      return rank.at[nodes].set(jnp.where(real, places, -1), mode="drop"), count + real.sum()
+
+    rank, count = order.walk(step, (jnp.full(P, -1), jnp.int32(0)), upward)
+    assert int(count) == used.size
+    return np.asarray(rank)
+
+  below_root = used[used != 0]
+  parents = np.asarray(pool.parent)[below_root]
+  down, up = visit_rank(False), visit_rank(True)
+  assert (down[used] >= 0).all() and (up[used] >= 0).all()
+  assert (down[parents] < down[below_root]).all() and (up[below_root] < up[parents]).all()

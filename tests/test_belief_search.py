@@ -402,3 +402,30 @@ def test_a_pool_oracle_too_small_for_the_subgame_values_its_leaves_nan():
   model = belief_oracle.exact_leaf_model(game, iterations=2, capacity=4)
   searcher = BeliefGTCFR(game, model, types.GTCFRConfig(simulations=2))
   assert np.isnan(np.asarray(searcher.search(jax.random.PRNGKey(0)).values)).any()
+
+
+def test_a_value_error_is_drawn_per_public_state_on_either_engine():
+  """``with_value_error`` on Leduc's whole tree grown on a pool (slots in another order than the
+  tables' nodes): at every public state the same ranges get the same values as in the search
+  tables, so an injected error is the same on both engines."""
+  game = registry.load("leduc_poker")
+  tree = game.tree
+  pool = beliefs.grow_all(
+    game.public_game, beliefs.empty(game.public_game, tree.num_nodes, jnp.float32)
+  )
+  slots = np.arange(tree.num_nodes)
+  nodes = tree.nodes_of_padded_paths(
+    beliefs.slot_paths(jax.device_get(pool), slots, np.full(1, -1), tree.max_moves)
+  )
+  assert sorted(nodes.tolist()) == list(range(tree.num_nodes))  # the pool holds every node once
+  ranges = jnp.asarray(np.random.default_rng(0).random(tree.valid.shape) * tree.valid, jnp.float32)
+  noisy = leaf_models.with_value_error(leaf_models.zero_leaf_model(), 0.5, seed=3)
+  tables = tables_lib.make_tables(tree)
+
+  def values(view, at):
+    mask = jnp.ones(at.size, bool)
+    return np.asarray(noisy.apply(None, view, jnp.asarray(at), ranges[nodes], mask, ()).values)
+
+  on_pool, on_tables = values(pool, slots), values(tables, nodes)
+  np.testing.assert_allclose(on_pool, on_tables, rtol=1e-6, atol=1e-6)
+  assert np.abs(on_pool).max() > 0

@@ -16,7 +16,9 @@ from sog import protocol
 from sog.protocol import queries as queries_lib
 from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import predecessors
 from sog.search import tables as tables_lib
+from sog.search.pool import BeliefGTCFR
 from tests.conftest import ROOT
 from tests.conftest import load
 
@@ -30,21 +32,22 @@ def _constant_model(value: float) -> leaf_models.LeafModel:
   return leaf_models.stateless(apply)
 
 
+def _pool(game, config, dtype=jnp.float32):
+  depth = predecessors.branch_depth(game.tree, "own")
+  return BeliefGTCFR(game, leaf_models.zero_leaf_model(), config, dtype=dtype, branch_depth=depth)
+
+
 def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
-  """Each recorded query is a leaf below s_pub or off the re-solving branch, as the game's tree
-  says, and from a first search exactly where the search had no predecessor; recording changes
-  nothing."""
+  """Each query the belief pool's searches record is a leaf below s_pub or off the re-solving
+  branch, as the game's tree says, and from a first search exactly where the search had no
+  predecessor; recording changes nothing."""
   game = load("kuhn_poker")
   tree = game.tree
   config = gtcfr.GTCFRConfig(simulations=2)
-  recorder = queries_lib.QueryRecorder()
-  searcher = gtcfr.GTCFR(
-    game, leaf_models.zero_leaf_model(), dataclasses.replace(config, query_samples=16)
-  )
-  recorded = protocol.compose(searcher, range(3), batch_size=2, on_resolved=recorder)
-  plain = protocol.compose(
-    gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config), range(3), batch_size=2
-  )
+  recorder = queries_lib.QueryRecorder(tree)
+  searcher = _pool(game, dataclasses.replace(config, query_samples=16))
+  recorded = protocol.compose(searcher, range(3), batch_size=2, on_resolved=recorder, tree=tree)
+  plain = protocol.compose(_pool(game, config), range(3), batch_size=2, tree=tree)
   np.testing.assert_array_equal(recorded.exploitability, plain.exploitability)
   found = recorder.queries
   assert found.size > 0 and set(found.seeds.tolist()) == {0, 1, 2}
@@ -69,6 +72,38 @@ def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):
   np.savez(tmp_path / "other.npz", x=np.zeros(2))
   with pytest.raises(ValueError, match="not a file of protocol queries"):
     queries_lib.ProtocolQueries.load(tmp_path / "other.npz")
+  with pytest.raises(ValueError, match="give the recorder the game's tree"):
+    protocol.compose(searcher, [0], on_resolved=queries_lib.QueryRecorder(), tree=tree)
+
+
+def _rows(queries: queries_lib.ProtocolQueries) -> list[tuple]:
+  """The queries as sorted rows (seed, searched, node, labels, ranges to 1e-12)."""
+  ranges = [tuple(np.round(r.ravel(), 12)) for r in queries.ranges]
+  labels = (
+    queries.seeds,
+    queries.searched,
+    queries.nodes,
+    queries.below_focus,
+    queries.first_search,
+  )
+  return sorted(zip(*[x.tolist() for x in labels], ranges, strict=True))
+
+
+def test_the_pool_records_the_table_searchs_queries():
+  """Kuhn, the zero leaf, s = 10, seeds 0-1, float64, a sample that holds every query a search
+  asks: the belief pool's searches ask exactly the queries the table search asked (nodes, labels,
+  ranges), recorded from it in tests/fixtures/table_queries_kuhn.npz (``scripts/evaluate.py
+  --game=kuhn_poker --leaf=zeros --sims=10 --seeds=2 --float64 --record_queries=DIR
+  --query_samples=4096 --engine=tables``, before the table search left the library)."""
+  game = load("kuhn_poker")
+  recorded = queries_lib.ProtocolQueries.load(ROOT / "tests/fixtures/table_queries_kuhn.npz")
+  recorder = queries_lib.QueryRecorder(game.tree)
+  config = gtcfr.GTCFRConfig(simulations=10, query_samples=4096)
+  with jax.enable_x64(True):
+    searcher = _pool(game, config, jnp.float64)
+    protocol.compose(searcher, range(2), batch_size=4, on_resolved=recorder, tree=game.tree)
+  assert recorder.queries.size == recorded.size > 50
+  assert _rows(recorder.queries) == _rows(recorded)
 
 
 @pytest.mark.parametrize("route", leaf_models.QUERY_CLASSES)
@@ -121,8 +156,8 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
 
 
 def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkpoint, tmp_path):
-  """evaluate.py --record_queries writes the queries (and --oracle_on routes a class to the oracle);
-  diagnose_leaf.py values them and reports every group."""
+  """evaluate.py --record_queries writes the queries of the belief pool's searches (and --oracle_on
+  routes a class to the pool's oracle); diagnose_leaf.py values them and reports every group."""
 
   def run(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
@@ -136,7 +171,6 @@ def test_evaluate_records_queries_and_diagnose_leaf_splits_the_error(kuhn_checkp
     f"--record_queries={tmp_path}",
     "--oracle_on=off_branch",
     "--oracle_iterations=2",
-    "--engine=tables",
   )
   assert evaluated.returncode == 0, evaluated.stderr[-3000:]
   record = json.loads(evaluated.stdout.strip().splitlines()[-1])

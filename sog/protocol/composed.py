@@ -155,7 +155,10 @@ def compose(
   progress: Callable[[int, int], None] | None = None,
   params=None,
   predecessor: str = "own",
-  on_resolved: Callable[[list[tuple[int, int, bool]], resolver_lib.Resolved], None] | None = None,
+  on_resolved: Callable[
+    [list[tuple[int, int, bool]], resolver_lib.Resolved | belief_resolver.BeliefResolved], None
+  ]
+  | None = None,
   tree: tree_lib.PublicTree | None = None,
 ) -> Composition:
   """Runs the protocol with ``searcher`` for each seed and evaluates each composed policy exactly
@@ -177,9 +180,11 @@ def compose(
   (:func:`~sog.search.predecessors.previous_decisions`): the searching player's last one
   (``"own"``, the default) or the nearest one above, whoever acted there (``"nearest"``; the
   paper's "conditioned on previous searches at predecessor states" allows either reading).
-  ``on_resolved(searches, resolved)`` is called with every chunk of searches (table engine only):
-  ``searches[row]`` is (seed, game node searched, whether it continued a predecessor's search) of
-  the chunk's row (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
+  ``on_resolved(searches, resolved)`` is called with every chunk of searches (a table
+  :class:`~sog.search.resolver.Resolved` or a pool
+  :class:`~sog.search.pool.belief_resolver.BeliefResolved`): ``searches[row]`` is (seed, game node
+  searched, whether it continued a predecessor's search) of the chunk's row
+  (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
   if isinstance(searcher, BeliefGTCFR | sized.SizedPools):
     if tree is None:
@@ -201,11 +206,6 @@ def compose(
         f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
         f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
         "(sog.search.predecessors.branch_depth)"
-      )
-    if on_resolved is not None:
-      raise ValueError(
-        "compose: on_resolved (recording leaf queries) reads the table engine's subgames; run "
-        "it with a sog.search.GTCFR"
       )
     resolver = _PoolByNode(pools, tree, resolving_config)
     keep = resolver.keep

@@ -23,9 +23,13 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
+import jax
 import numpy as np
 
+from sog.games import tree as tree_lib
 from sog.search import resolver as resolver_lib
+from sog.search.pool import belief_resolver
+from sog.search.pool import beliefs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,38 +91,79 @@ class ProtocolQueries:
 
 class QueryRecorder:
   """Collects the sampled leaf queries of every search :func:`~sog.protocol.compose` runs; give it
-  as ``compose(..., on_resolved=recorder)``, then read :attr:`queries`."""
+  as ``compose(..., on_resolved=recorder)``, then read :attr:`queries`. Searches on the belief pool
+  name their leaves by slots of their own pools: ``tree``, the game's enumerated tree the protocol
+  composes on, moves them to its nodes (not needed for the table search's subgames)."""
 
-  def __init__(self):
+  def __init__(self, tree: tree_lib.PublicTree | None = None):
+    self._tree = tree
     self._parts: list[ProtocolQueries] = []
 
   def __call__(
-    self, searches: list[tuple[int, int, bool]], resolved: resolver_lib.Resolved
+    self,
+    searches: list[tuple[int, int, bool]],
+    resolved: resolver_lib.Resolved | belief_resolver.BeliefResolved,
   ) -> None:
     """Records a chunk: ``searches[row]`` is (seed, game node searched, has a predecessor) of each
     of ``resolved``'s jobs, in row order."""
     sample = resolved.results.queries
     valid = np.isfinite(np.asarray(sample.keys))
-    local = np.asarray(sample.nodes)
     ranges = np.asarray(sample.ranges, np.float64)
+    located = (
+      self._on_pool(resolved, valid)
+      if isinstance(resolved, belief_resolver.BeliefResolved)
+      else self._on_tables(resolved, valid)
+    )
     for row, (seed, searched, has_predecessor) in enumerate(searches):
-      subgame = resolved.subgames[row]
-      ancestors = np.asarray(subgame.tables.ancestors)
-      focus = int(resolved.focus[row])
-      level = int(np.flatnonzero(ancestors[focus] == focus)[0])  # s_pub's depth in the subgame
-      rows = np.flatnonzero(valid[row])
-      leaves = local[row, rows]
-      count = rows.size
+      nodes, below = located[row]
+      count = nodes.size
       self._parts.append(
         ProtocolQueries(
           seeds=np.full(count, seed, np.int64),
           searched=np.full(count, searched, np.int64),
-          nodes=subgame.game_nodes[leaves].astype(np.int64),
-          ranges=ranges[row, rows],
-          below_focus=ancestors[leaves, level] == focus,
+          nodes=nodes,
+          ranges=ranges[row, valid[row]],
+          below_focus=below,
           first_search=np.full(count, not has_predecessor),
         )
       )
+
+  @staticmethod
+  def _on_tables(resolved: resolver_lib.Resolved, valid: np.ndarray):
+    """Per row: the game nodes of its valid queries and whether each lies at or below s_pub."""
+    local = np.asarray(resolved.results.queries.nodes)
+    located = []
+    for row in range(len(resolved.jobs)):
+      subgame = resolved.subgames[row]
+      ancestors = np.asarray(subgame.tables.ancestors)
+      focus = int(resolved.focus[row])
+      level = int(np.flatnonzero(ancestors[focus] == focus)[0])  # s_pub's depth in the subgame
+      leaves = local[row, valid[row]]
+      located.append(
+        (subgame.game_nodes[leaves].astype(np.int64), ancestors[leaves, level] == focus)
+      )
+    return located
+
+  def _on_pool(self, resolved: belief_resolver.BeliefResolved, valid: np.ndarray):
+    """Per row: the game nodes of its valid queries (their slots' paths from the game's root) and
+    whether each lies at or below s_pub (the search grows only there, so deeper than s_pub or s_pub
+    itself)."""
+    if self._tree is None:
+      raise ValueError(
+        "QueryRecorder: searches on the belief pool name leaves by their pools' slots; give the "
+        "recorder the game's tree (QueryRecorder(tree)) to move them to its nodes"
+      )
+    results = jax.device_get(resolved.results)
+    root_paths = np.asarray(resolved.planned.root_path)
+    located = []
+    for row in range(len(resolved.jobs)):
+      pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
+      slots = np.asarray(results.queries.nodes[row])[valid[row]]
+      paths = beliefs.slot_paths(pool, slots, root_paths[row], self._tree.max_moves)
+      depth, focus = np.asarray(pool.depth), int(results.focus[row])
+      below = (depth[slots] > depth[focus]) | (slots == focus)
+      located.append((self._tree.nodes_of_padded_paths(paths), below))
+    return located
 
   @property
   def queries(self) -> ProtocolQueries:

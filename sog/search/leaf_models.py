@@ -105,25 +105,45 @@ def zero_leaf_model() -> LeafModel:
   return stateless(apply)
 
 
+#: The steps per unit in which :func:`public_state_noise` reads a network input.
+ENCODING_STEPS = 4096
+
+
+def public_state_noise(view, nodes: chex.Array, seed: int, dtype) -> chex.Array:
+  """[L, 2, S] draws z ~ N(0, 1) per (player, infostate) at ``nodes``, fixed by ``seed`` and each
+  node's public state (read from its network input, ``view.encoding``, in steps of 1/4096 so that
+  the last bits of its arithmetic do not count): the same public state gets the same draws in every
+  search, at any node index, in the search tables and on a pool alike (public states a network
+  cannot tell apart share them)."""
+  steps = jnp.round(jnp.asarray(view.encoding[nodes], jnp.float32) * ENCODING_STEPS)
+  bits = steps.astype(jnp.int32).astype(jnp.uint32)
+  key, mixing = jax.random.split(jax.random.PRNGKey(seed))
+  weights = jax.random.bits(mixing, (bits.shape[-1],), jnp.uint32) | jnp.uint32(1)
+  digests = (bits * weights).sum(-1, dtype=jnp.uint32)  # a 32-bit hash of each input (wrapping)
+  shape = view.valid.shape[1:]
+  return jax.vmap(lambda d: jax.random.normal(jax.random.fold_in(key, d), shape, dtype))(digests)
+
+
 def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel:
   """``model`` with a fixed error in its conditional values, for measuring what leaf error costs.
 
   At node n, player p and infostate s the value per unit of the opponent's range mass moves by
-  sigma * z[n, p, s], z ~ N(0, 1) drawn once from ``seed`` over the whole tables (the same error
-  every time the search asks there, as a network's would be), then both players' errors shift by
-  half of sum_p r_p . e_p (r_p normalised) so the output stays zero-sum, as the CVPN's does. The
-  mean absolute error is about 0.8 sigma. With the exact oracle this is a network that is perfect
-  but for an error of known size; ``scripts/evaluate.py --leaf_value_error``.
+  sigma * z[n, p, s], z ~ N(0, 1) drawn from ``seed`` and n's public state
+  (:func:`public_state_noise`: the same error every time a search asks there, as a network's would
+  be, on either engine), then both players' errors shift by half of sum_p r_p . e_p (r_p
+  normalised) so the output stays zero-sum, as the CVPN's does. The mean absolute error is about
+  0.8 sigma. With the exact oracle this is a network that is perfect but for an error of known
+  size; ``scripts/evaluate.py --leaf_value_error``.
   """
   if sigma < 0:
     raise ValueError(f"leaf value error sigma must be >= 0, got {sigma}")
 
-  def apply(params, tables, nodes, ranges, mask, state):
-    out = model.apply(params, tables, nodes, ranges, mask, state)
-    valid = tables.valid[nodes]
+  def apply(params, view, nodes, ranges, mask, state):
+    out = model.apply(params, view, nodes, ranges, mask, state)
+    valid = view.valid[nodes]
     own = jnp.where(valid, ranges, 0.0)
     own_mass = own.sum(-1, keepdims=True)
-    z = jax.random.normal(jax.random.PRNGKey(seed), tables.valid.shape, ranges.dtype)[nodes]
+    z = public_state_noise(view, nodes, seed, ranges.dtype)
     error = jnp.where(valid, sigma * z, 0.0)
     residual = (own / jnp.maximum(own_mass, 1e-12) * error).sum((-2, -1), keepdims=True) / 2
     error = jnp.where(valid, error - residual, 0.0)
@@ -292,8 +312,49 @@ QUERY_CLASSES = (
 )
 
 
+def _table_routing(tables: tables_lib.SearchTables, start) -> tuple[Any, chex.Array]:
+  """A table search's (s_pub and its level, as the ``below`` test reads them) and whether it
+  starts at the game's root."""
+  focus = jnp.asarray(start.focus, jnp.int32)
+  level = jnp.argmax(tables.ancestors[focus] == focus).astype(jnp.int32)
+  return (focus, level), tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
+
+
+def _table_below(tables: tables_lib.SearchTables, nodes: chex.Array, where) -> chex.Array:
+  focus, level = where
+  return tables.ancestors[nodes, level] == focus
+
+
+def _pool_routing(start, root_state) -> tuple[Any, chex.Array]:
+  """A pool search's branch from its root down to s_pub (the slots are found in the pool it grows)
+  and whether its root is the game's root (``root_state``; None: unknown, taken as False)."""
+  if root_state is None:
+    first = jnp.bool_(False)
+  else:
+    same = jax.tree.map(
+      lambda a, b: jnp.all(jnp.asarray(a) == jnp.asarray(b)), start.state, root_state
+    )
+    first = jnp.all(jnp.stack(jax.tree.leaves(same)))
+  return jnp.asarray(start.branch, jnp.int32), first
+
+
+def _pool_below(tree, nodes: chex.Array, branch: chex.Array) -> chex.Array:
+  """Whether each slot is s_pub or below it: the search grows only below s_pub, so a slot is below
+  it if deeper (the branch's other children, the off-branch leaves, are never expanded)."""
+
+  def down(node, k):
+    return jnp.where(k >= 0, tree.children[node, jnp.maximum(k, 0)], node), None
+
+  focus, _ = jax.lax.scan(down, jnp.int32(0), branch)
+  return (tree.depth[nodes] > (branch >= 0).sum()) | (nodes == focus)
+
+
 def routed_leaf_model(
-  model: LeafModel, oracle: LeafModel, route: str, reach_threshold: float = 0.1
+  model: LeafModel,
+  oracle: LeafModel,
+  route: str,
+  reach_threshold: float = 0.1,
+  game=None,
 ) -> LeafModel:
   """``model`` with ``oracle`` answering one class of its queries: what a network's error in that
   class costs (the oracle stands in for a network that is exact there and only there).
@@ -318,36 +379,46 @@ def routed_leaf_model(
   reads the search's own policy). The oracle is asked only for the routed rows (the exact oracle's
   call solves below them with all of the tables' CFR+ passes, however few they are, and is skipped
   where no row is routed outside ``vmap``); each model carries its own state. The routing needs
-  the search's start: a search outside GT-CFR (a depth-limited solve) is refused.
+  the search's start: a search outside GT-CFR (a depth-limited solve) is refused. The model serves
+  both engines: on the belief pool a search's root is told to be the game's root by comparing its
+  public state with ``game``'s root (a :class:`~sog.games.PublicGame` or registered game; needed
+  for ``first_search`` there).
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
-  if oracle.game is not None and oracle.game != model.game:
+  if None not in (oracle.game, model.game) and oracle.game != model.game:
     raise ValueError(
       f"routed_leaf_model: the oracle values {oracle.game}, the model {model.game}; route to an "
       "oracle of the model's game"
     )
+  game = getattr(game, "public_game", game)
+  root_state = None if game is None else game.root()
 
-  def init(tables, start):
+  def init(view, start):
     if start is None:
       raise ValueError(
         "routed_leaf_model routes by the search's start (s_prev, s_pub): it values GT-CFR "
         "searches only, not depth-limited solves"
       )
-    focus = jnp.asarray(start.focus, jnp.int32)
-    level = jnp.argmax(tables.ancestors[focus] == focus).astype(jnp.int32)
-    first = tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
-    return (focus, level, first, model.init(tables, start), oracle.init(tables, start))
+    on_pool = hasattr(start, "state")  # a pool search's start names its root by its public state
+    if on_pool and route == "first_search" and root_state is None:
+      raise ValueError(
+        "routed_leaf_model: routing first_search on the belief pool compares a search's root with "
+        "the game's: give game="
+      )
+    where, first = _pool_routing(start, root_state) if on_pool else _table_routing(view, start)
+    return (where, first, model.init(view, start), oracle.init(view, start))
 
-  def entries(tables, nodes, ranges, state):
+  def entries(view, nodes, ranges, state):
     """[L, 2, S] bool: the (leaf, player, infostate) values the oracle gives."""
-    focus, level, first, _, _ = state
+    where, first, _, _ = state
     shape = ranges.shape
     if route in ("unreached", "reached"):
       reached = ranges > 0
-      return tables.valid[nodes] & (~reached if route == "unreached" else reached)
-    below = tables.ancestors[nodes, level] == focus
-    opponent_mass = jnp.where(tables.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
+      return view.valid[nodes] & (~reached if route == "unreached" else reached)
+    on_pool = not hasattr(view, "ancestors")
+    below = _pool_below(view, nodes, where) if on_pool else _table_below(view, nodes, where)
+    opponent_mass = jnp.where(view.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
     by_leaf = {
       "off_branch": ~below,
       "below_focus": below,
@@ -360,12 +431,12 @@ def routed_leaf_model(
     low = opponent_mass < reach_threshold
     return jnp.broadcast_to((low if route == "low_reach" else ~low)[..., None], shape)
 
-  def apply(params, tables, nodes, ranges, mask, state):
+  def apply(params, view, nodes, ranges, mask, state):
     (model_params, oracle_params), (*route_state, model_state, oracle_state) = params, state
-    out = model.apply(model_params, tables, nodes, ranges, mask, model_state)
-    routed = entries(tables, nodes, ranges, state) & mask[:, None, None]
-    exact = oracle.apply(oracle_params, tables, nodes, ranges, routed.any((-2, -1)), oracle_state)
+    out = model.apply(model_params, view, nodes, ranges, mask, model_state)
+    routed = entries(view, nodes, ranges, state) & mask[:, None, None]
+    exact = oracle.apply(oracle_params, view, nodes, ranges, routed.any((-2, -1)), oracle_state)
     values = jnp.where(routed, exact.values, out.values)
     return LeafOutput(values, out.logits, state=(*route_state, out.state, exact.state))
 
-  return LeafModel(init, apply, (model.params, oracle.params), model.game)
+  return LeafModel(init, apply, (model.params, oracle.params), model.game or oracle.game)

@@ -12,13 +12,13 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     the children (s, a) reaches and v_i(s) = sum_a pi(a | s) Q_i(s, a), the others sum their
     values over the children that admit them (weighted by P(k) below chance).
 
-A pass (ranges down, values up) visits the used slots depth by depth in chunks of one depth
-(:class:`LevelOrder`), so it costs the grown tree, each node once, not height x capacity. Beyond
-zeroing its per-slot sums, nothing in it runs over the whole pool: a chunk reads its nodes' policy
-rows (regret matching of their regrets, :func:`current_policy`), and the up pass hands each
-chunk's finished values and action values to a ``visit`` (:func:`update_rows`: CFR+'s
-regret-matching+ step and linear averaging at those nodes), so one CFR+ iteration is two passes
-over the grown tree.
+A pass (ranges down, values up) visits the interior nodes depth by depth in chunks of one depth,
+and the leaves in chunks of any depths (:class:`LevelOrder`), so it costs the grown tree, each node
+once, not height x capacity. Beyond zeroing its per-slot sums, nothing in it runs over the whole
+pool: a chunk reads its nodes' policy rows (regret matching of their regrets,
+:func:`current_policy`), and the up pass hands each chunk's finished values and action values to a
+``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those nodes),
+so one CFR+ iteration is two passes over the grown tree.
 """
 
 from __future__ import annotations
@@ -41,70 +41,120 @@ from sog.search.pool import passes
 matching = passes.matching  # regret matching, zero rows where nothing is legal (free slots)
 
 
-#: Nodes a pass handles in one step (all of one depth). A step costs a fixed part and a part per
-#: row, padding included: small chunks suit the trees searches grow (a few nodes per depth in a
-#: re-solve's branch and below its focus), at the price of more steps on a bushy tree.
+#: Interior nodes a pass handles in one step (all of one depth). A step costs a fixed part and a
+#: part per row, padding included: small chunks suit the trees searches grow with k = all (a few
+#: interior nodes per depth: a re-solve's branch and the nodes below its focus that an expansion
+#: opened), at the price of more steps on a bushy tree.
 CHUNK = 8
+
+#: The interior chunk of searches whose expansions add k < all children (perfect information's
+#: k = 1): every expansion opens an interior node, so their interior levels are wide.
+WIDE_CHUNK = 32
+
+#: Leaves (frontier leaves and terminals) a pass handles in one step, of any depths: a leaf depends
+#: only on its parent going down and on nothing below it going up, so every leaf of the tree is
+#: one batch of steps, after the interior nodes going down and before them going up.
+LEAF_CHUNK = 64
 
 
 @chex.dataclass(frozen=True)
 class LevelOrder:
-  """The used slots by depth (then slot), cut into chunks of at most C = ``CHUNK`` nodes of one
-  depth: a pass walks the chunks down (or up, :meth:`walk`) and touches each node once.
+  """The used slots in the order a pass visits them: the interior (expanded) nodes by depth (then
+  slot), cut into chunks of at most C nodes of one depth (:func:`interior_chunk`), and the leaves in
+  slot order,
+  cut into chunks of ``LEAF_CHUNK``. A pass walks the interior chunks down and then the leaves' (or
+  the leaves' and then the interior chunks up, :meth:`walk`) and touches each node once.
 
   Attributes:
-    order: [P + C] int32 the used slots by (depth, slot), then P (no node).
-    chunk_start: [P + 1] int32 the position in ``order`` of each chunk's first node.
-    chunk_size: [P + 1] int32 the nodes in each chunk (0 past the last).
-    num_chunks: int32 scalar (in a vmapped batch of searches ordered with its axis name, the
-      batch's largest, so that the passes' loops run the same steps for every search and select
-      nothing: the extra chunks are empty).
+    order: [P + C] int32 the interior slots by (depth, slot), then P (no node).
+    chunk_start: [P + 1] int32 the position in ``order`` of each interior chunk's first node.
+    chunk_size: [P + 1] int32 the nodes in each interior chunk (0 past the last).
+    num_chunks: int32 scalar, the interior chunks (in a vmapped batch of searches ordered with its
+      axis name, the batch's largest, so that the passes' loops run the same steps for every
+      search and select nothing: the extra chunks are empty).
+    leaves: [P + LEAF_CHUNK] int32 the used slots that are not expanded, in slot order, then P.
+    num_leaf_chunks: int32 scalar, the leaves' chunks (the batch's largest, as ``num_chunks``).
   """
 
   order: chex.Array
   chunk_start: chex.Array
   chunk_size: chex.Array
   num_chunks: chex.Array
+  leaves: chex.Array
+  num_leaf_chunks: chex.Array
 
   @property
   def size(self) -> int:
-    """C, the nodes of a chunk (static)."""
+    """C, the nodes of an interior chunk (static)."""
     return self.order.shape[0] - (self.chunk_start.shape[0] - 1)
 
   def chunk(self, c: chex.Array) -> chex.Array:
-    """[C] int32 the nodes of chunk ``c`` (P where the chunk is shorter, and past the last)."""
+    """[C] int32 the nodes of interior chunk ``c`` (P where the chunk is shorter, and past the
+    last)."""
     nodes = jax.lax.dynamic_slice(self.order, (self.chunk_start[c],), (self.size,))
     return jnp.where(jnp.arange(self.size) < self.chunk_size[c], nodes, self.order.size - self.size)
 
+  def leaf_chunk(self, c: chex.Array) -> chex.Array:
+    """[LEAF_CHUNK] int32 the leaves of leaf chunk ``c`` (P past the last leaf)."""
+    return jax.lax.dynamic_slice(self.leaves, (c * LEAF_CHUNK,), (LEAF_CHUNK,))
+
   def walk(self, step: Callable[[chex.Array, Any], Any], init: Any, upward: bool = False) -> Any:
-    """``step(nodes, carry)`` folded over the chunks from the shallowest (the deepest with
-    ``upward``); ``nodes`` [C] int32 are a chunk's slots (P for padding)."""
+    """``step(nodes, carry)`` folded over the interior chunks from the shallowest and then the
+    leaves' chunks (with ``upward``: the leaves' chunks and then the interior chunks from the
+    deepest); ``nodes`` are a chunk's slots ([C] or [LEAF_CHUNK], P for padding)."""
     last = self.num_chunks - 1
     at = (lambda i: last - i) if upward else (lambda i: i)
-    return jax.lax.fori_loop(
-      0, self.num_chunks, lambda i, carry: step(self.chunk(at(i)), carry), init
-    )
+
+    def interior(carry):
+      return jax.lax.fori_loop(
+        0, self.num_chunks, lambda i, carry: step(self.chunk(at(i)), carry), carry
+      )
+
+    def leaves(carry):
+      return jax.lax.fori_loop(
+        0, self.num_leaf_chunks, lambda i, carry: step(self.leaf_chunk(i), carry), carry
+      )
+
+    return interior(leaves(init)) if upward else leaves(interior(init))
 
 
-def level_order(tree: beliefs.BeliefTree, axis_name: str | None = None) -> LevelOrder:
-  """The :class:`LevelOrder` of the tree's used slots (``axis_name``: the vmap axis of a batch of
-  searches, whose passes then all run the batch's largest number of chunks)."""
-  P = tree.capacity
-  depth = jnp.where(tree.used, tree.depth, P)
+def interior_chunk(k: int | None) -> int:
+  """The interior chunk C for a search whose expansions add the children of ``k`` actions (None:
+  all of them): ``CHUNK``, or ``WIDE_CHUNK`` where k < all."""
+  return CHUNK if k is None else WIDE_CHUNK
+
+
+def level_order(
+  tree: beliefs.BeliefTree, axis_name: str | None = None, chunk: int = CHUNK
+) -> LevelOrder:
+  """The :class:`LevelOrder` of the tree's used slots, in interior chunks of ``chunk`` nodes
+  (``axis_name``: the vmap axis of a batch of searches, whose passes then all run the batch's
+  largest numbers of chunks)."""
+  P, C = tree.capacity, chunk
+  interior = tree.used & tree.expanded
+  depth = jnp.where(interior, tree.depth, P)
   order = jnp.argsort(depth, stable=True).astype(jnp.int32)
-  order = jnp.concatenate([jnp.where(tree.used[order], order, P), jnp.full(CHUNK, P, jnp.int32)])
+  order = jnp.concatenate([jnp.where(interior[order], order, P), jnp.full(C, P, jnp.int32)])
   size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)  # nodes per depth
-  chunks = (size + CHUNK - 1) // CHUNK  # chunks per depth
+  chunks = (size + C - 1) // C  # chunks per depth
   num_chunks = chunks.sum()
   # each chunk's depth, its first node's position in the order and its length
   of = jnp.repeat(jnp.arange(P + 1), chunks, total_repeat_length=P + 1)
-  first = (jnp.arange(P + 1) - (jnp.cumsum(chunks) - chunks)[of]) * CHUNK
+  first = (jnp.arange(P + 1) - (jnp.cumsum(chunks) - chunks)[of]) * C
   live = jnp.arange(P + 1) < num_chunks
+  is_leaf = tree.used & ~tree.expanded
+  leaves = jnp.nonzero(is_leaf, size=P + LEAF_CHUNK, fill_value=P)[0].astype(jnp.int32)
+  num_leaf_chunks = (is_leaf.sum(dtype=jnp.int32) + LEAF_CHUNK - 1) // LEAF_CHUNK
+  if axis_name is not None:
+    num_chunks = jax.lax.pmax(num_chunks, axis_name)
+    num_leaf_chunks = jax.lax.pmax(num_leaf_chunks, axis_name)
   return LevelOrder(
     order=order,
     chunk_start=jnp.where(live, (jnp.cumsum(size) - size)[of] + first, 0),
-    chunk_size=jnp.where(live, jnp.minimum(size[of] - first, CHUNK), 0),
-    num_chunks=num_chunks if axis_name is None else jax.lax.pmax(num_chunks, axis_name),
+    chunk_size=jnp.where(live, jnp.minimum(size[of] - first, C), 0),
+    num_chunks=num_chunks,
+    leaves=leaves,
+    num_leaf_chunks=num_leaf_chunks,
   )
 
 

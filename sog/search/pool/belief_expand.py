@@ -73,7 +73,7 @@ def expand(
   num_actions = tree.added.shape[-1]
   actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
   room = before + most <= tree.capacity
-  tree = beliefs.add_children(game, tree, node, room & allowed, actions)
+  tree = beliefs.add_children(game, tree, node, room & allowed, actions, children_at_most(game, k))
   if config.open_chance == "with_parent":
     tree = open_chance(game, tree, tree.children[node])
   new = before + jnp.arange(most)
@@ -90,18 +90,22 @@ def expand(
   )
 
 
-def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
-  """The most public states one expansion adds: a node's children (at most
-  ``game.max_children``; k of them with ``expansion_k`` = k in a perfect-information game without
-  chance whose children do not depend on the opponent, where each action has one), and with
-  ``open_chance="with_parent"`` the outcomes of the chance nodes among them."""
-  k = config.expansion_k
+def children_at_most(game: public_game.PublicGame, k: int | None) -> int:
+  """The most children one expansion adds to a node: ``game.max_children``, or k with k < all in
+  a perfect-information game without chance whose children do not depend on the opponent (each
+  action has one child there)."""
   one_each = (
     public_game.is_perfect_information(game)
     and not game.child_depends_on_opponent
     and not game.max_chance_outcomes
   )
-  children = game.max_children if k is None or not one_each else min(k, game.max_children)
+  return game.max_children if k is None or not one_each else min(k, game.max_children)
+
+
+def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> int:
+  """The most public states one expansion adds: a node's children (:func:`children_at_most`), and
+  with ``open_chance="with_parent"`` the outcomes of the chance nodes among them."""
+  children = children_at_most(game, config.expansion_k)
   if config.open_chance == "with_parent" and game.max_chance_outcomes:
     return children * (1 + game.max_children)
   return children

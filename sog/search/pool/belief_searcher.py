@@ -127,7 +127,7 @@ class BeliefGTCFR:
           jnp.zeros(1, jnp.int32),
           jnp.zeros((1, 2, S), tree.weight.dtype),
           jnp.ones(1, bool),
-          self.leaf_model.init(tree, None),
+          self.leaf_model.init(tree, self.start()),
         ),
         self.empty,
       )

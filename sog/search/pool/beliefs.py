@@ -265,6 +265,7 @@ def add_children(
   node: chex.Array,
   allowed: chex.Array = True,
   actions: chex.Array | None = None,
+  at_most: int | None = None,
 ) -> BeliefTree:
   """Adds ``actions`` [A] bool (None: every action; all outcomes at a chance node) to ``node``'s
   added actions and, once every valid infostate of its actor has an added legal action (k < all
@@ -272,7 +273,9 @@ def add_children(
   actions reach (one a valid world state reaches) that it does not hold yet, in the next free
   slots, in slot order. A terminal gets none, and nothing changes where ``allowed`` (a scalar bool,
   possibly traced) is False; slots past the capacity are not written (the caller checks the
-  capacity)."""
+  capacity). ``at_most`` (static): the most children this call can add (the caller's bound, as
+  :func:`~sog.search.pool.belief_expand.children_at_most` gives it); only that many are stepped
+  (``game.child``) and encoded, not all ``max_children``."""
   K, dtype = game.max_children, tree.weight.dtype
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.weight[node], tree.legal[node]
@@ -294,9 +297,18 @@ def add_children(
   by_added = (edges & added[None, None, :]).any((1, 2))
   reached = jnp.where(is_player, by_added, transitions.present & child_weight.any((1, 2)))
   exists = reached & expands & (tree.children[node] < 0)
-  slots = tree.num_nodes + jnp.cumsum(exists, dtype=jnp.int32) - 1
-  slots = jnp.where(exists & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
-  kids = jax.vmap(game.child, in_axes=(None, 0))(state, jnp.arange(K, dtype=jnp.int32))
+  # the child slots stepped: all K, or the first ``at_most`` that exist (in slot order)
+  M = K if at_most is None else min(at_most, K)
+  if M < K:
+    picked = jnp.nonzero(exists, size=M, fill_value=0)[0].astype(jnp.int32)
+    new = jnp.arange(M) < exists.sum()
+  else:
+    picked, new = jnp.arange(K, dtype=jnp.int32), exists
+  slots = tree.num_nodes + jnp.cumsum(new, dtype=jnp.int32) - 1
+  slots = jnp.where(new & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
+  written = slots < tree.capacity
+  child_weight = child_weight[picked]
+  kids = jax.vmap(game.child, in_axes=(None, 0))(state, picked)
   kid_kind, kid_legal, kid_payoff, kid_encoding = jax.vmap(lambda s, w: _node_facts(game, s, w))(
     kids, child_weight
   )
@@ -304,12 +316,10 @@ def add_children(
   depth = tree.depth[node] + 1
   return tree.replace(
     states=jax.tree.map(put, tree.states, kids),
-    parent=put(tree.parent, jnp.full(K, node, jnp.int32)),
-    slot=put(tree.slot, jnp.arange(K, dtype=jnp.int32)),
-    children=tree.children.at[node].set(
-      jnp.where(slots < tree.capacity, slots, tree.children[node])
-    ),
-    depth=put(tree.depth, jnp.full(K, depth, jnp.int32)),
+    parent=put(tree.parent, jnp.full(M, node, jnp.int32)),
+    slot=put(tree.slot, picked),
+    children=tree.children.at[node, jnp.where(written, picked, K)].set(slots, mode="drop"),
+    depth=put(tree.depth, jnp.full(M, depth, jnp.int32)),
     kind=put(tree.kind, kid_kind),
     legal=put(tree.legal, kid_legal),
     weight=put(tree.weight, child_weight),
@@ -320,14 +330,14 @@ def add_children(
         jnp.int32
       )
     ),
-    edges=put(tree.edges, edges & is_player),
-    passes=put(tree.passes, passes),
-    probability=put(tree.probability, jnp.where(is_player, 1.0, probability).astype(dtype)),
+    edges=put(tree.edges, edges[picked] & is_player),
+    passes=put(tree.passes, passes[picked]),
+    probability=put(tree.probability, jnp.where(is_player, 1.0, probability[picked]).astype(dtype)),
     encoding=put(tree.encoding, kid_encoding),
     expanded=tree.expanded.at[node].set(tree.expanded[node] | expands),
     added=tree.added.at[node].set(added),
-    num_nodes=tree.num_nodes + exists.sum(dtype=jnp.int32),
-    height=jnp.maximum(tree.height, jnp.where(exists.any(), depth, 0)).astype(jnp.int32),
+    num_nodes=tree.num_nodes + new.sum(dtype=jnp.int32),
+    height=jnp.maximum(tree.height, jnp.where(new.any(), depth, 0)).astype(jnp.int32),
   )
 
 
