@@ -29,6 +29,7 @@ from sog.eval import best_response
 from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import tree as tree_lib
+from sog.protocol import queries as queries_lib
 from sog.search import gtcfr
 from sog.search import predecessors as predecessors_lib
 from sog.search import resolver as resolver_lib
@@ -207,6 +208,8 @@ def compose(
         f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
         "(sog.search.predecessors.branch_depth)"
       )
+    if isinstance(on_resolved, queries_lib.QueryRecorder):
+      on_resolved.check_pool_searches()  # before any search runs
     resolver = _PoolByNode(pools, tree, resolving_config)
     keep = resolver.keep
   else:

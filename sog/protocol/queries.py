@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import types
 
 import jax
 import numpy as np
@@ -144,24 +145,36 @@ class QueryRecorder:
       )
     return located
 
-  def _on_pool(self, resolved: belief_resolver.BeliefResolved, valid: np.ndarray):
-    """Per row: the game nodes of its valid queries (their slots' paths from the game's root) and
-    whether each lies at or below s_pub (the search grows only there, so deeper than s_pub or s_pub
-    itself)."""
+  def check_pool_searches(self) -> None:
+    """``ValueError`` where the recorder cannot record searches on the belief pool (no tree)."""
     if self._tree is None:
       raise ValueError(
         "QueryRecorder: searches on the belief pool name leaves by their pools' slots; give the "
         "recorder the game's tree (QueryRecorder(tree)) to move them to its nodes"
       )
-    results = jax.device_get(resolved.results)
-    root_paths = np.asarray(resolved.planned.root_path)
+
+  def _on_pool(self, resolved: belief_resolver.BeliefResolved, valid: np.ndarray):
+    """Per row: the game nodes of its valid queries (their slots' paths from the game's root) and
+    whether each lies at or below s_pub (the search grows only there, so deeper than s_pub or s_pub
+    itself)."""
+    self.check_pool_searches()
+    results = resolved.results
+    parent, slot, depth, focus, asked, root_paths = jax.device_get(
+      (
+        results.tree.parent,
+        results.tree.slot,
+        results.tree.depth,
+        results.focus,
+        results.queries.nodes,
+        resolved.planned.root_path,
+      )
+    )
     located = []
     for row in range(len(resolved.jobs)):
-      pool = jax.tree.map(lambda x, row=row: x[row], results.tree)
-      slots = np.asarray(results.queries.nodes[row])[valid[row]]
+      pool = types.SimpleNamespace(parent=parent[row], slot=slot[row])  # what slot_paths reads
+      slots = asked[row][valid[row]]
       paths = beliefs.slot_paths(pool, slots, root_paths[row], self._tree.max_moves)
-      depth, focus = np.asarray(pool.depth), int(results.focus[row])
-      below = (depth[slots] > depth[focus]) | (slots == focus)
+      below = (depth[row, slots] > depth[row, focus[row]]) | (slots == focus[row])
       located.append((self._tree.nodes_of_padded_paths(paths), below))
     return located
 

@@ -109,6 +109,15 @@ def zero_leaf_model() -> LeafModel:
 ENCODING_STEPS = 4096
 
 
+def _mix32(x: chex.Array) -> chex.Array:
+  """MurmurHash3's 32-bit finaliser (uint32, wrapping): every input bit moves every output bit."""
+  x = x ^ (x >> 16)
+  x = x * jnp.uint32(0x85EBCA6B)
+  x = x ^ (x >> 13)
+  x = x * jnp.uint32(0xC2B2AE35)
+  return x ^ (x >> 16)
+
+
 def public_state_noise(view, nodes: chex.Array, seed: int, dtype) -> chex.Array:
   """[L, 2, S] draws z ~ N(0, 1) per (player, infostate) at ``nodes``, fixed by ``seed`` and each
   node's public state (read from its network input, ``view.encoding``, in steps of 1/4096 so that
@@ -118,8 +127,8 @@ def public_state_noise(view, nodes: chex.Array, seed: int, dtype) -> chex.Array:
   steps = jnp.round(jnp.asarray(view.encoding[nodes], jnp.float32) * ENCODING_STEPS)
   bits = steps.astype(jnp.int32).astype(jnp.uint32)
   key, mixing = jax.random.split(jax.random.PRNGKey(seed))
-  weights = jax.random.bits(mixing, (bits.shape[-1],), jnp.uint32) | jnp.uint32(1)
-  digests = (bits * weights).sum(-1, dtype=jnp.uint32)  # a 32-bit hash of each input (wrapping)
+  salts = jax.random.bits(mixing, (bits.shape[-1],), jnp.uint32)  # one per input position
+  digests = _mix32(_mix32(bits ^ salts).sum(-1, dtype=jnp.uint32))  # a 32-bit hash of each input
   shape = view.valid.shape[1:]
   return jax.vmap(lambda d: jax.random.normal(jax.random.fold_in(key, d), shape, dtype))(digests)
 

@@ -118,10 +118,10 @@ class LevelOrder:
     return interior(leaves(init)) if upward else leaves(interior(init))
 
 
-def interior_chunk(k: int | None) -> int:
-  """The interior chunk C for a search whose expansions add the children of ``k`` actions (None:
-  all of them): ``CHUNK``, or ``WIDE_CHUNK`` where k < all."""
-  return CHUNK if k is None else WIDE_CHUNK
+def interior_chunk(k: int | None, num_actions: int) -> int:
+  """The interior chunk C for a search whose expansions add the children of ``k`` of the game's
+  ``num_actions`` actions (None: all of them): ``CHUNK``, or ``WIDE_CHUNK`` where k < all."""
+  return CHUNK if k is None or k >= num_actions else WIDE_CHUNK
 
 
 def level_order(
@@ -182,7 +182,8 @@ def _gather(tree: beliefs.BeliefTree, nodes: chex.Array) -> _Rows:
   return _Rows(*(getattr(tree, field)[at] for field in _Rows._fields))
 
 
-#: A pass's policy: its rows [C, S, A] at ``nodes`` [C] (slots), given the up pass's visit carry
+#: A pass's policy: its rows [B, S, A] at ``nodes`` [B] (slots; B a chunk's size, an interior
+#: chunk's or the leaves'), given the up pass's visit carry
 #: (the rows a visit has not yet written, so a policy read from the carry is the pass's own).
 Policy = Callable[[chex.Array, Any], chex.Array]
 
@@ -193,11 +194,11 @@ def rows_of(policy: chex.Array) -> Policy:
 
 
 class Visit(NamedTuple):
-  """A chunk of the up pass, its values final: the nodes [C] (P for the chunk's padding, which a
-  write with ``mode="drop"`` drops) and their kind and expanded flag [C], ranges and counterfactual
-  values [C, 2, S], the actor's action values Q [C, S, A] (an action not added yet, with k < all,
-  takes the actor's value at the node: what PUCT reads for it) and the pass's policy there
-  [C, S, A]."""
+  """A chunk of the up pass, its values final: the nodes [B] (B the chunk's size, an interior
+  chunk's or the leaves'; P for the chunk's padding, which a write with ``mode="drop"`` drops) and
+  their kind and expanded flag [B], ranges and counterfactual values [B, 2, S], the actor's action
+  values Q [B, S, A] (an action not added yet, with k < all, takes the actor's value at the node:
+  what PUCT reads for it) and the pass's policy there [B, S, A]."""
 
   nodes: chex.Array
   kind: chex.Array
@@ -265,8 +266,10 @@ def values_up(
   Q(s, a) over its playable actions, against the other's policy in ``ranges``: both players'
   best-response values.
 
-  Depth by depth from the deepest: a chunk's nodes take their values (from the children's sums,
-  complete by then), are visited, and add their parts into their parents' sums."""
+  The leaves first, then the interior nodes depth by depth from the deepest
+  (:meth:`LevelOrder.walk`): a chunk's nodes take their values (a leaf's its own, an interior
+  node's from its children's sums, complete by then), are visited, and add their parts into their
+  parents' sums."""
   order = level_order(tree) if order is None else order
   P, S, A = tree.legal.shape
 

@@ -262,4 +262,5 @@ def search(
   """One GT-CFR search from ``start`` in a pool of ``capacity`` slots: init, run, finish."""
   state = init(game, capacity, apply, params, rng, start, config, leaf_state)
   state = run(game, apply, params, state, config, batches)
-  return finish(apply, params, state, batches, belief_cfr.interior_chunk(config.expansion_k))
+  chunk = belief_cfr.interior_chunk(config.expansion_k, game.num_actions)
+  return finish(apply, params, state, batches, chunk)

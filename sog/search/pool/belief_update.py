@@ -124,7 +124,7 @@ def cfr_update(
   and then player 1 from a second pass against player 0's new policy (``"alternating"``; a
   ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once)."""
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
-  chunk = belief_cfr.interior_chunk(config.expansion_k)
+  chunk = belief_cfr.interior_chunk(config.expansion_k, state.tree.added.shape[-1])
   order = belief_cfr.level_order(state.tree, batches.axis_name, chunk)  # fixed within an update
 
   def update(s, updating):
