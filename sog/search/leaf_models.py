@@ -329,11 +329,6 @@ def _table_routing(tables: tables_lib.SearchTables, start) -> tuple[Any, chex.Ar
   return (focus, level), tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
 
 
-def _table_below(tables: tables_lib.SearchTables, nodes: chex.Array, where) -> chex.Array:
-  focus, level = where
-  return tables.ancestors[nodes, level] == focus
-
-
 def _pool_routing(start, root_state) -> tuple[Any, chex.Array]:
   """A pool search's branch from its root down to s_pub (the slots are found in the pool it grows)
   and whether its root is the game's root (``root_state``; None: unknown, taken as False)."""
@@ -426,7 +421,10 @@ def routed_leaf_model(
       reached = ranges > 0
       return view.valid[nodes] & (~reached if route == "unreached" else reached)
     on_pool = not hasattr(view, "ancestors")
-    below = _pool_below(view, nodes, where) if on_pool else _table_below(view, nodes, where)
+    if on_pool:
+      below = _pool_below(view, nodes, where)
+    else:  # the leaf's ancestor at s_pub's level is s_pub
+      below = view.ancestors[nodes, where[1]] == where[0]
     opponent_mass = jnp.where(view.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
     by_leaf = {
       "off_branch": ~below,
