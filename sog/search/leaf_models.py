@@ -404,7 +404,7 @@ def routed_leaf_model(
         "routed_leaf_model routes by the search's start (s_prev, s_pub): it values GT-CFR "
         "searches only, not depth-limited solves"
       )
-    on_pool = hasattr(start, "state")  # a pool search's start names its root by its public state
+    on_pool = not hasattr(view, "ancestors")  # the pool's tree (the search tables have ancestors)
     if on_pool and route == "first_search" and root_state is None:
       raise ValueError(
         "routed_leaf_model: routing first_search on the belief pool compares a search's root with "
@@ -420,8 +420,7 @@ def routed_leaf_model(
     if route in ("unreached", "reached"):
       reached = ranges > 0
       return view.valid[nodes] & (~reached if route == "unreached" else reached)
-    on_pool = not hasattr(view, "ancestors")
-    if on_pool:
+    if not hasattr(view, "ancestors"):  # the pool's tree, as in init
       below = _pool_below(view, nodes, where)
     else:  # the leaf's ancestor at s_pub's level is s_pub
       below = view.ancestors[nodes, where[1]] == where[0]

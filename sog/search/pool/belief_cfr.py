@@ -60,10 +60,10 @@ LEAF_CHUNK = 64
 @chex.dataclass(frozen=True)
 class LevelOrder:
   """The used slots in the order a pass visits them: the interior (expanded) nodes by depth (then
-  slot), cut into chunks of at most C nodes of one depth (:func:`interior_chunk`), and the leaves in
-  slot order,
-  cut into chunks of ``LEAF_CHUNK``. A pass walks the interior chunks down and then the leaves' (or
-  the leaves' and then the interior chunks up, :meth:`walk`) and touches each node once.
+  slot), cut into chunks of at most C nodes of one depth (:func:`interior_chunk`), and the leaves
+  in slot order, cut into chunks of ``LEAF_CHUNK``. A pass walks the interior chunks down and then
+  the leaves' (or the leaves' and then the interior chunks up, :meth:`walk`) and touches each node
+  once.
 
   Attributes:
     order: [P + C] int32 the interior slots by (depth, slot), then P (no node).
