@@ -7,7 +7,7 @@ Runs ``sog.protocol.compose`` (every decision public state, breadth-first, re-so
 searching player's last search) for --seeds seeds with an untrained CVPN of the default size (timing
 does not depend on its weights; --leaf takes a checkpoint directory too), once per vmapped batch
 size, compilation excluded (the first seed's time with compilation is printed too: one compilation
-per depth of the re-solving roots, see ``sog.search.subgames``), and extrapolates to the paper's 50
+per pool size of the re-solves, see ``sog.search.pool.sized``), and extrapolates to the paper's 50
 seeds (the protocol's cost is linear in the seeds). The peer is OpenSpiel's C++ IS-MCTS bot (random
 rollouts, the same number of simulations) asked once at every decision infostate, the composed
 policy of SoG's IS-MCTS baseline: its wall time, exploitability and the time ratio. Ends with one
@@ -26,7 +26,10 @@ import common
 import sog.games
 from sog.openspiel import bridge as openspiel_bridge
 from sog.protocol import composed
-from sog.search import gtcfr
+from sog.search import pool
+from sog.search import predecessors
+from sog.search import types as search_types
+from sog.search.pool import sized
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name (one OpenSpiel has in C++).")
 _SIMS = flags.DEFINE_integer(
@@ -78,8 +81,15 @@ def _ismcts_composed(game: sog.games.Game, simulations: int) -> tuple[float, flo
 def main(argv):
   del argv
   game = common.load_game(_GAME.value)
-  searcher = gtcfr.GTCFR(
-    game, common.leaf_model(_LEAF.value, game), gtcfr.GTCFRConfig(simulations=_SIMS.value)
+  searcher = sized.SizedPools(  # the pools' compiled searches are kept from compose to compose
+    pool.BeliefGTCFR(
+      game,
+      common.leaf_model(_LEAF.value, game),
+      search_types.GTCFRConfig(simulations=_SIMS.value),
+      branch_depth=predecessors.branch_depth(game.tree, "own"),
+    ),
+    game.tree.max_moves,
+    game.tree,
   )
   seeds = range(_SEEDS.value)
   print(
@@ -87,8 +97,8 @@ def main(argv):
   )
   rows = []
   for batch in (int(b) for b in _BATCHES.value):
-    warm_up = composed.compose(searcher, [0], batch_size=batch)  # compiles this batch size
-    result = composed.compose(searcher, seeds, batch_size=batch)
+    warm_up = composed.compose(searcher, [0], batch_size=batch, tree=game.tree)  # compiles
+    result = composed.compose(searcher, seeds, batch_size=batch, tree=game.tree)
     per_seed = result.seconds / _SEEDS.value
     rows.append(
       {

@@ -3,7 +3,6 @@ against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many si
 
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
   python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
-  python scripts/bench_search.py --engine=tables --games=leduc_poker --sims=100,1000
 
 Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
@@ -12,11 +11,11 @@ CFR+ iteration with the same updates (alternating by default: two passes and two
 the same CVPN valuing the same leaves) on the search's final tree, fixed.
 The network is an untrained CVPN of the default size (timing does not depend on its weights).
 
-The imperfect-information games are searched on the belief pool (``--engine=pool``, the default:
-:class:`sog.search.pool.BeliefGTCFR`, nothing enumerated, passes over the grown tree only), whose
+The imperfect-information games are searched on the belief pool
+(:class:`sog.search.pool.BeliefGTCFR`, nothing enumerated, passes over the grown tree only), whose
 ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update (the same passes and leaf-model calls)
-of the final pool tree, or on the enumerated tables (``--engine=tables``, until the table search
-leaves the library). Run both engines, or two commits, for the comparison.
+of the final pool tree. The table search's numbers come from a commit before it left the library
+(``--engine=tables`` there); ``farm-bench`` pairs the two commits.
 
 A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
 model, and timed against mctx's AlphaZero search (``mctx.muzero_policy``, same leaf model, same
@@ -25,7 +24,6 @@ game; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update of the fi
 Ends with one JSON line.
 """
 
-import functools
 import json
 import time
 
@@ -33,7 +31,6 @@ from absl import app
 from absl import flags
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pyspiel
 
 import common
@@ -42,35 +39,16 @@ from sog.games import pgx_games
 from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import pgx_bots
 from sog.search import alphazero
-from sog.search import cfr
-from sog.search import gtcfr
 from sog.search import pool
-from sog.search import solver as solver_lib
-from sog.search.gtcfr import core as gtcfr_core
-from sog.search.gtcfr import expand as gtcfr_expand
-from sog.search.gtcfr import update as gtcfr_update
+from sog.search import types as search_types
 from sog.search.pool import belief_search
 from sog.search.pool import belief_update
 from sog.search.pool import core as pool_core
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
-_ENGINE = flags.DEFINE_enum(
-  "engine",
-  "pool",
-  ["pool", "tables"],
-  "Imperfect-information games: search on the belief pool or on the enumerated tables.",
-)
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
-_BREAKDOWN = flags.DEFINE_bool(
-  "breakdown",
-  False,
-  "Table games: also time, on the search's final "
-  "state, one GT-CFR update, one expansion simulation and one plain "
-  "CFR+ iteration over the root's whole subgame (where a search's time "
-  "goes).",
-)
 
 
 def _timed(fn, repeats: int) -> tuple[float, object]:
@@ -80,23 +58,6 @@ def _timed(fn, repeats: int) -> tuple[float, object]:
     out = jax.block_until_ready(fn())
     best = min(best, time.perf_counter() - start)
   return best, out
-
-
-def _grown_tree(tree: sog.games.PublicTree, result: gtcfr.SearchResult) -> sog.games.PublicTree:
-  """The search's final tree as a depth-limited tree (frontier leaves as leaves)."""
-  in_tree = np.asarray(result.in_tree)
-  keep = np.flatnonzero(in_tree)
-  leaves = gtcfr.frontier_mask(tree.kind, in_tree, np.asarray(result.expanded))
-  return tree.limited(keep, leaves[keep])
-
-
-def _cfr_iteration_seconds(tree: sog.games.PublicTree, model, updates: str) -> float:
-  solver = solver_lib.Solver(tree, updates, model if tree.is_leaf.any() else None)
-  ranges = solver.root_ranges(None)
-  solver.compile(ranges)
-  iterations = 200
-  seconds, _ = _timed(lambda: solver.run(solver.init(), ranges, iterations)[0], 2)
-  return seconds / iterations
 
 
 def _peer_seconds(game: sog.games.Game | pgx_games.PgxGame, simulations: int) -> float | None:
@@ -149,82 +110,11 @@ def _time_searcher(searcher, rng) -> dict:
   }
 
 
-def _breakdown(searcher: gtcfr.GTCFR, model, config: gtcfr.GTCFRConfig) -> dict:
-  """Seconds of one CFR update (every leaf row evaluated while the frontier is not empty), one
-  expansion simulation and one plain
-  CFR+ iteration over the whole subgame, each timed in a compiled loop of 100 on the final state of
-  a root search."""
-  tables, apply = searcher.tables, model.apply
-  batches = gtcfr.LeafBatches((searcher.capacity,))  # one size: every leaf row
-  start = gtcfr.root_start(tables, searcher.root_ranges(None))
-  state = jax.jit(
-    lambda params, rng: gtcfr_core.run(
-      tables,
-      apply,
-      params,
-      gtcfr_core.init(tables, apply, params, rng, start, config, model.init(tables, start)),
-      config,
-      batches,
-      searcher.k,
-    )
-  )(model.params, jax.random.PRNGKey(1))
-  loops = 100
-  update = jax.jit(
-    lambda params, state: (
-      jax.lax.fori_loop(
-        0,
-        loops,
-        lambda _, s: gtcfr_update.cfr_update(tables, apply, params, s, config, batches),
-        state,
-      ).cfr.regrets
-    )
-  )
-  grow = jax.jit(
-    lambda state: (
-      jax.lax.fori_loop(
-        0, loops, lambda _, s: gtcfr_expand.grow(tables, s, config, searcher.k), state
-      ).visits
-    )
-  )
-  plain = jax.jit(
-    lambda state: cfr.run(tables.levels, state, start.ranges, loops, config.updates)[0].regrets
-  )
-  seconds = {}
-  for name, fn, args in (
-    ("update", update, (model.params, state)),
-    ("walk", grow, (state,)),
-    ("plain_cfr_subgame", plain, (cfr.init_state(tables.levels),)),
-  ):
-    jax.block_until_ready(fn(*args))
-    seconds[f"{name}_seconds"] = _timed(functools.partial(fn, *args), 2)[0] / loops
-  return {**seconds, "subgame_states": tables.num_nodes}
-
-
-def _table_row(game: sog.games.Game, sims: int) -> dict:
-  model = common.leaf_model("untrained", game)
-  config = gtcfr.GTCFRConfig(simulations=sims)
-  searcher = gtcfr.GTCFR(game, model, config)
-  row = _time_searcher(searcher, jax.random.PRNGKey(1))
-  result = row.pop("result")
-  iterations = config.phases * config.updates_per_phase
-  cfr_seconds = _cfr_iteration_seconds(_grown_tree(game.tree, result), model, config.updates)
-  return {
-    **row,
-    "nodes": int(result.nodes),
-    "network_calls": int(result.leaf_calls),
-    "pbs_evaluated": int(result.leaf_evaluations),
-    "cost_ratio": (row["seconds_per_search"] / iterations) / cfr_seconds,
-    "leaf_capacity": searcher.capacity,
-    "peer_seconds": _peer_seconds(game, sims),
-    **(_breakdown(searcher, model, config) if _BREAKDOWN.value else {}),
-  }
-
-
 def _belief_row(game: sog.games.Game, sims: int) -> dict:
   """A game searched on the belief pool; ``cost_ratio`` against one CFR+ update of its final tree
   (the same passes, the same leaf-model calls on the final frontier)."""
   model = common.leaf_model("untrained", game)
-  config = gtcfr.GTCFRConfig(simulations=sims)
+  config = search_types.GTCFRConfig(simulations=sims)
   searcher = pool.BeliefGTCFR(game, model, config)
   rng = jax.random.PRNGKey(1)
   row = _time_searcher(searcher, rng)
@@ -271,7 +161,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
 
 def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
   model = pool.zero_pool_leaf_model()
-  config = gtcfr.GTCFRConfig(simulations=sims)
+  config = search_types.GTCFRConfig(simulations=sims)
   searcher = pool.PoolGTCFR(game, model, config)
   rng = jax.random.PRNGKey(1)
   row = _time_searcher(searcher, rng)
@@ -325,7 +215,7 @@ def main(argv):
       if isinstance(game, pgx_games.PgxGame):
         row = _pool_row(game, sims)
       else:
-        row = (_belief_row if _ENGINE.value == "pool" else _table_row)(game, sims)
+        row = _belief_row(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row
       peer, mctx_seconds = row["peer_seconds"], row.get("mctx_seconds_per_search")
       print(
@@ -335,15 +225,6 @@ def main(argv):
         + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
         + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}")
       )
-  if _BREAKDOWN.value:
-    for name, rows in results.items():
-      for setting, row in rows.items():
-        if "update_seconds" in row:
-          print(
-            f"{name} {setting}: update {row['update_seconds'] * 1e3:.3f} ms, walk "
-            f"{row['walk_seconds'] * 1e3:.3f} ms, plain CFR+ over the whole subgame "
-            f"({row['subgame_states']} states) {row['plain_cfr_subgame_seconds'] * 1e3:.3f} ms"
-          )
   print(
     "cost ratio: one GT-CFR iteration / one CFR+ iteration (same leaves) on the final tree; "
     "peer: OpenSpiel C++ MCTS (perfect information) or IS-MCTS with random rollouts, same "

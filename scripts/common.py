@@ -7,9 +7,10 @@ A script defines the groups it needs at import time and reads them in ``main``::
   _PROTOCOL = common.define_protocol_flags()
   _LEAF = common.define_leaf_flags()
   ...
-  searcher = gtcfr.GTCFR(game, _LEAF.model(game, "tables"), _SEARCH.config(sims))
+  searcher = BeliefGTCFR(game, _LEAF.model(game), _SEARCH.config(sims), branch_depth=depth)
   result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
-                            _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"))
+                            _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"),
+                            tree=game.tree)
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.protocol import settings as settings_lib
-from sog.search import agent as agent_lib
 from sog.search import cfr
-from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search import resolving
+from sog.search import types as search_types
 from sog.search.pool import belief_oracle
 
 LEAF_CHOICES = ("oracle", "zeros", "untrained")
@@ -123,9 +123,9 @@ class SearchFlags:
       values.append(int(text))
     return values
 
-  def config(self, simulations: int) -> gtcfr.GTCFRConfig:
+  def config(self, simulations: int) -> search_types.GTCFRConfig:
     """The library's GT-CFR config with these flags' values and s = ``simulations``."""
-    return gtcfr.GTCFRConfig(
+    return search_types.GTCFRConfig(
       simulations=simulations,
       simulations_per_phase=self.c.value,
       updates=self.updates.value,
@@ -161,7 +161,7 @@ class SearchFlags:
 
 def define_search_flags(sims: list[str]) -> SearchFlags:
   """Defines the search flags, --sims defaulting to ``sims`` and the rest to ``GTCFRConfig``'s."""
-  defaults = gtcfr.GTCFRConfig()
+  defaults = search_types.GTCFRConfig()
   return SearchFlags(
     sims=flags.DEFINE_list("sims", sims, "Values of s (expansion simulations per search)."),
     c=flags.DEFINE_float(
@@ -192,19 +192,19 @@ def define_search_flags(sims: list[str]) -> SearchFlags:
     tie_break=flags.DEFINE_enum(
       "tie_break",
       defaults.tie_break,
-      list(gtcfr.TIE_BREAKS),
+      list(search_types.TIE_BREAKS),
       "Who wins a PUCT tie: the lowest action or the highest prior.",
     ),
     open_chance=flags.DEFINE_enum(
       "open_chance",
       defaults.open_chance,
-      list(gtcfr.OPEN_CHANCE),
+      list(search_types.OPEN_CHANCE),
       "A chance node is opened by a simulation of its own or with the node that adds it.",
     ),
     averaging=flags.DEFINE_enum(
       "averaging",
       defaults.averaging,
-      list(gtcfr.AVERAGING),
+      list(search_types.AVERAGING),
       "Linear averaging weights from the search's first iteration "
       "(global) or from the node's entry (per_node).",
     ),
@@ -293,11 +293,9 @@ def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
 
 
 @dataclasses.dataclass(frozen=True)
-class EngineFlags:
-  """--engine and --float64: which GT-CFR runs an imperfect-information game's searches, and in
-  what precision."""
+class PrecisionFlags:
+  """--float64: the precision of the searches."""
 
-  engine: flags.FlagHolder[str]
   float64: flags.FlagHolder[bool]
 
   def dtype(self):
@@ -308,21 +306,13 @@ class EngineFlags:
     return jnp.float32
 
 
-def define_engine_flags() -> EngineFlags:
-  return EngineFlags(
-    engine=flags.DEFINE_enum(
-      "engine",
-      "pool",
-      list(agent_lib.ENGINES),
-      "The GT-CFR engine: the belief pool (each search grows its own tree from the game's "
-      "functions), or the table search on the enumerated tree (until it leaves the library); the "
-      "same seeds give the same searches in float64.",
-    ),
+def define_precision_flags() -> PrecisionFlags:
+  return PrecisionFlags(
     float64=flags.DEFINE_bool(
       "float64",
       False,
-      "Search in float64 (JAX's x64 mode): the precision in which both engines give the same "
-      "searches for the same seeds (float32 rounding can flip ties in regret matching).",
+      "Search in float64 (JAX's x64 mode): the precision of the fixtures recorded from the table "
+      "search before it left the library (float32 rounding can flip ties in regret matching).",
     ),
   )
 
@@ -341,21 +331,20 @@ class LeafFlags:
   oracle_on: flags.FlagHolder[str | None]
   reach_threshold: flags.FlagHolder[float]
 
-  def model(self, game: sog.games.Game, engine: str) -> leaf_models.LeafModel:
-    """The leaf model the flags name, for searches on ``engine`` ("pool" or "tables": the exact
-    oracle, alone or answering the routed queries, is each engine's own)."""
+  def model(self, game: sog.games.Game, on_tables: bool = False) -> leaf_models.LeafModel:
+    """The leaf model the flags name, for GT-CFR's searches or, ``on_tables``, for ReBeL's solves
+    on the subgame tables (the exact oracle, alone or answering the routed queries, is the
+    tables' own there)."""
 
     def oracle(warm_start: bool, policy_prior: bool) -> leaf_models.LeafModel:
-      if engine == "tables":
+      iterations = self.oracle_iterations.value
+      if on_tables:
         return leaf_models.exact_leaf_model(
-          self.oracle_iterations.value, warm_start=warm_start, policy_prior=policy_prior
+          iterations, warm_start=warm_start, policy_prior=policy_prior
         )
-      try:
-        return belief_oracle.exact_leaf_model(
-          game, self.oracle_iterations.value, warm_start=warm_start, policy_prior=policy_prior
-        )
-      except ValueError as error:
-        raise ValueError(f"{error}; or add --engine=tables (the table search's oracle)") from None
+      return belief_oracle.exact_leaf_model(
+        game, iterations, warm_start=warm_start, policy_prior=policy_prior
+      )
 
     if self.leaf.value == "oracle":
       model = oracle(self.oracle_warm_start.value, self.oracle_policy_prior.value)
@@ -484,8 +473,8 @@ def leaf_model(
   directory of ``game``, or several separated by commas (their ensemble, the mean of their
   outputs: :func:`sog.nets.ensemble_leaf_model`)."""
   if spec == "oracle":
-    return leaf_models.exact_leaf_model(
-      oracle_iterations, warm_start=oracle_warm_start, policy_prior=oracle_policy_prior
+    return belief_oracle.exact_leaf_model(
+      game, oracle_iterations, warm_start=oracle_warm_start, policy_prior=oracle_policy_prior
     )
   if spec == "zeros":
     return leaf_models.zero_leaf_model()

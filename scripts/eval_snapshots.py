@@ -33,8 +33,11 @@ import common
 from sog import monitoring
 from sog.nets import checkpoint
 from sog.protocol import composed
-from sog.search import gtcfr
+from sog.search import pool
+from sog.search import predecessors
 from sog.search import resolving
+from sog.search import types as search_types
+from sog.search.pool import sized
 from sog.selfplay import config as config_lib
 from sog.selfplay import run as run_lib
 
@@ -61,7 +64,7 @@ def _outputs() -> tuple[str, str]:
   """The CSV and PNG names for these search and re-solving flags: rows searched with any setting off
   the library's defaults go to their own files (``snapshot_evaluation_prior_inf.csv``,
   ``..._puct_2_unsafe.csv``), so a resumed evaluation never reuses rows of another setting."""
-  search, search_default = _SEARCH.config(1), gtcfr.GTCFRConfig()
+  search, search_default = _SEARCH.config(1), search_types.GTCFRConfig()
   resolve, resolve_default = _PROTOCOL.resolving_config(), resolving.ResolvingConfig()
   settings = (
     ("prior", search.prior_temperature, search_default.prior_temperature),
@@ -154,6 +157,8 @@ def main(argv):
   if settings_note:
     print(settings_note)
   last_rows = []
+  depth = predecessors.branch_depth(game.tree, _PROTOCOL.predecessor.value)
+  pools: dict[int, sized.SizedPools] = {}
   with monitoring.MetricsWriter(workdir) as writer:
     for step, directory in networks:
       leaf = checkpoint.restore_leaf_model(directory, game_name)
@@ -161,14 +166,18 @@ def main(argv):
         name = config_lib.setting_name(sims, c)
         if (step, name) in done:
           continue
-        searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
+        if sims not in pools:  # compiled once per s: the snapshots are parameters of it
+          searcher = pool.BeliefGTCFR(game, leaf, _SEARCH.config(sims), branch_depth=depth)
+          pools[sims] = sized.SizedPools(searcher, game.tree.max_moves, game.tree)
         result = composed.compose(
-          searcher,
+          pools[sims],
           _PROTOCOL.seeds(),
           _PROTOCOL.resolving_config(),
           _PROTOCOL.batch_size.value,
           common.progress_printer(f"step {step} {name}"),
+          params=leaf.params,
           predecessor=_PROTOCOL.predecessor.value,
+          tree=game.tree,
         )
         stats = result.summary()
         row = {

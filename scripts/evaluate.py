@@ -18,13 +18,10 @@ are defined in ``scripts/common.py``). Prints a table and ends with one JSON lin
 value's keys at the top level, every value under "results").
 
 The searches run on the belief pool (``sog.search.pool.BeliefGTCFR``, each search growing its own
-tree from its re-solving root; ``--engine=pool``, the default) or on the table search
-(``--engine=tables``, until it leaves the library); with ``--float64`` both engines give the
-same composed policies for the same seeds (with --leaf_value_error and --oracle_on too), and with
---record_queries the same leaf queries where the sample holds all of them:
+tree from its re-solving root); ``--float64`` searches in float64, the precision of the fixtures
+recorded from the table search before it left the library (``tests/fixtures``):
 
-  python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --engine=tables \
-      --float64
+  python scripts/evaluate.py --game=leduc_poker --leaf=zeros --sims=10 --seeds=2 --float64
 
 With ``--agent=rebel`` the agent is ReBeL (``sog.baselines.rebel``): depth-limited CFR-D subgames of
 --depth levels and --iterations iterations, random-iteration play, its policy composed over the
@@ -54,7 +51,6 @@ from sog.eval import paper
 import sog.games
 from sog.protocol import composed
 from sog.protocol import queries as queries_lib
-from sog.search import gtcfr
 from sog.search import pool
 from sog.search import predecessors
 
@@ -77,7 +73,7 @@ _QUERY_SAMPLES = flags.DEFINE_integer(
   lower_bound=1,
 )
 _AGENT = flags.DEFINE_enum("agent", "sog", ["sog", "rebel"], "The agent: SoG or ReBeL.")
-_ENGINE = common.define_engine_flags()
+_PRECISION = common.define_precision_flags()
 _DEPTH = flags.DEFINE_integer("depth", rebel.ReBeLConfig.depth, "ReBeL: levels per subgame.")
 _ITERATIONS = flags.DEFINE_integer(
   "iterations", rebel.ReBeLConfig.iterations, "ReBeL: CFR-D iterations per subgame."
@@ -112,7 +108,6 @@ _ONLY = {
     "query_samples",
     "oracle_on",
     "reach_threshold",
-    "engine",
     "float64",
   ],
   "rebel": ["depth", "iterations", "play"],
@@ -133,12 +128,12 @@ def main(argv):
   del argv
   logging.set_verbosity(logging.WARNING)  # orbax logs every checkpoint read at INFO
   _refuse_other_agents_flags()
-  dtype = _ENGINE.dtype()
+  dtype = _PRECISION.dtype()
   game = common.load_game(_GAME.value)
   if _AGENT.value == "rebel":  # ReBeL's CFR-D subgames run on the enumerated tables
-    _evaluate_rebel(game, _LEAF.model(game, "tables"))
+    _evaluate_rebel(game, _LEAF.model(game, on_tables=True))
     return
-  leaf = _LEAF.model(game, _ENGINE.engine.value)
+  leaf = _LEAF.model(game)
   settings_note = common.apply_checkpoint_settings(
     _LEAF.leaf.value, ("search", "resolving", "protocol")
   )
@@ -146,7 +141,7 @@ def main(argv):
   sims_values = _SEARCH.simulations()
   c = _SEARCH.c.value
   print(
-    f"{game.name}: SoG agent ({_ENGINE.engine.value}, {jnp.dtype(dtype).name}), "
+    f"{game.name}: SoG agent ({jnp.dtype(dtype).name}), "
     f"{_SEARCH.describe()}, {_LEAF.describe()}, {_PROTOCOL.describe()}"
   )
   if settings_note:
@@ -162,16 +157,13 @@ def main(argv):
     if _RECORD_QUERIES.value:
       config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
       recorder = queries_lib.QueryRecorder(game.tree)
-    if _ENGINE.engine.value == "pool":
-      searcher = pool.BeliefGTCFR(
-        game,
-        leaf,
-        config,
-        dtype=dtype,
-        branch_depth=predecessors.branch_depth(game.tree, _PROTOCOL.predecessor.value),
-      )
-    else:
-      searcher = gtcfr.GTCFR(game, leaf, config, dtype=dtype)
+    searcher = pool.BeliefGTCFR(
+      game,
+      leaf,
+      config,
+      dtype=dtype,
+      branch_depth=predecessors.branch_depth(game.tree, _PROTOCOL.predecessor.value),
+    )
     result = composed.compose(
       searcher,
       _PROTOCOL.seeds(),
@@ -180,7 +172,7 @@ def main(argv):
       common.progress_printer(f"s={sims}"),
       predecessor=_PROTOCOL.predecessor.value,
       on_resolved=recorder,
-      tree=game.tree if _ENGINE.engine.value == "pool" else None,
+      tree=game.tree,
     )
     if recorder is not None:
       path = pathlib.Path(_RECORD_QUERIES.value) / f"queries_s{sims}.npz"
@@ -205,8 +197,7 @@ def main(argv):
         "first_seed": _PROTOCOL.first_seed.value,
         "per_seed": result.exploitability.tolist(),
         "device": jax.devices()[0].platform,
-        "engine": _ENGINE.engine.value,
-        "float64": _ENGINE.float64.value,
+        "float64": _PRECISION.float64.value,
       }
     )
     print(

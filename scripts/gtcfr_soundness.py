@@ -3,12 +3,13 @@
   python scripts/gtcfr_soundness.py --game=leduc_poker --sims=10,100,1000,10000 --seeds=3 \
       --plot=out/gtcfr_soundness_leduc.png
 
-For each s, runs SoG(s, c) searches from the game's root (one vmapped batch of --seeds searches, the
-exact oracle valuing the frontier unless --leaf names another leaf model) and measures the exact
-exploitability of each search's completed policy two ways (see ``GTCFR.completed_policy``):
-"resolve" (below every frontier leaf, a solve at its final ranges) and "average" (the average of the
-strategies each iteration played, the oracle's below the frontier). Prints min / mean / max per s,
-ends with one JSON line.
+For each s, runs SoG(s, c) searches from the game's root on the belief pool (one vmapped batch of
+--seeds searches, the pool's exact oracle valuing the frontier unless --leaf names another leaf
+model) and measures the exact exploitability of each search's policy completed by "resolve" (below
+every frontier leaf, a solve at its final ranges: ``sog.search.pool.completion``). The table
+search's second completion, "average" (the average of the strategies each iteration played, the
+oracle's below the frontier), needs the oracle's policy sums below its leaves, which the pool's
+oracle does not return. Prints min / mean / max per s, ends with one JSON line.
 """
 
 import json
@@ -21,7 +22,8 @@ import numpy as np
 
 import common
 from sog import plotting
-from sog.search import gtcfr
+from sog.search import pool
+from sog.search.pool import completion
 
 _GAME = flags.DEFINE_string("game", "leduc_poker", "Game name.")
 _SEARCH = common.define_search_flags(sims=["10", "100", "1000", "10000"])
@@ -33,13 +35,13 @@ _EVAL_ITERATIONS = flags.DEFINE_integer(
 _PLOT = flags.DEFINE_string("plot", None, "Write exploitability against s as a PNG here.")
 flags.adopt_module_key_flags(common)  # --help lists the shared flags too
 
-_METHODS = ("resolve", "average")
+_METHODS = ("resolve",)
 
 
 def main(argv):
   del argv
   game = common.load_game(_GAME.value)
-  leaf = _LEAF.model(game, "tables")  # the script measures the table search
+  leaf = _LEAF.model(game)
   print(f"{game.name}: GT-CFR {_SEARCH.describe()}, {_LEAF.describe()}, {_SEEDS.value} seeds")
   print(
     f"{'s':>6} {'nodes':>7} "
@@ -48,7 +50,7 @@ def main(argv):
   )
   rows = []
   for sims in _SEARCH.simulations():
-    searcher = gtcfr.GTCFR(game, leaf, _SEARCH.config(sims))
+    searcher = pool.BeliefGTCFR(game, leaf, _SEARCH.config(sims))
     rngs = jax.random.split(jax.random.PRNGKey(sims), _SEEDS.value)
     start = time.perf_counter()
     results = jax.block_until_ready(searcher.search_batch(rngs))
@@ -56,8 +58,7 @@ def main(argv):
     measured = {m: [] for m in _METHODS}
     for i in range(_SEEDS.value):
       one = jax.tree_util.tree_map(lambda x, i=i: x[i], results)
-      for method in _METHODS:
-        measured[method].append(searcher.exploitability(one, _EVAL_ITERATIONS.value, method))
+      measured["resolve"].append(completion.exploitability(game.tree, one, _EVAL_ITERATIONS.value))
     stats = {
       m: {"min": min(v), "mean": float(np.mean(v)), "max": max(v)} for m, v in measured.items()
     }

@@ -16,10 +16,8 @@ player g mod 2. Opponents, OpenSpiel's own bots:
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
   * random: ``UniformRandomBot``.
 
---engine=pool (the default) runs the agent's searches on the belief pool
-(``sog.search.pool.BeliefGTCFR``: each grows its own tree from its re-solving root, nothing
-enumerated), --engine=tables on the subgame tables; --float64 searches in float64, where both give
-the same searches.
+The agent's searches run on the belief pool (``sog.search.pool.BeliefGTCFR``: each grows its own
+tree from its re-solving root, nothing enumerated); --float64 searches in float64.
 
 In a perfect-information game SoG plays the most probable action of its policy, in an
 imperfect-information game it draws its action from the policy (sound play); --sample or --nosample
@@ -82,7 +80,7 @@ _GAME = flags.DEFINE_string(
 _SEARCH = common.define_search_flags(sims=["100"])
 _PROTOCOL = common.define_protocol_flags()
 _LEAF = common.define_leaf_flags(leaf="zeros")
-_ENGINE = common.define_engine_flags()
+_PRECISION = common.define_precision_flags()
 _OPPONENT = flags.DEFINE_enum("opponent", "mcts", list(OPPONENTS), "The OpenSpiel bot to play.")
 _GAMES = flags.DEFINE_integer("games", 100, "Games to play (seats alternate).", lower_bound=1)
 _OPPONENT_SIMULATIONS = flags.DEFINE_integer(
@@ -207,11 +205,10 @@ def _players(simulations: int, config):
   )
   name = f"SoG({simulations},{config.simulations_per_phase:g})"
   if pgx_games.is_pgx_name(_GAME.value):
-    given = [f"--{f.name}" for f in (_ENGINE.engine, _ENGINE.float64) if f.present]
-    if given:
+    if _PRECISION.float64.present:
       raise ValueError(
-        f"{', '.join(given)}: a pgx game is searched on its node pool (sog.search.pool.PoolGTCFR) "
-        "in float32; the flags choose the engine of the other games"
+        "--float64: a pgx game is searched on its node pool (sog.search.pool.PoolGTCFR) in "
+        "float32; the flag sets the precision of the other games' searches"
       )
     game = common.load_game(_GAME.value, enumerated=False)
     os_game = pgx_bots.openspiel_game(game)
@@ -234,23 +231,17 @@ def _players(simulations: int, config):
         _OPPONENT.value, game, os_game, leaf, simulations, seat, seed
       ),
     )
-  dtype = _ENGINE.dtype()  # (float64 switches JAX's x64 mode on before anything is built)
+  dtype = _PRECISION.dtype()  # (float64 switches JAX's x64 mode on before anything is built)
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
   opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
-  engine = _ENGINE.engine.value
   agent = agent_lib.SoGAgent(
-    game,
-    _LEAF.model(game, engine),
-    config,
-    _PROTOCOL.resolving_config(),
-    engine=engine,
-    dtype=dtype,
+    game, _LEAF.model(game), config, _PROTOCOL.resolving_config(), dtype=dtype
   )
   resolving = agent.resolving_config
   sample = not agent.perfect_information if _SAMPLE.value is None else _SAMPLE.value
   print(
-    f"{game.name}: {name} on the {engine} ({_LEAF.describe()}; "
+    f"{game.name}: {name} on the belief pool ({_LEAF.describe()}; "
     f"{f'safe (alpha={resolving.alpha:g})' if resolving.safe else 'unsafe'} re-solving, "
     f"{_play_kind(sample)}) against {opponent}, {_GAMES.value} games, seats alternating",
     flush=True,

@@ -6,8 +6,8 @@ does not pull in the search, the networks or OpenSpiel::
 
   game = sog.load("leduc_poker")
   sog.exploitability(game, sog.solve(game, 1000).average_policy)
-  searcher = sog.GTCFR(game, sog.exact_leaf_model(50), sog.GTCFRConfig(simulations=100))
-  sog.compose(searcher, seeds=range(3)).summary()
+  searcher = sog.BeliefGTCFR(game, sog.zero_leaf_model(), sog.GTCFRConfig(simulations=100))
+  sog.compose(searcher, seeds=range(3), tree=game.tree).summary()
 """
 
 import importlib
@@ -19,7 +19,7 @@ _API = {
   "sog.games": ("Game", "load", "registered_games"),
   "sog.eval": ("evaluate", "exploitability", "random_policy", "uniform_policy"),
   "sog.search": (
-    "GTCFR",
+    "BeliefGTCFR",
     "GTCFRConfig",
     "LeafModel",
     "ResolvingConfig",

@@ -2,7 +2,7 @@
 persistent compilation cache.
 
 Many tests build searches that compile to the same XLA program (the same game, settings and leaf
-model in a new ``GTCFR``, in another xdist worker, or in a script run as a subprocess). JAX's
+model in a new ``BeliefGTCFR``, in another xdist worker, or in a script run as a subprocess). JAX's
 persistent cache, keyed by the program, lets all but the first load it instead of compiling it again
 (a Leduc search: 8 s compiled, 2.6 s loaded). Only compilation is shared; every test still runs its
 computation. The cache lives in ``.jax_cache/`` at the repository root (ignored by git; delete it at
@@ -18,8 +18,6 @@ import numpy as np
 import pytest
 
 import sog.games
-from sog.search import gtcfr
-from sog.search import leaf_models
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository: scripts run from here
 _CACHE = ROOT / ".jax_cache"
@@ -70,22 +68,26 @@ def load(name: str) -> sog.games.Game:
   return sog.games.load(name)
 
 
-_LEAF_MODELS = {
-  "zeros": leaf_models.zero_leaf_model,
-  "oracle": lambda: leaf_models.exact_leaf_model(50),
-}
+_TABLE_SEARCHES = ROOT / "tests" / "fixtures" / "table_searches.npz"
 
 
 @functools.cache
-def shared_searcher(name: str, leaf: str, simulations: int) -> gtcfr.GTCFR:
-  """One SoG(s, 1) searcher per (game, leaf model, s), shared by the tests that need no other
-  setting, so that each of its searches (whole game, or a subgame depth and batch size) compiles
-  once per worker (``make test`` runs xdist's ``--dist loadgroup``: tests sharing one carry the same
-  ``xdist_group`` mark, so they run in one worker). ``leaf``: "zeros" or "oracle" (the exact oracle
-  at 50 CFR+ iterations a call)."""
-  if leaf not in _LEAF_MODELS:
-    raise ValueError(f"leaf must be one of {sorted(_LEAF_MODELS)}, got {leaf!r}")
-  return gtcfr.GTCFR(load(name), _LEAF_MODELS[leaf](), gtcfr.GTCFRConfig(simulations=simulations))
+def _table_searches() -> dict[str, np.ndarray]:
+  with np.load(_TABLE_SEARCHES) as recorded:
+    return dict(recorded)
+
+
+def table_search(prefix: str) -> dict[str, np.ndarray]:
+  """The arrays the table search gave under ``prefix`` in ``tests/fixtures/table_searches.npz``
+  (recorded before the table search left the library, at the commit the file names)."""
+  arrays = {
+    key[len(prefix) + 1 :]: value
+    for key, value in _table_searches().items()
+    if key.startswith(prefix + "/")
+  }
+  if not arrays:
+    raise KeyError(f"no table search recorded under {prefix!r}")
+  return arrays
 
 
 @pytest.fixture(scope="session")

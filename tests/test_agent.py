@@ -17,39 +17,28 @@ from sog.games import load
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
-from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import types
 from sog.search.pool import belief_oracle
 from tests.conftest import ROOT
-
-
-def _oracle(engine: str, game, iterations: int) -> leaf_models.LeafModel:
-  """The exact oracle of the agent's ``engine``."""
-  if engine == "pool":
-    return belief_oracle.exact_leaf_model(game, iterations)
-  return leaf_models.exact_leaf_model(iterations)
+from tests.conftest import table_search
 
 
 @pytest.mark.parametrize(
-  "name, leaf, engine, games",
-  [
-    ("kuhn_poker", "oracle", "tables", 2),
-    ("kuhn_poker", "oracle", "pool", 2),
-    ("leduc_poker", "zeros", "pool", 1),
-    pytest.param("leduc_poker", "zeros", "tables", 1, marks=pytest.mark.slow),
-  ],
+  "name, leaf, games", [("kuhn_poker", "oracle", 2), ("leduc_poker", "zeros", 1)]
 )
-def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, engine, games):
-  """``games`` whole games per seat against each opponent. Leduc on the tables (chance between
-  decisions; every depth compiles its own subgame search, 80 s) is marked slow; on the pool one
-  compilation serves every decision."""
+def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, games):
+  """``games`` whole games per seat against each opponent (one compilation serves every
+  decision)."""
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
   solver = openspiel_cfr.CFRPlusSolver(os_game)
   for _ in range(20):
     solver.evaluate_and_update_policy()
-  model = _oracle(engine, game, 50) if leaf == "oracle" else leaf_models.zero_leaf_model()
-  agent = agent_lib.SoGAgent(game, model, gtcfr.GTCFRConfig(simulations=20), engine=engine)
+  model = (
+    belief_oracle.exact_leaf_model(game, 50) if leaf == "oracle" else leaf_models.zero_leaf_model()
+  )
+  agent = agent_lib.SoGAgent(game, model, types.GTCFRConfig(simulations=20))
   rng = np.random.RandomState(0)
   for seat in (0, 1):
     opponents = {
@@ -68,24 +57,23 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
 @pytest.mark.parametrize(
   "name, games", [("kuhn_poker", 6), pytest.param("leduc_poker", 2, marks=pytest.mark.slow)]
 )
-def test_the_agent_on_the_pool_re_solves_as_on_the_tables(name, games):
+def test_the_agent_re_solves_as_the_table_agent_did(name, games):
   """Whole games against a uniform random opponent, both seats, float64, zero leaf, s = 10: at
-  every decision the agent on the belief pool (its own tree grown from s_prev, continuing its last
-  summary) gives the table agent's policy from the same key, so both play the same actions."""
+  every decision the agent (its own tree grown from s_prev, continuing its last summary) gives the
+  policy the table search's agent gave from the same key (recorded in
+  ``tests/fixtures/table_searches.npz`` before it left the library): the same actions."""
   game = load(name)
   os_game = openspiel_bridge.openspiel_game(game)
-  config = gtcfr.GTCFRConfig(simulations=10)
+  table = table_search(f"agent/{name}")
   rng = np.random.RandomState(0)
   decisions = 0
   with jax.enable_x64(True):
-    agents = [
-      agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), config, engine=e, dtype=jnp.float64)
-      for e in agent_lib.ENGINES
-    ]
+    agent = agent_lib.SoGAgent(
+      game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10), dtype=jnp.float64
+    )
     for index in range(games):
       seat = index % 2
-      for agent in agents:
-        agent.reset()
+      agent.reset()
       state = os_game.new_initial_state()
       while not state.is_terminal():
         if state.is_chance_node():
@@ -94,21 +82,19 @@ def test_the_agent_on_the_pool_re_solves_as_on_the_tables(name, games):
         elif state.current_player() == seat:
           world = openspiel_bridge.locate(game, state)
           key = jax.random.PRNGKey(1000 * index + len(world.path))
-          (action, tables), (pool_action, pool) = [
-            agent.act(world.path, world.infostates[seat], key) for agent in agents
-          ]
-          np.testing.assert_allclose(pool, tables, atol=1e-12)
-          assert pool_action == action
+          action, policy = agent.act(world.path, world.infostates[seat], key)
+          np.testing.assert_allclose(policy, table["policies"][decisions], atol=1e-12)
+          assert action == int(table["actions"][decisions])
           state.apply_action(action)
           decisions += 1
         else:
           state.apply_action(int(rng.choice(state.legal_actions())))
-  assert decisions >= games
+  assert decisions == len(table["actions"]) >= games
 
 
 def test_the_bot_reports_the_policy_it_draws_from():
   game = load("kuhn_poker")
-  agent = agent_lib.SoGAgent(game, belief_oracle.exact_leaf_model(game, 50), gtcfr.GTCFRConfig(30))
+  agent = agent_lib.SoGAgent(game, belief_oracle.exact_leaf_model(game, 50), types.GTCFRConfig(30))
   bot = bot_lib.SoGBot(agent, player_id=0)
   state = openspiel_bridge.openspiel_game(game).new_initial_state()
   state.apply_action(2)  # player 0 holds the king
@@ -132,22 +118,15 @@ def test_the_bot_plays_its_most_probable_action_in_perfect_information_games():
   """The default in matches: a perfect-information game's bot does not sample (AlphaZero-style
   evaluation); asked to, it does."""
   game = load("connect_four")
-  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(4))
+  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(4))
   assert agent.perfect_information and not bot_lib.SoGBot(agent, player_id=0).sample
   assert bot_lib.SoGBot(agent, player_id=0, sample=True).sample
 
 
-# The table agent's run is the pool's twin, kept for `make test-slow`.
-@pytest.mark.parametrize(
-  "engine",
-  [pytest.param(e, marks=pytest.mark.slow) if e == "tables" else e for e in agent_lib.ENGINES],
-)
-def test_the_agent_rejects_states_it_cannot_act_at(engine):
+def test_the_agent_rejects_states_it_cannot_act_at():
   game = load("leduc_poker")
   tree = game.tree
-  agent = agent_lib.SoGAgent(
-    game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(10), engine=engine
-  )
+  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(10))
   chance = int(np.flatnonzero(tree.kind == 2)[0])
   with pytest.raises(ValueError, match="not a decision"):
     agent.act(tree.paths[chance], 0, jax.random.PRNGKey(0))
@@ -184,13 +163,11 @@ def test_the_agent_rejects_states_it_cannot_act_at(engine):
   agent.act(tree.paths[deep], int(np.flatnonzero(tree.valid[deep, 0])[0]), jax.random.PRNGKey(4))
   agent.reset()
   agent.act((), int(np.flatnonzero(tree.valid[0, root_actor])[0]), jax.random.PRNGKey(3))
-  with pytest.raises(ValueError, match="engine"):
-    agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), engine="gpu")
 
 
 def test_the_bot_needs_an_openspiel_game():
   agent = agent_lib.SoGAgent(
-    load("sequential_rps"), leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(10)
+    load("sequential_rps"), leaf_models.zero_leaf_model(), types.GTCFRConfig(10)
   )
   with pytest.raises(ValueError, match="no OpenSpiel counterpart"):
     bot_lib.SoGBot(agent, 0)
@@ -228,23 +205,23 @@ def test_play_script_swaps_seats_and_ends_with_its_json_line():
 
 
 def test_play_script_runs_the_agent_on_the_belief_pool():
-  """scripts/play.py --engine=pool: Leduc against the random bot, the agent's searches on the
-  belief pool; --engine with a pgx game (always on its node pool) is refused by name."""
+  """scripts/play.py: Leduc against the random bot, the agent's searches on the belief pool;
+  --float64 with a pgx game (searched in float32 on its node pool) is refused by name."""
   command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10", "--opponent=random"]
   out = subprocess.run(
-    [*command, "--game=leduc_poker", "--engine=pool", "--games=2"],
+    [*command, "--game=leduc_poker", "--games=2"],
     capture_output=True,
     text=True,
     cwd=ROOT,
     check=True,
   )
-  assert "on the pool" in out.stdout
+  assert "on the belief pool" in out.stdout
   summary = json.loads(out.stdout.splitlines()[-1])
   assert summary["game"] == "leduc_poker" and summary["games"] == 2
   bad = subprocess.run(
-    [*command, "--game=pgx/tic_tac_toe", "--engine=pool", "--games=1"],
+    [*command, "--game=pgx/tic_tac_toe", "--float64", "--games=1"],
     capture_output=True,
     text=True,
     cwd=ROOT,
   )
-  assert bad.returncode != 0 and "--engine" in bad.stderr and "pgx" in bad.stderr
+  assert bad.returncode != 0 and "--float64" in bad.stderr and "pgx" in bad.stderr

@@ -1,5 +1,6 @@
 """Continual re-solving on the belief pool: the origins carried down a path give the tables' prior
-weights, and a plan from a pool search's summary is the table plan from the table search's."""
+weights, and a plan from a pool search's summary is the table plan from the table search's (recorded
+in ``tests/fixtures/table_searches.npz`` before the table search left the library)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,12 @@ import pytest
 from sog.games import public_game
 from sog.games import registry
 from sog.games import tree as tree_lib
-from sog.search import gtcfr
-from sog.search import leaf_calls
 from sog.search import leaf_models
-from sog.search import resolving
-from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
+from tests.conftest import table_search
 
 
 @pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard(map=glasses_hidden_short)"])
@@ -44,85 +42,57 @@ def test_origins_carried_down_each_path_give_the_prior_weights(name):
   np.testing.assert_array_equal(origins.any(-1), np.asarray(tree.valid)[:n])
 
 
-def _table_search(game, tables, model, config, rng, start) -> types.SearchResult:
-  batches = leaf_calls.leaf_batches(gtcfr.GTCFR(game, model, config).capacity)
-  apply = model.apply
-  return jax.jit(
-    lambda rng, start: gtcfr.search(tables, apply, None, rng, start, config, batches, None)
-  )(rng, start)
-
-
-def _deepest_below(game, tables, summary: resolving.Summary) -> tuple[int, int]:
-  """A decision below the summary's tree as far below its s_prev as any (where the summary's
-  ranges reach s_prev for both players), and how far."""
-  node, moves = -1, 0
-  for candidate in np.flatnonzero(np.asarray(game.tree.kind) < 2):
-    root = int(resolving.closest_known(tables, summary.in_tree, candidate))
-    below = len(game.tree.paths[candidate]) - len(game.tree.paths[root])
-    if root >= 0 and below > moves and (summary.ranges[root].sum(-1) > 0).all():
-      node, moves = int(candidate), below
-  return node, moves
-
-
 def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
-  """Leduc, two decisions re-solved in turn: a short search on both engines from the same start
-  and key (the same search), each summarised, then the plan at a decision below the tree as far
-  as any. Both plans start at the same s_prev (its pair weights those of the whole game's pool)
-  with the same branch, ranges and gadget (Terminate values, earlier range and p_o), in float64;
-  the second plans from a summary rooted below the game's root, with the origins the first
-  carried down."""
+  """Leduc, two decisions re-solved in turn: a short search from the same start and key as the
+  table search's, summarised, then the plan at the decision the table search's chain planned (below
+  the tree as far as any). Both plans start at the same s_prev (its pair weights those of the whole
+  game's pool) with the same branch, ranges and gadget (Terminate values, earlier range and p_o),
+  in float64; the second plans from a summary rooted below the game's root, with the origins the
+  first carried down."""
   game = registry.load("leduc_poker")
   public = game.public_game
   model = leaf_models.zero_leaf_model()
   config = types.GTCFRConfig(simulations=2)
   depth = int(game.tree.num_levels)
   with jax.enable_x64(True):
-    tables = tables_lib.make_tables(game.tree, jnp.float64)
     grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
     searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     pool_summary = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
-    table_start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
     planned = belief_resolving.plan(pool_summary, jnp.full(depth, -1, jnp.int32), 0, depth)
     assert not bool(planned.start.gadget.enabled) and int(planned.depth) == 0
     summary_depth = 0  # the public moves from the game's root to the next summary's root
-    for rng in jax.random.split(jax.random.PRNGKey(0), 2):
-      table = _table_search(game, tables, model, config, rng, table_start)
-      table_summary = jax.tree.map(np.asarray, resolving.summarise(table))
+    for step, rng in enumerate(jax.random.split(jax.random.PRNGKey(0), 2)):
+      table = table_search(f"chain/{step}")
       pool = searcher.search_from(rng, planned.start)
       pool_summary = belief_resolving.summarise(pool, pool_summary, planned)
       assert int(pool_summary.depth) == summary_depth
-      node, moves = _deepest_below(game, tables, table_summary)
+      node, moves = int(table["decision"]), int(table["moves"])
       assert moves >= 1
-      table_start = resolving.plan(tables, table_summary, node)
       path = np.full(depth, -1, np.int32)
       path[: len(game.tree.paths[node])] = game.tree.paths[node]
       player = int(game.tree.kind[node])
       planned = belief_resolving.plan(pool_summary, jnp.asarray(path), player, depth)
       belief_resolving.check(planned, depth)
-      _assert_same_plan(game, grown, jax.tree.map(np.asarray, planned), table_start, node, moves)
-      summary_depth = len(game.tree.paths[int(table_start.root)])
+      _assert_same_plan(game, grown, jax.tree.map(np.asarray, planned), table, node, moves)
+      summary_depth = len(game.tree.paths[int(table["root"])])
       assert summary_depth >= 1  # the next summary is rooted below the game's root
 
 
-def _assert_same_plan(game, grown, planned, table_start, node: int, moves: int):
-  table_start = jax.tree.map(np.asarray, table_start)
-  root_path = game.tree.paths[int(table_start.root)]
+def _assert_same_plan(game, grown, planned, table: dict, node: int, moves: int):
+  root_path = game.tree.paths[int(table["root"])]
   assert int(planned.depth) == len(root_path) and int(planned.branch_moves) == moves
   np.testing.assert_array_equal(
     planned.start.branch[:moves], game.tree.paths[node][len(root_path) :]
   )
   assert (planned.start.branch[moves:] == -1).all()
-  np.testing.assert_allclose(planned.start.ranges, table_start.ranges, atol=1e-12)
+  np.testing.assert_allclose(planned.start.ranges, table["start_ranges"], atol=1e-12)
   for field in ("enabled", "player", "terminate_values", "previous_range", "prior", "alpha"):
     np.testing.assert_allclose(
-      getattr(planned.start.gadget, field),
-      getattr(table_start.gadget, field),
-      atol=1e-12,
-      err_msg=field,
+      getattr(planned.start.gadget, field), table[f"gadget_{field}"], atol=1e-12, err_msg=field
     )
-  s_prev = beliefs.tree_nodes(grown, game.tree).tolist().index(int(table_start.root))
+  s_prev = beliefs.tree_nodes(grown, game.tree).tolist().index(int(table["root"]))
   np.testing.assert_allclose(planned.start.weight, grown.weight[s_prev], atol=1e-12)
 
 

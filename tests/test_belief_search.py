@@ -1,9 +1,10 @@
 """GT-CFR on the belief pool (issue 48, part 5): the same search as the table engine's from the same
-key, seed for seed, in float64; batched searches as alone; bad settings refused."""
+key, seed for seed, in float64 (the table search's results recorded in
+``tests/fixtures/table_searches.npz`` before it left the library); batched searches as alone; bad
+settings refused."""
 
 from __future__ import annotations
 
-import dataclasses
 import pathlib
 
 import jax
@@ -13,10 +14,8 @@ import pytest
 
 from sog.games import registry
 from sog.nets import checkpoint
-from sog.search import gtcfr
-from sog.search import leaf_calls
+from sog.search import gadget as gadget_lib
 from sog.search import leaf_models
-from sog.search import resolving
 from sog.search import tables as tables_lib
 from sog.search import types
 from sog.search.pool import BeliefGTCFR
@@ -25,6 +24,7 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
+from tests.conftest import table_search
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -52,6 +52,7 @@ CASES = [
   ("scotland_yard(map=glasses_hidden_short)", "zeros", dict(simulations=20)),
   ("kuhn_poker", "oracle", dict(simulations=10)),
 ]
+_GADGET_FIELDS = ("enabled", "player", "terminate_values", "previous_range", "prior", "alpha")
 #: The warm oracle and its policy prior, checked from a re-solving start (its pool grown at s_prev,
 #: two moves above the focus) by `make test-slow` (130 s); the default run checks the warm oracle's
 #: state under vmap (test_a_batch_of_oracle_searches_is_each_search_alone) and the cold oracle
@@ -61,72 +62,52 @@ WARM_ORACLE = pytest.param(
 )
 
 
-def _leaf_models(game: registry.Game, leaf: str):
-  """The leaf model ``leaf`` names for the table search and for the pool search (the exact oracle
-  is each engine's own; "oracle_warm": warm-started, with its policy as the prior)."""
+def _leaf_model(game: registry.Game, leaf: str):
+  """The leaf model ``leaf`` names ("oracle_warm": the exact oracle warm-started, with its policy
+  as the prior)."""
   if leaf == "shipped":
-    model = checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
-    return model, model
+    return checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
   if leaf.startswith("oracle"):
     settings = (
       dict(iterations=3, warm_start=True, policy_prior=True) if leaf == "oracle_warm" else {}
     )
-    settings = settings or dict(iterations=10)
-    return (
-      leaf_models.exact_leaf_model(**settings),
-      belief_oracle.exact_leaf_model(game, **settings),
-    )
-  return leaf_models.zero_leaf_model(), leaf_models.zero_leaf_model()
+    return belief_oracle.exact_leaf_model(game, **(settings or dict(iterations=10)))
+  return leaf_models.zero_leaf_model()
 
 
-def _table_search(game, model, config, rng, start=None) -> types.SearchResult:
-  """The table engine's search from ``start`` (default the game's root), in float64 tables."""
-  capacity = gtcfr.GTCFR(game, model, config).capacity
-  tables = _tables(game)
-  if start is None:
-    start = types.root_start(tables, jnp.asarray(game.tree.root_ranges, jnp.float64))
-  apply = model.apply
-  batches = leaf_calls.leaf_batches(capacity)
-  state = model.init(tables, start)
-  search = jax.jit(
-    lambda params, rng: gtcfr.search(
-      tables, apply, params, rng, start, config, batches, None, state
-    )
-  )
-  return search(model.params, rng)
+def _case(name: str, leaf: str, settings: dict) -> str:
+  """The case's name in the fixture (as the recording named it)."""
+  return f"{name}|{leaf}|" + ",".join(f"{k}={v}" for k, v in sorted(settings.items()))
 
 
-def _tables(game) -> tables_lib.SearchTables:
-  return tables_lib.make_tables(game.tree, jnp.float64)
-
-
-def _assert_same_search(game, model, config, pool, table, root_path=()):
+def _assert_same_search(game, pool, table: dict, root_path=()):
   """The pool search (its slots matched to the game's nodes by path, below ``root_path``) made
-  every walk, draw, pass and leaf call of the table search: the same tree, interior nodes, walk
-  counts, leaf calls and evaluations, average policy, values and best-response values."""
-  pool, table = jax.tree.map(np.asarray, (pool, table))
+  every walk, draw, pass and leaf call of the recorded table search: the same tree, interior
+  nodes, walk counts, leaf calls and evaluations, average policy, values and best-response
+  values."""
+  pool = jax.tree.map(np.asarray, pool)
   n = int(pool.tree.num_nodes)
   nodes = np.array([game.tree.node_of_path((*root_path, *p)) for p in beliefs.paths(pool.tree)])
-  assert n == int(table.in_tree.sum()) and table.in_tree[nodes].all()
-  assert nodes[int(pool.focus)] == int(table.focus)
-  np.testing.assert_array_equal(pool.tree.expanded[:n], table.expanded[nodes])
-  assert bool(pool.complete) == bool(table.complete)
+  assert sorted(nodes.tolist()) == table["nodes"].tolist()
+  row = np.searchsorted(table["nodes"], nodes)  # each slot's row in the recorded arrays
+  assert nodes[int(pool.focus)] == int(table["focus"])
+  np.testing.assert_array_equal(pool.tree.expanded[:n], table["expanded"][row])
+  assert bool(pool.complete) == bool(table["complete"])
   for field in ("walks", "growing_walks", "leaf_calls", "leaf_evaluations"):
-    assert int(getattr(pool, field)) == int(getattr(table, field)), field
+    assert int(getattr(pool, field)) == int(table[field]), field
   for field in ("focus_policy", "focus_values"):
-    np.testing.assert_allclose(getattr(pool, field), getattr(table, field), atol=1e-12)
-  inner = np.asarray(game.tree.kind)[nodes] < 2  # player nodes, in the tables' inner rows
+    np.testing.assert_allclose(getattr(pool, field), table[field], atol=1e-12)
+  inner = np.asarray(game.tree.kind)[nodes] < 2
   expanded = pool.tree.expanded[:n] & inner
-  rows = np.asarray(gtcfr.GTCFR(game, model, config).tables.inner_position)[nodes]
   valid = pool.tree.valid[:n]
   actor = np.clip(pool.tree.kind[:n], 0, 1)
   acting = expanded[:, None] & valid[np.arange(n), actor]
   np.testing.assert_allclose(
-    pool.average_policy[:n][acting], table.average_policy[rows][acting], atol=1e-12
+    pool.average_policy[:n][acting], table["average_policy"][row][acting], atol=1e-12
   )
   for field in ("ranges", "values", "best_response_values"):
     np.testing.assert_allclose(
-      getattr(pool, field)[:n], getattr(table, field)[nodes], atol=1e-12, err_msg=field
+      getattr(pool, field)[:n], table[field][row], atol=1e-12, err_msg=field
     )
 
 
@@ -135,28 +116,13 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   """Every walk, draw, pass and leaf call of the table search, node for node (matched by path),
   in float64."""
   game = registry.load(name)
-  model, pool_model = _leaf_models(game, leaf)
-  config = types.GTCFRConfig(**settings)
-  rng = jax.random.PRNGKey(3)
   with jax.enable_x64(True):
-    table = _table_search(game, model, config, rng)
-    searcher = BeliefGTCFR(game, pool_model, config, dtype=jnp.float64)
-    pool = searcher.search(rng)
+    searcher = BeliefGTCFR(
+      game, _leaf_model(game, leaf), types.GTCFRConfig(**settings), dtype=jnp.float64
+    )
+    pool = searcher.search(jax.random.PRNGKey(3))
   assert int(pool.tree.num_nodes) <= searcher.capacity
-  _assert_same_search(game, model, config, pool, table)
-
-
-def _deep_decision(game, summary: resolving.Summary) -> int:
-  """A decision node below the summary's tree, as far below its closest public state there
-  (s_prev) as any, where the summary's ranges reach s_prev for both players."""
-  tree, tables = game.tree, _tables(game)
-  best, longest = -1, -1
-  for node in np.flatnonzero(np.asarray(tree.kind) < 2):
-    root = int(resolving.closest_known(tables, summary.in_tree, node))
-    length = len(tree.paths[node]) - len(tree.paths[root])
-    if root >= 0 and length > longest and (summary.ranges[root].sum(-1) > 0).all():
-      best, longest = int(node), length
-  return best
+  _assert_same_search(game, pool, table_search("search/" + _case(name, leaf, settings)))
 
 
 @pytest.mark.parametrize(
@@ -166,45 +132,40 @@ def _deep_decision(game, summary: resolving.Summary) -> int:
 def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   name, leaf, settings, branches
 ):
-  """A safe re-solving start planned from a first (short) search's summary, at a decision as far
-  below its tree as any (``branches`` moves at least: Kuhn's whole tree is in the summary, so its
-  decision re-solves at s_prev = s_pub): the pool rooted at s_prev (its public state and pair
-  weights grown from the game's root) grows the branch down to the focus and searches below it as
-  the table search does, the gadget included, node for node, in float64."""
+  """The table search's safe re-solving start (planned from a first search's summary, s = 2, at a
+  decision as far below its tree as any, ``branches`` moves at least: Kuhn's whole tree is in the
+  summary, so its decision re-solves at s_prev = s_pub): the pool rooted at s_prev (its public
+  state and pair weights grown from the game's root) grows the branch down to the focus and
+  searches below it as the table search did, the gadget included, node for node, in float64."""
   game = registry.load(name)
-  model, pool_model = _leaf_models(game, leaf)
+  table = table_search("resolving/" + _case(name, leaf, settings))
+  root_path = game.tree.paths[int(table["root"])]
+  branch = game.tree.paths[int(table["decision"])][len(root_path) :]
+  assert len(branch) >= branches
   config = types.GTCFRConfig(**settings)
   with jax.enable_x64(True):
-    first = _table_search(
-      game, model, dataclasses.replace(config, simulations=2), jax.random.PRNGKey(0)
-    )
-    summary = jax.tree.map(np.asarray, resolving.summarise(first))
-    node = _deep_decision(game, summary)
-    start = resolving.plan(_tables(game), summary, node)
-    assert bool(start.gadget.enabled)
-    rng = jax.random.PRNGKey(3)
-    table = _table_search(game, model, config, rng, start)
-    root_path = game.tree.paths[int(start.root)]
-    branch = game.tree.paths[node][len(root_path) :]
-    assert len(branch) >= branches
+    gadget = gadget_lib.Gadget(**{f: jnp.asarray(table[f"gadget_{f}"]) for f in _GADGET_FIELDS})
+    assert bool(gadget.enabled)
     public = game.public_game
     grown, slot = belief_search.grow_branch(
       public,
       beliefs.empty(public, 1 + public.max_children * len(root_path), jnp.float64),
       jnp.asarray(root_path, jnp.int32),
     )
-    searcher = BeliefGTCFR(game, pool_model, config, dtype=jnp.float64, branch_depth=len(branch))
+    searcher = BeliefGTCFR(
+      game, _leaf_model(game, leaf), config, dtype=jnp.float64, branch_depth=len(branch)
+    )
     pool = searcher.search_from(
-      rng,
+      jax.random.PRNGKey(3),
       belief_state.BeliefStart(
         state=jax.tree.map(lambda x: x[slot], grown.states),
         weight=grown.weight[slot],
         branch=np.asarray(branch, np.int32),
-        ranges=start.ranges,
-        gadget=start.gadget,
+        ranges=jnp.asarray(table["start_ranges"]),
+        gadget=gadget,
       ),
     )
-  _assert_same_search(game, model, config, pool, table, root_path)
+  _assert_same_search(game, pool, table, root_path)
 
 
 def test_a_batch_of_pool_searches_is_each_search_alone():

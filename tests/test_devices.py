@@ -1,10 +1,10 @@
 """Search batches split over local devices give the searches one device gives: bitwise for the
 searches a device holds, and to float32 rounding against one device's batch of another shape.
 
-Both engines (the table search and the belief pool) split their batches so. JAX fixes the device
-count when it starts, so the check runs in a fresh process with two forced
-host devices (``--xla_force_host_platform_device_count=2``), comparing searchers on both devices
-with searchers on the first only.
+The belief pool's searcher splits its batches so. JAX fixes the device count when it starts, so the
+check runs in a fresh process with two forced host devices
+(``--xla_force_host_platform_device_count=2``), comparing searchers on both devices with searchers
+on the first only.
 """
 
 import json
@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from tests.conftest import ROOT
 
@@ -23,7 +22,7 @@ import jax
 import numpy as np
 import sog
 from sog.protocol import composed
-from sog.search import gtcfr, leaf_models, predecessors
+from sog.search import leaf_models, predecessors, types
 from sog.search.pool import BeliefGTCFR
 
 def leaves(result):
@@ -38,13 +37,10 @@ def close(a, b):  # exact where not floating point, float32 rounding elsewhere
 
 game = sog.load("kuhn_poker")
 leaf = leaf_models.zero_leaf_model()
-config = gtcfr.GTCFRConfig(simulations=4)
-if ENGINE == "tables":
-  searcher, options = gtcfr.GTCFR, {}
-else:
-  searcher, options = BeliefGTCFR, {"branch_depth": predecessors.branch_depth(game.tree)}
-both = searcher(game, leaf, config, **options)
-one = searcher(game, leaf, config, devices=jax.local_devices()[:1], **options)
+config = types.GTCFRConfig(simulations=4)
+depth = predecessors.branch_depth(game.tree)
+both = BeliefGTCFR(game, leaf, config, branch_depth=depth)
+one = BeliefGTCFR(game, leaf, config, devices=jax.local_devices()[:1], branch_depth=depth)
 rngs = jax.random.split(jax.random.PRNGKey(3), 4)
 ranges = np.random.default_rng(0).dirichlet(np.ones(game.tree.root_ranges.shape[-1]), size=(4, 2))
 # Four searches, two a device: each device computes exactly what one device does for its two.
@@ -55,8 +51,7 @@ joined = jax.tree.map(lambda a, b: np.concatenate([a, b]), *halves)
 # by the batch's shape, on one device too (a batch of 2 or 4 against 3 there differs by 2.4e-7).
 odd, odd_one = both.search_batch(rngs[:3], ranges[:3]), one.search_batch(rngs[:3], ranges[:3])
 # The protocol: re-solving searches in chunks of 4.
-tree = None if ENGINE == "tables" else game.tree
-protocol = [composed.compose(s, (0, 1), batch_size=4, tree=tree) for s in (both, one)]
+protocol = [composed.compose(s, (0, 1), batch_size=4, tree=game.tree) for s in (both, one)]
 print(json.dumps({
     "devices": jax.local_device_count(), "mesh": [both.mesh.size, one.mesh.size],
     "spread": len(jax.tree.leaves(split)[0].sharding.device_set),
@@ -67,16 +62,14 @@ print(json.dumps({
 """
 
 
-# The table search's run is its twin, kept for `make test-slow` (the pool is the default engine).
-@pytest.mark.parametrize("engine", [pytest.param("tables", marks=pytest.mark.slow), "pool"])
-def test_search_batches_over_two_devices_equal_one_device(engine):
+def test_search_batches_over_two_devices_equal_one_device():
   env = {
     **os.environ,
     "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
     "JAX_PLATFORMS": "cpu",
   }
   out = subprocess.run(
-    [sys.executable, "-c", f"ENGINE = {engine!r}\n" + _CHECK],
+    [sys.executable, "-c", _CHECK],
     capture_output=True,
     text=True,
     cwd=ROOT,

@@ -1,7 +1,6 @@
-"""How GT-CFR grows and averages its tree: redrawn walks, PUCT's tie-break, chance nodes opened with
-their parent, per-node averaging, the growth counters, and which search a re-solve continues."""
-
-import dataclasses
+"""How GT-CFR grows and averages its tree on the belief pool (``BeliefGTCFR``): redrawn walks,
+PUCT's tie-break, chance nodes opened with their parent, per-node averaging, the growth counters,
+and which search a re-solve continues."""
 
 import jax
 import jax.numpy as jnp
@@ -10,70 +9,105 @@ import pytest
 
 from sog.games import public_game
 from sog.protocol import composed
-from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import predecessors
+from sog.search import types
 from sog.search import walks
-from sog.search.gtcfr import expand as expand_lib
+from sog.search.pool import BeliefGTCFR
+from sog.search.pool import belief_expand
+from sog.search.pool import belief_oracle
+from sog.search.pool import belief_search
+from sog.search.pool import belief_update
+from sog.search.pool import beliefs
+from sog.search.pool import passes
 from tests.conftest import load
 
 
-def _grown_by_simulation(game_name: str, config: gtcfr.GTCFRConfig, seed: int = 0):
-  """Runs a root search phase by phase (c = 1); returns per simulation the tree's size before and
-  after it and whether the tree was fully grown before it."""
-  searcher = gtcfr.GTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
-  apply, tables = searcher.leaf_model.apply, searcher.tables
-  one_phase = dataclasses.replace(config, simulations=1)
+def _phases(searcher: BeliefGTCFR, seed: int = 0):
+  """A root search of ``searcher`` (c = 1) to drive phase by phase: its initial state (the focus
+  expanded) and one phase, ``belief_search.run``'s loop body: CFR+ updates, then one simulation
+  (walks as long as the whole search's)."""
+  public, model, config = searcher.game, searcher.leaf_model, searcher.config
+  batches, start = searcher.leaf_batches, searcher.start()
+
+  @jax.jit
+  def init(rng):
+    leaf_state = model.init(searcher.empty, start)
+    return belief_search.init(
+      public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
+    )
 
   @jax.jit
   def phase(state):
-    return gtcfr.run(tables, apply, None, state, one_phase, searcher.leaf_batches, searcher.k)
+    state = jax.lax.fori_loop(
+      0,
+      config.updates_per_phase,
+      lambda _, s: belief_update.cfr_update(
+        model.apply, model.params, s, config, batches, public.utility_scale
+      ),
+      state,
+    )
+    return belief_expand.grow(public, state, config)
 
-  state = gtcfr.init(
-    tables,
-    apply,
-    None,
-    jax.random.PRNGKey(seed),
-    gtcfr.root_start(tables, searcher.root_ranges(None)),
-    config,
-  )
+  return init(jax.random.PRNGKey(seed)), phase
+
+
+def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 0):
+  """Runs a root search on the pool phase by phase (c = 1); returns per simulation the tree's size
+  before and after it and whether the tree was fully grown before it, the final state, and the
+  searcher's own search from the same key (the same search, in one call)."""
+  searcher = BeliefGTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
+  state, phase = _phases(searcher, seed)
   sizes = []
-  for _ in range(config.simulations):
-    complete = bool(expand_lib.fully_grown(tables, state))
-    before = int(state.in_tree.sum())
+  for _ in range(config.phases):
+    complete = bool(belief_expand.fully_grown(state))
+    before = int(state.tree.num_nodes)
     state = phase(state)
-    sizes.append((before, int(state.in_tree.sum()), complete))
-  return sizes, state
+    sizes.append((before, int(state.tree.num_nodes), complete))
+  return sizes, state, searcher.search(jax.random.PRNGKey(seed))
 
 
 @pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
 def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_name):
-  config = gtcfr.GTCFRConfig(simulations=60 if game_name == "kuhn_poker" else 120, redraws=64)
-  sizes, state = _grown_by_simulation(game_name, config)
+  """With redraws, a simulation whose walk adds no public state walks again from a new world state
+  while the focus's subgame is not complete: each of the s simulations adds to the tree until it is
+  whole. Without them, some simulations add nothing before it is."""
+  config = types.GTCFRConfig(simulations=60 if game_name == "kuhn_poker" else 120, redraws=64)
+  sizes, state, searched = _grown_by_simulation(game_name, config)
+  # Driven phase by phase, the search is the searcher's own: the same tree and walks.
+  assert int(state.tree.num_nodes) == int(searched.tree.num_nodes)
+  np.testing.assert_array_equal(np.asarray(state.tree.parent), np.asarray(searched.tree.parent))
+  assert int(state.walks) == int(searched.walks)
+  assert sum(not complete for _, _, complete in sizes) > 1  # simulations ran on a partial tree
   for before, after, complete in sizes:
     assert after > before or complete, (before, after)
-  assert sizes[-1][2] or sizes[-1][1] > sizes[-1][0]
   assert int(state.walks) > int(state.growing_walks)  # some walks were redrawn
   # Without redraws, some simulations add nothing before the tree is complete.
-  plain, _ = _grown_by_simulation(
-    game_name, gtcfr.GTCFRConfig(simulations=config.simulations, redraws=0)
+  plain, _, _ = _grown_by_simulation(
+    game_name, types.GTCFRConfig(simulations=config.simulations, redraws=0)
   )
   assert any(after == before and not complete for before, after, complete in plain)
 
 
 def test_growth_counters():
+  """``walks`` counts every expansion walk (redraws included), ``growing_walks`` those that added a
+  public state: with redraws each of Leduc's s = 30 simulations grows the tree (far from complete
+  at s = 30), without them each simulation is one walk and some add nothing."""
   game = load("leduc_poker")
   for redraws in (0, 8):
-    searcher = gtcfr.GTCFR(
-      game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30, redraws=redraws)
+    searcher = BeliefGTCFR(
+      game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=30, redraws=redraws)
     )
     result = searcher.search(jax.random.PRNGKey(3))
     walks, growing = int(result.walks), int(result.growing_walks)
+    assert not bool(result.complete)
     if redraws:
-      assert growing == 30 and walks > 30  # the tree is far from complete at s = 30
+      assert growing == 30 and walks > 30
     else:
       assert walks == 30 and 0 < growing < 30
     assert walks <= 30 * (1 + redraws)
+    # Each growing walk expanded one node: the focus's first expansion, then one per growing walk.
+    assert int(np.asarray(result.tree.expanded).sum()) == 1 + growing
 
 
 def test_puct_ties_follow_the_prior_then_chance():
@@ -93,68 +127,86 @@ def test_puct_ties_follow_the_prior_then_chance():
   assert set(np.asarray(picks).tolist()) == {0, 2}
 
 
+def _grown_states(result) -> set[tuple[tuple[int, ...], bool]]:
+  """The public states of a search's final tree (by path from the root), each with whether it is
+  interior: the tree whatever slots the pool gave its nodes."""
+  expanded = np.asarray(result.tree.expanded)
+  return {(path, bool(expanded[n])) for n, path in enumerate(beliefs.paths(result.tree))}
+
+
 def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
   """With the default ("action") walks are unchanged by the option's code; with "prior" a uniform
-  prior spreads the first walks of a Leduc search over the tied actions, so it grows other nodes."""
+  prior spreads the walks over the tied actions (at an infostate with no visits PUCT is argmax Q,
+  tied before a node's first pass), so a Leduc search with the pool's exact oracle grows other
+  nodes."""
   game = load("leduc_poker")
+  model = belief_oracle.exact_leaf_model(game, iterations=10)
   results = {
-    tie: gtcfr.GTCFR(
-      game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=40, tie_break=tie)
-    ).search(jax.random.PRNGKey(1))
-    for tie in gtcfr.TIE_BREAKS
+    tie: BeliefGTCFR(game, model, types.GTCFRConfig(simulations=40, tie_break=tie)).search(
+      jax.random.PRNGKey(1)
+    )
+    for tie in types.TIE_BREAKS
   }
-  assert not np.array_equal(
-    np.asarray(results["action"].in_tree), np.asarray(results["prior"].in_tree)
-  )
+  for result in results.values():
+    assert np.isfinite(np.asarray(result.values)).all()  # the oracle solved every leaf
+  assert _grown_states(results["action"]) != _grown_states(results["prior"])
 
 
 def test_chance_nodes_open_with_their_parent():
+  """With ``open_chance="own_simulation"`` a chance node an expansion adds is a frontier leaf that
+  a later simulation opens; with ``"with_parent"`` the expansion adds its outcomes too, so no chance
+  node is ever a frontier leaf. The pool's bound counts the outcomes opened with a node: a pool
+  twice as large grows the same tree."""
   game = load("leduc_poker")
-  chance = game.tree.kind == public_game.CHANCE
+  model = leaf_models.zero_leaf_model()
   frontiers = {}
-  for mode in gtcfr.OPEN_CHANCE:
-    searcher = gtcfr.GTCFR(
-      game,
-      leaf_models.zero_leaf_model(),
-      gtcfr.GTCFRConfig(simulations=10, open_chance=mode, redraws=0, tie_break="action"),
-    )
+  for mode in types.OPEN_CHANCE:
+    config = types.GTCFRConfig(simulations=10, open_chance=mode, redraws=0, tie_break="action")
+    searcher = BeliefGTCFR(game, model, config)
     result = searcher.search(jax.random.PRNGKey(0))
-    frontier = gtcfr.frontier_mask(
-      game.tree.kind, np.asarray(result.in_tree), np.asarray(result.expanded)
-    )
-    assert frontier.sum() <= searcher.capacity  # the bound counts the outcomes opened with a node
-    frontiers[mode] = frontier
-  assert (frontiers["own_simulation"] & chance).any()
-  assert not (frontiers["with_parent"] & chance).any()
+    tree = jax.tree.map(np.asarray, result.tree)
+    assert int(tree.num_nodes) <= searcher.capacity
+    larger = BeliefGTCFR(game, model, config, capacity=2 * searcher.capacity)
+    assert _grown_states(larger.search(jax.random.PRNGKey(0))) == _grown_states(result)
+    chance = tree.used & (tree.kind == public_game.CHANCE)
+    assert chance.any()  # the search reached the public card's deal
+    frontiers[mode] = np.asarray(passes.frontier(tree)) & chance
+  assert frontiers["own_simulation"].any()
+  assert not frontiers["with_parent"].any()
 
 
 @pytest.mark.parametrize("updates", ["simultaneous", "alternating"])
 def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updates):
+  """A pool holding the whole of Leduc from the start (every non-terminal public state interior at
+  t0 = 0): per-node averaging weighs update t by t - t0 = t at every node, as global averaging
+  does, so s = 20 updates give the same policy sums."""
   game = load("leduc_poker")
+  public = game.public_game
+  capacity = game.tree.num_nodes
+  model = leaf_models.zero_leaf_model()
+  batches = BeliefGTCFR(
+    game, model, types.GTCFRConfig(simulations=20), capacity=capacity
+  ).leaf_batches
+  start = belief_search.root_start(public, public_game.prior_ranges(public))
   policies = {}
-  for averaging in gtcfr.AVERAGING:
-    config = gtcfr.GTCFRConfig(simulations=20, updates=updates, averaging=averaging)
-    searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-    apply, tables = searcher.leaf_model.apply, searcher.tables
-    state = gtcfr.init(
-      tables,
-      apply,
-      None,
-      jax.random.PRNGKey(0),
-      gtcfr.root_start(tables, searcher.root_ranges(None)),
-      config,
-    )
-    state = state.replace(
-      in_tree=jnp.ones_like(state.in_tree),
-      expanded=jnp.ones_like(state.expanded),
-      added=jnp.ones_like(state.added),
-    )
-    state = jax.jit(
-      lambda s, config=config, searcher=searcher, apply=apply, tables=tables: gtcfr.run(
-        tables, apply, None, s, config, searcher.leaf_batches, searcher.k
+  for averaging in types.AVERAGING:
+    config = types.GTCFRConfig(simulations=20, updates=updates, averaging=averaging)
+
+    @jax.jit
+    def grown_search(start, config=config):
+      state = belief_search.init(
+        public, capacity, model.apply, None, jax.random.PRNGKey(0), start, config
       )
-    )(state)
+      state = state.replace(tree=beliefs.grow_all(public, state.tree))
+      return state, belief_search.run(public, model.apply, None, state, config, batches)
+
+    grown, state = grown_search(start)
+    assert int(grown.tree.num_nodes) == capacity
+    assert not np.asarray(grown.interior_since).any()  # every node interior from t0 = 0
+    assert int(state.tree.num_nodes) == capacity  # it never grew
+    assert int(state.cfr.iteration) == 20
     policies[averaging] = np.asarray(state.cfr.policy_sums)
+  assert np.abs(policies["global"]).max() > 0
   np.testing.assert_array_equal(policies["global"], policies["per_node"])
 
 
@@ -163,31 +215,20 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   the weight of the update at iteration t (1-based) is t - t0 at a node made interior after t0
   iterations: 1 at its first update. Checked update by update against the pass's own ranges."""
   game = load("leduc_poker")
-  config = gtcfr.GTCFRConfig(simulations=1, updates="simultaneous", averaging="per_node")
-  searcher = gtcfr.GTCFR(game, leaf_models.zero_leaf_model(), config)
-  apply, tables = searcher.leaf_model.apply, searcher.tables
-  phase = jax.jit(
-    lambda s: gtcfr.run(tables, apply, None, s, config, searcher.leaf_batches, searcher.k)
-  )
-  state = gtcfr.init(
-    tables,
-    apply,
-    None,
-    jax.random.PRNGKey(0),
-    gtcfr.root_start(tables, searcher.root_ranges(None)),
-    config,
-  )
-  inner = np.asarray(tables.inner_nodes)
-  kind = np.asarray(tables.kind)[inner]
-  player = kind < public_game.CHANCE
+  config = types.GTCFRConfig(simulations=30, updates="simultaneous", averaging="per_node")
+  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  state, phase = _phases(searcher)
   checked_late = 0
   for t in range(1, 31):
-    interior = np.asarray(state.expanded)[inner] & player
+    tree = jax.tree.map(np.asarray, state.tree)
+    interior = tree.expanded & (tree.kind < public_game.CHANCE)  # [P], before the update
     since = np.asarray(state.interior_since)
     sums = np.asarray(state.cfr.policy_sums)
-    state = phase(state)
-    added = (np.asarray(state.cfr.policy_sums) - sums).sum(-1)  # [M, S]
-    own = np.asarray(state.ranges)[inner, np.clip(kind, 0, 1)]  # the update's pass, [M, S]
+    state = phase(state)  # update t, then a simulation (which changes no sums)
+    assert int(state.cfr.iteration) == t
+    added = (np.asarray(state.cfr.policy_sums) - sums).sum(-1)  # [P, S]
+    actor = np.clip(tree.kind, 0, 1)
+    own = np.asarray(state.ranges)[np.arange(tree.capacity), actor]  # the update's pass, [P, S]
     expected = np.where(interior[:, None], (t - since)[:, None] * own, 0.0)
     np.testing.assert_allclose(added, expected, rtol=1e-4, atol=1e-5)
     checked_late += int((interior & (since > 0)).sum())
@@ -214,18 +255,46 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
 
 
 def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
+  """Kuhn's protocol with s = 5 and no redraws: each search makes s walks, some idle, and expands at
+  least its focus. The root's search has no predecessor either way (the same policy there); player
+  1's decisions continue the root's search with ``"nearest"`` and start afresh with ``"own"``, so
+  their composed policies differ."""
   game = load("kuhn_poker")
-  searcher = gtcfr.GTCFR(
-    game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=5, redraws=0)
+  tree = game.tree
+  depth = max(predecessors.branch_depth(tree, p) for p in predecessors.PREDECESSORS)
+  searcher = BeliefGTCFR(
+    game,
+    leaf_models.zero_leaf_model(),
+    types.GTCFRConfig(simulations=5, redraws=0),
+    branch_depth=depth,
   )
+  results, continued = {}, {}
   for predecessor in predecessors.PREDECESSORS:
-    result = composed.compose(searcher, [0, 1], batch_size=2, predecessor=predecessor)
+    searches = []
+    result = composed.compose(
+      searcher,
+      [0, 1],
+      batch_size=2,
+      predecessor=predecessor,
+      tree=tree,
+      on_resolved=lambda rows, _, searches=searches: searches.extend(rows),
+    )
+    assert result.searches == len(searches) == 2 * int((tree.kind < public_game.CHANCE).sum())
     assert result.growth["walks"] == 5
-    assert 0 <= result.growth["idle_walks"] <= 5
+    assert 0 < result.growth["idle_walks"] <= 5
     assert result.growth["expanded"] >= 1
     assert np.isfinite(result.exploitability).all()
+    results[predecessor] = result
+    continued[predecessor] = {node for _, node, went_on in searches if went_on}
+  previous = predecessors.previous_decisions(tree, "nearest")
+  assert continued["nearest"] == set(np.flatnonzero(previous >= 0).tolist())
+  player_1 = np.flatnonzero(tree.kind == public_game.PLAYER_1)
+  assert not (continued["own"] & set(player_1.tolist()))
+  own, nearest = results["own"].policies, results["nearest"].policies
+  np.testing.assert_array_equal(own[:, 0], nearest[:, 0])  # the root's search, alike
+  assert not np.allclose(own[:, player_1], nearest[:, player_1])
   with pytest.raises(ValueError, match="predecessor"):
-    composed.compose(searcher, [0], predecessor="closest")
+    composed.compose(searcher, [0], predecessor="closest", tree=tree)
 
 
 def test_bad_growth_options_raise():
@@ -236,4 +305,4 @@ def test_bad_growth_options_raise():
     dict(averaging="quadratic"),
   ):
     with pytest.raises(ValueError, match=next(iter(bad))):
-      gtcfr.GTCFRConfig(**bad)
+      types.GTCFRConfig(**bad)

@@ -34,7 +34,7 @@ MAX_LINES = 450
 
 
 def _modules() -> dict[str, pathlib.Path]:
-  """{"sog.search.gtcfr.core": path, ...} for every module of the package."""
+  """{"sog.search.pool.beliefs": path, ...} for every module of the package."""
   out = {}
   for path in sorted(_ROOT.rglob("*.py")):
     parts = path.relative_to(_ROOT.parent).with_suffix("").parts

@@ -17,11 +17,12 @@ from sog.games import conformance
 from sog.games import pgx_games
 from sog.games import public_game
 from sog.search import alphazero
-from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import pool
+from sog.search import types
 from tests.conftest import ROOT
 from tests.conftest import load
+from tests.conftest import table_search
 
 _C4 = "connect_four(rows=3,columns=3,x_in_row=3)"
 
@@ -69,31 +70,26 @@ class _NodeIndexGame(public_game.PublicGame):
 
 
 def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
-  """A table leaf model, a pool leaf model and a belief-pool leaf model (reading the node index a
-  :class:`_NodeIndexGame` state is) that agree: node n is worth z[n] to player 0 (-z[n] to player 1)
+  """A pool leaf model and a belief-pool leaf model (reading the node index a
+  :class:`_NodeIndexGame` state is) that agree with each other and with the table leaf model the
+  table search's fixture was recorded with: node n is worth z[n] to player 0 (-z[n] to player 1)
   per unit of opponent reach, with fixed random logits, whatever the ranges."""
   rng = np.random.default_rng(seed)
   z = jnp.asarray(rng.uniform(-1, 1, num_nodes), jnp.float32)
   logits = jnp.asarray(rng.normal(size=(num_nodes, num_actions)), jnp.float32)
 
-  def table_apply(params, tables, nodes, ranges, mask):
+  def pool_apply(params, game, states, mask):
+    return pool.PoolLeafOutput(jnp.stack([z[states], -z[states]], -1), logits[states])
+
+  def belief_apply(params, tree, slots, ranges, mask):
+    nodes = tree.states[slots]
     per_player = jnp.stack([z[nodes], -z[nodes]], -1)[..., None]  # [L, 2, 1]
     values = per_player * ranges.sum(-1, keepdims=True)[:, ::-1]
     return leaf_models.LeafOutput(
       values, jnp.broadcast_to(logits[nodes][:, None, None], (*ranges.shape, num_actions))
     )
 
-  def pool_apply(params, game, states, mask):
-    return pool.PoolLeafOutput(jnp.stack([z[states], -z[states]], -1), logits[states])
-
-  def belief_apply(params, tree, slots, ranges, mask):
-    return table_apply(params, None, tree.states[slots], ranges, mask)
-
-  return (
-    leaf_models.stateless(table_apply),
-    pool.PoolLeafModel(pool_apply),
-    leaf_models.stateless(belief_apply),
-  )
+  return pool.PoolLeafModel(pool_apply), leaf_models.stateless(belief_apply)
 
 
 @pytest.mark.parametrize(
@@ -107,31 +103,29 @@ def _fixed_leaves(num_nodes: int, num_actions: int, seed: int = 0):
 )
 def test_pool_search_equals_table_search(options):
   """With k = all actions the pool grows the same public states as the table search from the same
-  seeds, and its policies and values are the same at every node (leaf values that do not depend on
-  the ranges, as a network's do not with one infostate per player)."""
+  seeds (recorded in ``tests/fixtures/table_searches.npz`` before it left the library), and its
+  policies and values are the same at every node (leaf values that do not depend on the ranges, as
+  a network's do not with one infostate per player)."""
   game = load(_C4)
-  table_game = _NodeIndexGame(game.tree)
-  table_leaf, pool_leaf, _ = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
-  config = gtcfr.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
-  table_search = gtcfr.GTCFR(game, table_leaf, config)
-  pool_search = pool.PoolGTCFR(table_game, pool_leaf, config)
+  pool_leaf, _ = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
+  config = types.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
+  pool_search = pool.PoolGTCFR(_NodeIndexGame(game.tree), pool_leaf, config)
+  case = "c4|fixed|" + ",".join(f"{k}={v}" for k, v in sorted(options.items()))
   for seed in range(2):
-    table = table_search.search(jax.random.PRNGKey(seed))
+    table = table_search(f"node_pool/{case}/{seed}")
     grown = pool_search.search(jax.random.PRNGKey(seed))
     used = np.asarray(grown.tree.used)
     nodes = np.asarray(grown.tree.states)[used]
-    assert sorted(nodes) == sorted(np.flatnonzero(np.asarray(table.in_tree)))
+    assert sorted(nodes) == table["nodes"].tolist()
     expanded = np.asarray(grown.tree.expanded)[used]
-    assert sorted(nodes[expanded]) == sorted(np.flatnonzero(np.asarray(table.expanded)))
-    rows = np.asarray(table_search.tables.inner_position)[nodes[expanded]]
+    order = np.argsort(nodes[expanded])
+    assert nodes[expanded][order].tolist() == table["expanded"].tolist()
     np.testing.assert_allclose(
-      np.asarray(grown.average_policy)[used][expanded],
-      np.asarray(table.average_policy)[rows, 0],
-      atol=1e-5,
+      np.asarray(grown.average_policy)[used][expanded][order], table["average_policy"], atol=1e-5
     )
-    np.testing.assert_allclose(grown.root_values, table.focus_values[:, 0], atol=1e-5)
-    assert int(grown.walks) == int(table.walks)
-    assert int(grown.growing_walks) == int(table.growing_walks)
+    np.testing.assert_allclose(grown.root_values, table["root_values"], atol=1e-5)
+    assert int(grown.walks) == int(table["walks"])
+    assert int(grown.growing_walks) == int(table["growing_walks"])
 
 
 @pytest.mark.parametrize(
@@ -145,8 +139,8 @@ def test_the_belief_pool_with_k_below_all_is_the_perfect_information_pool(option
   action not added yet the mover's value at the node and average over the added actions."""
   game = load(_C4)
   node_game = _NodeIndexGame(game.tree)
-  _, pool_leaf, belief_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
-  config = gtcfr.GTCFRConfig(simulations=40, **options)
+  pool_leaf, belief_leaf = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
+  config = types.GTCFRConfig(simulations=40, **options)
   pool_search = pool.PoolGTCFR(node_game, pool_leaf, config)
   belief_search = pool.BeliefGTCFR(node_game, belief_leaf, config)
   assert belief_search.k == options.get("expansion_k", 1)
@@ -163,7 +157,7 @@ def test_the_belief_pool_with_k_below_all_is_the_perfect_information_pool(option
 
 def test_batched_equals_unbatched():
   game = sog.games.load("pgx/tic_tac_toe")
-  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), types.GTCFRConfig(simulations=30))
   rngs = jax.random.split(jax.random.PRNGKey(3), 3)
   batch = searcher.search_batch(rngs)
   for i in range(3):
@@ -176,7 +170,7 @@ def test_the_pool_searches_a_games_jax_definition_as_its_tables():
   """Connect Four's own JAX functions (boards.KInARow) and its enumerated tables drive the same
   search: the same grown tree, root policy and values from the same seed."""
   game = load(_C4)
-  config = gtcfr.GTCFRConfig(simulations=30, expansion_k=game.num_actions)
+  config = types.GTCFRConfig(simulations=30, expansion_k=game.num_actions)
   model = pool.zero_pool_leaf_model()
   on_tables = pool.PoolGTCFR(_NodeIndexGame(game.tree), model, config).search(jax.random.PRNGKey(4))
   on_rules = pool.PoolGTCFR(game.public_game, model, config).search(jax.random.PRNGKey(4))
@@ -202,7 +196,7 @@ def test_pgx_search_finds_the_win(mover_wins):
   moves = [0, 3, 1, 4] if mover_wins else [0, 3, 1, 4, 8]
   root = _play(game, moves)
   mover = int(game.kind(root))
-  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=100))
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), types.GTCFRConfig(simulations=100))
   result = searcher.search(jax.random.PRNGKey(0), root)
   win = 2 if mover == 0 else 5
   assert int(np.argmax(result.root_policy)) == win
@@ -276,7 +270,7 @@ def test_pgx_games_keep_the_interface_on_random_paths(name):
 
 def test_capacity_too_small_is_refused():
   game = sog.games.load("pgx/tic_tac_toe")
-  config = gtcfr.GTCFRConfig(simulations=100, expansion_k=2)
+  config = types.GTCFRConfig(simulations=100, expansion_k=2)
   assert pool.node_capacity(9, config, 2) == 1 + 9 + 200
   with pytest.raises(ValueError, match="too small for s=100, k=2"):
     pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), config, capacity=150)
@@ -287,7 +281,7 @@ def test_capacity_too_small_is_refused():
 
 def test_terminal_root_is_refused():
   game = sog.games.load("pgx/tic_tac_toe")
-  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), gtcfr.GTCFRConfig(simulations=5))
+  searcher = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), types.GTCFRConfig(simulations=5))
   with pytest.raises(ValueError, match="terminal"):
     searcher.search(jax.random.PRNGKey(0), _play(game, [0, 3, 1, 4, 2]))
 
@@ -295,7 +289,7 @@ def test_terminal_root_is_refused():
 def test_query_sample_holds_distinct_frontier_leaves():
   """Queries are states the search's passes valued at its frontier, each at most once."""
   game = sog.games.load("pgx/connect_four")
-  config = gtcfr.GTCFRConfig(simulations=30, query_samples=16)
+  config = types.GTCFRConfig(simulations=30, query_samples=16)
   result = pool.PoolGTCFR(game, pool.zero_pool_leaf_model(), config).search(jax.random.PRNGKey(0))
   assert bool(result.query_valid.all())
   boards = np.asarray(result.query_states.observation).reshape(16, -1)

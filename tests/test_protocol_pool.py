@@ -1,7 +1,7 @@
 """SoG's protocol on the belief pool: the same seeds give the same composed policies as the table
-search (float64), and ``scripts/evaluate.py --engine=pool`` reproduces the exploitability recorded
-from the table search (``tests/fixtures/table_protocol.json``, the golden results that stay when
-the table engine goes)."""
+search did (float64; ``tests/fixtures/table_searches.npz``), and ``scripts/evaluate.py`` reproduces
+the exploitability recorded from the table search (``tests/fixtures/table_protocol.json``): the
+golden results that stayed when the table engine left the library."""
 
 import json
 import subprocess
@@ -15,13 +15,14 @@ import pytest
 from sog.games import load
 from sog.nets import checkpoint
 from sog.protocol import composed
-from sog.search import gtcfr
 from sog.search import leaf_models
 from sog.search import predecessors
+from sog.search import types
 from sog.search.pool import BeliefGTCFR
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_search
 from tests.conftest import ROOT
+from tests.conftest import table_search
 
 FIXTURES = json.loads((ROOT / "tests" / "fixtures" / "table_protocol.json").read_text())
 
@@ -45,23 +46,21 @@ def test_the_protocol_on_the_pool_composes_the_table_searchs_policies(predecesso
   its decision, so the composed policies, their exploitability and the growth statistics are
   equal; batched in chunks of 4 (padded) or one at a time, the same."""
   game = load("kuhn_poker")
-  model = leaf_models.zero_leaf_model()
-  config = gtcfr.GTCFRConfig(simulations=10)
+  table = table_search(f"compose/{predecessor}")
+  growth = dict(zip(table["growth_keys"].tolist(), table["growth_values"].tolist(), strict=True))
   with jax.enable_x64(True):
-    tables = composed.compose(
-      gtcfr.GTCFR(game, model, config, dtype=jnp.float64),
-      range(3),
-      batch_size=4,
-      predecessor=predecessor,
+    pool = _pool(
+      game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10), predecessor
     )
-    pool = _pool(game, model, config, predecessor)
     for batch_size in (4, 1):
       composed_on_pool = composed.compose(
         pool, range(3), batch_size=batch_size, predecessor=predecessor, tree=game.tree
       )
-      np.testing.assert_allclose(composed_on_pool.policies, tables.policies, atol=1e-12)
-      np.testing.assert_allclose(composed_on_pool.exploitability, tables.exploitability, atol=1e-12)
-      assert composed_on_pool.growth == pytest.approx(tables.growth)
+      np.testing.assert_allclose(composed_on_pool.policies, table["policies"], atol=1e-12)
+      np.testing.assert_allclose(
+        composed_on_pool.exploitability, table["exploitability"], atol=1e-12
+      )
+      assert composed_on_pool.growth == pytest.approx(growth)
 
 
 def test_the_protocol_on_the_pool_reproduces_the_recorded_leduc_network_run():
@@ -73,7 +72,7 @@ def test_the_protocol_on_the_pool_reproduces_the_recorded_leduc_network_run():
   with jax.enable_x64(True):
     model = checkpoint.restore_leaf_model(ROOT / "checkpoints" / game.name, game.name)
     result = composed.compose(
-      _pool(game, model, gtcfr.GTCFRConfig(simulations=10)),
+      _pool(game, model, types.GTCFRConfig(simulations=10)),
       range(2),
       batch_size=1,
       tree=game.tree,
@@ -82,9 +81,8 @@ def test_the_protocol_on_the_pool_reproduces_the_recorded_leduc_network_run():
 
 
 def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
-  """``scripts/evaluate.py --engine=pool --float64``, the exact oracle on Kuhn: the JSON's
-  per-seed exploitability is the table search's recorded one (to 1e-6; measured to 1e-15), and
-  the line names the engine."""
+  """``scripts/evaluate.py --float64``, the exact oracle on Kuhn: the JSON's per-seed
+  exploitability is the table search's recorded one (to 1e-6; measured to 1e-15)."""
   fixture = _fixture("kuhn_oracle")
   out = subprocess.run(
     [
@@ -92,7 +90,6 @@ def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
       "scripts/evaluate.py",
       *[arg for arg in fixture["argv"] if not arg.startswith("--sims")],
       "--sims=10",
-      "--engine=pool",
     ],
     capture_output=True,
     text=True,
@@ -100,7 +97,7 @@ def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
     check=True,
   )
   line = json.loads(out.stdout.splitlines()[-1])
-  assert line["engine"] == "pool" and line["float64"] and line["sims"] == 10
+  assert line["float64"] and line["sims"] == 10
   np.testing.assert_allclose(line["per_seed"], fixture["per_seed"]["10"], atol=1e-6)
 
 
@@ -111,10 +108,10 @@ def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
   ["kuhn_routed_value_error", pytest.param("leduc_network_first_search", marks=pytest.mark.slow)],
 )
 def test_evaluate_on_the_pool_reproduces_the_recorded_attribution_runs(name):
-  """``scripts/evaluate.py`` with ``--leaf_value_error`` and ``--oracle_on`` on the pool, its
-  default engine: the per-seed exploitability and growth of the table search's runs recorded in the
-  fixtures (to 1e-6; measured equal): the error is drawn per public state and the routing finds
-  s_pub and the game's root on either engine."""
+  """``scripts/evaluate.py`` with ``--leaf_value_error`` and ``--oracle_on``: the per-seed
+  exploitability and growth of the table search's runs recorded in the fixtures (to 1e-6; measured
+  equal): the error is drawn per public state and the routing finds s_pub and the game's root as
+  the table search's did."""
   fixture = _fixture(name)
   out = subprocess.run(
     [sys.executable, "scripts/evaluate.py", *fixture["argv"]],
@@ -124,19 +121,20 @@ def test_evaluate_on_the_pool_reproduces_the_recorded_attribution_runs(name):
   )
   assert out.returncode == 0, out.stderr[-3000:]
   line = json.loads(out.stdout.splitlines()[-1])
-  assert line["engine"] == "pool"
   [sims] = fixture["per_seed"]
   np.testing.assert_allclose(line["per_seed"], fixture["per_seed"][sims], atol=1e-6)
   assert line["per_search"] == pytest.approx(fixture["per_search"][sims])
 
 
 def test_the_pool_protocol_refuses_what_it_cannot_run():
-  """compose on the pool needs the enumerated tree and a branch deep enough for the protocol's
-  re-solves; the resolver refuses paths longer than it plans."""
+  """compose needs a belief-pool searcher, an enumerable game and a branch deep enough for the
+  protocol's re-solves; the resolver refuses paths longer than it plans."""
   game = load("kuhn_poker")
   model = leaf_models.zero_leaf_model()
-  config = gtcfr.GTCFRConfig(simulations=2)
+  config = types.GTCFRConfig(simulations=2)
   shallow = BeliefGTCFR(game, model, config)
+  with pytest.raises(ValueError, match="runs a BeliefGTCFR or its SizedPools"):
+    composed.compose(object(), [0])
   with pytest.raises(ValueError, match="needs the game's enumerated tree"):
     composed.compose(shallow, [0])
   with pytest.raises(ValueError, match="branch_depth >= 1"):
@@ -147,8 +145,6 @@ def test_the_pool_protocol_refuses_what_it_cannot_run():
   resolver = belief_resolver.BeliefResolver(deep, 2)
   with pytest.raises(ValueError, match="longer than the resolver's path_length=2"):
     resolver.path([0, 1, 0])
-  with pytest.raises(ValueError, match="leave tree=None"):
-    composed.compose(gtcfr.GTCFR(game, model, config), [0], tree=load("leduc_poker").tree)
 
 
 def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
@@ -158,7 +154,7 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
   game = load("leduc_poker")
   tree = game.tree
   with jax.enable_x64(True):
-    searcher = _pool(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=30))
+    searcher = _pool(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=30))
     resolver = belief_resolver.BeliefResolver(searcher, tree.max_moves)
     player = int(tree.kind[0])
     [resolved] = resolver.resolve(
@@ -195,7 +191,7 @@ def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_larg
   deep = np.flatnonzero((tree.kind < 2) & (tree.depth >= 4) & (sizes >= 10) & (sizes <= 40))
   node = int(deep[0])
   depth = int(tree.depth[node])
-  model, config = leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=20)
+  model, config = leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=20)
   with jax.enable_x64(True):
     largest = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     capacity = belief_search.subgame_capacity(
@@ -230,7 +226,7 @@ def test_the_protocol_on_the_pool_reproduces_the_recorded_glasses_hidden6_run():
   game = load("scotland_yard(map=glasses_hidden6)")
   with jax.enable_x64(True):
     result = composed.compose(
-      _pool(game, leaf_models.zero_leaf_model(), gtcfr.GTCFRConfig(simulations=10)),
+      _pool(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10)),
       range(1),
       batch_size=1,
       tree=game.tree,

@@ -20,9 +20,9 @@ import sog.games
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import dataset
-from sog.search import gtcfr
 from sog.search import resolving
 from sog.search import tables as tables_lib
+from sog.search import types as search_types
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -280,7 +280,9 @@ def test_the_actors_on_the_pool_play_the_table_search_s_games(name, config_file)
   recorded = np.load(_TABLE_SELFPLAY)
   with jax.enable_x64(True):
     experiment, game, params, leaf = _recorded_setting(config_file)
-    searcher = actor_lib.pools_for(game, leaf, gtcfr.GTCFRConfig(simulations=10), jnp.float64)
+    searcher = actor_lib.pools_for(
+      game, leaf, search_types.GTCFRConfig(simulations=10), jnp.float64
+    )
     actors = actor_lib.Actors(game, searcher, experiment.selfplay, 2, experiment.resolving)
     actors.restart(jax.random.PRNGKey(1))
     rng, parts = np.random.default_rng(0), []
@@ -319,7 +321,9 @@ def test_the_query_solver_on_the_pool_answers_as_the_table_search_did(name, conf
   with jax.enable_x64(True):
     experiment, game, params, leaf = _recorded_setting(config_file)
     tree, actors_length = game.tree, game.tree.max_moves
-    searcher = actor_lib.pools_for(game, leaf, gtcfr.GTCFRConfig(simulations=20), jnp.float64)
+    searcher = actor_lib.pools_for(
+      game, leaf, search_types.GTCFRConfig(simulations=20), jnp.float64
+    )
     if name == "leduc":  # the queries run in pools of several sizes (sog.search.pool.sized)
       assert len({int(searcher.capacity[n]) for n in nodes}) > 1
     selfplay = dataclasses.replace(experiment.selfplay, solver_batch=8, q_recursive=1.0)

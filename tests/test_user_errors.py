@@ -13,8 +13,8 @@ from sog import search
 from sog.baselines import rebel
 from sog.nets import checkpoint
 from sog.protocol import settings as settings_lib
-from sog.search import gtcfr
 from sog.search import resolving
+from sog.search import types as search_types
 from tests.conftest import ROOT
 from tests.conftest import load
 
@@ -28,8 +28,8 @@ def test_a_leaf_model_of_another_game_is_refused_by_every_searcher(kuhn_checkpoi
   kuhn_leaf = checkpoint.restore_leaf_model(kuhn_checkpoint, "kuhn_poker")
   assert kuhn_leaf.game == "kuhn_poker"
   message = "the leaf model values kuhn_poker, but the game searched is leduc_poker"
-  with pytest.raises(ValueError, match=f"GTCFR: {message}"):
-    search.GTCFR(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
+  with pytest.raises(ValueError, match=f"BeliefGTCFR: {message}"):
+    search.BeliefGTCFR(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=f"BeliefGTCFR: {message}"):
     search.SoGAgent(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=f"ReBeL: {message}"):
@@ -37,9 +37,9 @@ def test_a_leaf_model_of_another_game_is_refused_by_every_searcher(kuhn_checkpoi
   with pytest.raises(ValueError, match=f"Solver: {message}"):
     search.Solver(search.subgame_tree(leduc, 0, max_depth=2), leaf=kuhn_leaf)
   with pytest.raises(ValueError, match=r"must be a sog\.search\.LeafModel"):
-    search.GTCFR(leduc, lambda *args: None)
+    search.BeliefGTCFR(leduc, lambda *args: None)
   # Game-independent models search any game; a model keeps its game through with_value_error.
-  search.GTCFR(leduc, search.exact_leaf_model(2), search.GTCFRConfig(simulations=4))
+  search.BeliefGTCFR(leduc, search.zero_leaf_model(), search.GTCFRConfig(simulations=4))
   noisy = search.leaf_models.with_value_error(kuhn_leaf, 0.1)
   assert noisy.game == "kuhn_poker"
 
@@ -81,7 +81,7 @@ def test_a_truncated_checkpoint_gives_one_error_and_no_noise(kuhn_checkpoint, tm
 
 
 def test_search_settings_round_trip_and_refuse_bad_values(tmp_path):
-  config = gtcfr.GTCFRConfig(
+  config = search_types.GTCFRConfig(
     simulations=7, prior_temperature=float("inf"), redraws=3, tie_break="action"
   )
   stored = settings_lib.of(config, resolving.ResolvingConfig(alpha=0.25), "nearest")
@@ -111,7 +111,8 @@ def test_scripts_use_a_checkpoints_search_settings_unless_a_flag_overrides_them(
   carrying = tmp_path / "carrying"
   shutil.copytree(kuhn_checkpoint, carrying)
   settings_lib.write(
-    carrying, settings_lib.of(gtcfr.GTCFRConfig(prior_temperature=float("inf"), puct_constant=2.0))
+    carrying,
+    settings_lib.of(search_types.GTCFRConfig(prior_temperature=float("inf"), puct_constant=2.0)),
   )
   out = _run(
     "scripts/evaluate.py",
@@ -141,9 +142,9 @@ def test_evaluate_refuses_the_other_agents_flags():
   assert out.returncode != 0 and "--agent=sog does not read --iterations" in out.stderr
 
 
-def test_scripts_that_run_the_table_search_give_it_the_table_search_s_oracle():
-  """With the pool the scripts' default engine, the scripts whose searches are the table search's
-  (ReBeL's CFR-D subgames, the soundness study) still take the table oracle for --leaf=oracle."""
+def test_rebel_takes_the_tables_oracle():
+  """ReBeL's CFR-D subgames run on the subgame tables: evaluate.py --agent=rebel --leaf=oracle
+  gives them the tables' exact oracle (GT-CFR's searches take the belief pool's)."""
   out = _run(
     "scripts/evaluate.py",
     "--agent=rebel",
@@ -151,15 +152,6 @@ def test_scripts_that_run_the_table_search_give_it_the_table_search_s_oracle():
     "--leaf=oracle",
     "--oracle_iterations=5",
     "--iterations=5",
-    "--seeds=1",
-  )
-  assert out.returncode == 0, out.stderr[-3000:]
-  out = _run(
-    "scripts/gtcfr_soundness.py",
-    "--game=kuhn_poker",
-    "--leaf=oracle",
-    "--oracle_iterations=5",
-    "--sims=4",
     "--seeds=1",
   )
   assert out.returncode == 0, out.stderr[-3000:]

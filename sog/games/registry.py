@@ -118,7 +118,7 @@ class Game:
     game that is not ``enumerable``, naming what serves it)."""
     if not self.public_game.enumerable:
       raise not_enumerable(
-        self.name, "exact exploitability, SoG's protocol, the OpenSpiel bridge and the table search"
+        self.name, "exact exploitability, SoG's protocol and the OpenSpiel bridge"
       )
     return builder.build_public_tree(self.public_game)
 

@@ -5,8 +5,8 @@ and player 0's utility at the end. What a self-play game does between its search
 A world is the public state (the game's pytree) and both players' infostates. The draws are the
 search engines' (:func:`sog.games.worlds.draw_world` at the deal,
 :func:`sog.games.worlds.draw_index` over the chance outcomes in the game's order), so a game played
-here from a key is the game the table search's self-play played from it. Traceable, one world at a
-time (``vmap`` for a batch).
+here from a key is the game the table search's self-play, the engine before the pools, played from
+it (tests/fixtures/table_selfplay.npz). Traceable, one world at a time (``vmap`` for a batch).
 """
 
 from __future__ import annotations

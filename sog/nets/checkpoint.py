@@ -146,7 +146,7 @@ def restore_pool_leaf_model(directory: str | pathlib.Path, game_name: str) -> po
   if not isinstance(game, public_game.PublicGame):
     raise ValueError(
       f"checkpoint {directory} is of {config.game}, an enumerated game: its network "
-      "is a table search's leaf model (restore_leaf_model)"
+      "is a belief-pool or tables leaf model (restore_leaf_model)"
     )
   network = leaf.make_pool_network(game, config.network)
   template = train.Trainer(network, config.optimizer).init(

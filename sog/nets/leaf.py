@@ -20,7 +20,8 @@ from sog.search import pool
 
 
 def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.LeafModel:
-  """The CVPN as a GT-CFR leaf model: values and policy logits at any nodes of the search tables.
+  """The CVPN as a leaf model: values and policy logits at any nodes of a search's tree (the belief
+  pool's slots in GT-CFR's searches, the search tables' nodes in ReBeL's solves).
 
   ``game`` is the canonical name of the game the network is for (``Game.name``); searchers on
   another game refuse the model (:func:`sog.search.leaf_models.check_model_game`).

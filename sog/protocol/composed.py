@@ -8,10 +8,9 @@ compose the policies the searches give at their public states into one policy ov
 tree; compute its exact exploitability. Over N seeds, report min / mean / max (the paper used 50).
 
 Searches at one breadth-first depth are independent given the depths above, so they run as vmapped
-batches of a fixed size. On the table engine each runs on the compact tables of the subgame below
-its re-solving root s_prev (:mod:`sog.search.subgames`), so a deep re-solve costs what its subgame
-costs, not the game; on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`) each grows its own
-tree from s_prev and nothing but the evaluation needs the enumerated tree.
+batches of a fixed size, on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`): each grows its
+own tree from its re-solving root s_prev, in a pool sized to s_prev's subgame, so a deep re-solve
+costs what its subgame costs, and nothing but the evaluation needs the enumerated tree.
 """
 
 from __future__ import annotations
@@ -29,10 +28,7 @@ from sog.eval import best_response
 from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import tree as tree_lib
-from sog.protocol import queries as queries_lib
-from sog.search import gtcfr
 from sog.search import predecessors as predecessors_lib
-from sog.search import resolver as resolver_lib
 from sog.search import resolving
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
@@ -149,81 +145,64 @@ class _PoolByNode:
 
 
 def compose(
-  searcher: gtcfr.GTCFR | BeliefGTCFR | sized.SizedPools,
+  searcher: BeliefGTCFR | sized.SizedPools,
   seeds: Sequence[int],
   resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   batch_size: int = 32,
   progress: Callable[[int, int], None] | None = None,
   params=None,
   predecessor: str = "own",
-  on_resolved: Callable[
-    [list[tuple[int, int, bool]], resolver_lib.Resolved | belief_resolver.BeliefResolved], None
-  ]
+  on_resolved: Callable[[list[tuple[int, int, bool]], belief_resolver.BeliefResolved], None]
   | None = None,
   tree: tree_lib.PublicTree | None = None,
 ) -> Composition:
   """Runs the protocol with ``searcher`` for each seed and evaluates each composed policy exactly
   (float64).
 
-  ``searcher`` is a :class:`~sog.search.gtcfr.GTCFR` on a game's whole tree, each search run on the
-  compact tables of its re-solving root's subgame (``searcher.subgames``; searches at one depth are
-  batched by the depth of that root, one compilation per such depth), or a
-  :class:`~sog.search.pool.BeliefGTCFR` of the game, given its enumerated ``tree`` (the composed
-  policy's home) and a ``branch_depth`` of at least
-  :func:`~sog.search.predecessors.branch_depth`, each search in a pool sized to its subgame (one
-  compilation per pool size; :mod:`sog.search.pool.sized`), or the
-  :class:`~sog.search.pool.sized.SizedPools` of one for that ``tree`` (their compiled searches
-  reused: what self-play's evaluation passes). The same seeds give the same searches on both
-  engines.
+  ``searcher`` is a :class:`~sog.search.pool.BeliefGTCFR` of the game with a ``branch_depth`` of at
+  least :func:`~sog.search.predecessors.branch_depth`, each search run in a pool sized to its
+  subgame (one compilation per pool size; :mod:`sog.search.pool.sized`), or the
+  :class:`~sog.search.pool.sized.SizedPools` of one for ``tree`` (their compiled searches reused:
+  what self-play's evaluation passes). ``tree`` is the game's enumerated tree, the composed
+  policy's home.
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   ``predecessor`` picks the search each re-solve continues
   (:func:`~sog.search.predecessors.previous_decisions`): the searching player's last one
   (``"own"``, the default) or the nearest one above, whoever acted there (``"nearest"``; the
   paper's "conditioned on previous searches at predecessor states" allows either reading).
-  ``on_resolved(searches, resolved)`` is called with every chunk of searches (a table
-  :class:`~sog.search.resolver.Resolved` or a pool
+  ``on_resolved(searches, resolved)`` is called with every chunk of searches (a
   :class:`~sog.search.pool.belief_resolver.BeliefResolved`): ``searches[row]`` is (seed, game node
   searched, whether it continued a predecessor's search) of the chunk's row
   (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
-  if isinstance(searcher, BeliefGTCFR | sized.SizedPools):
-    if tree is None:
-      raise ValueError("compose on the belief pool needs the game's enumerated tree: pass tree=")
-    length = tree.max_moves
-    if isinstance(searcher, BeliefGTCFR):
-      pools = sized.SizedPools(searcher, length, tree)
-    elif searcher.tree is not tree or searcher.path_length < length:
-      raise ValueError(
-        "compose: the SizedPools were sized for another tree or shorter paths; build them with "
-        "this tree and its max_moves (tree.max_moves)"
-      )
-    else:
-      pools = searcher
-    searcher = pools.searcher
-    deepest = predecessors_lib.branch_depth(tree, predecessor)
-    if searcher.branch_depth < deepest:
-      raise ValueError(
-        f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
-        f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
-        "(sog.search.predecessors.branch_depth)"
-      )
-    if isinstance(on_resolved, queries_lib.QueryRecorder):
-      on_resolved.check_pool_searches()  # before any search runs
-    resolver = _PoolByNode(pools, tree, resolving_config)
-    keep = resolver.keep
+  if not isinstance(searcher, BeliefGTCFR | sized.SizedPools):
+    raise ValueError(
+      f"compose runs a BeliefGTCFR or its SizedPools, got {type(searcher).__name__} (ReBeL's "
+      "protocol is sog.baselines.rebel.composed)"
+    )
+  if tree is None:
+    raise ValueError(
+      "compose needs the game's enumerated tree, the composed policy's home: pass tree=game.tree"
+    )
+  length = tree.max_moves
+  if isinstance(searcher, BeliefGTCFR):
+    pools = sized.SizedPools(searcher, length, tree)
+  elif searcher.tree is not tree or searcher.path_length < length:
+    raise ValueError(
+      "compose: the SizedPools were sized for another tree or shorter paths; build them with "
+      "this tree and its max_moves (tree.max_moves)"
+    )
   else:
-    if tree is not None and tree is not searcher.tree:
-      raise ValueError("compose: a GTCFR composes on its own tree; leave tree=None")
-    tree = searcher.tree
-    if tree.game_node[0] != 0 or tree.parent[0] != -1:
-      raise ValueError("the protocol runs on a game's whole tree: build the GTCFR from the game")
-    resolver = resolver_lib.Resolver(searcher, resolving_config)
-
-    def keep(summary, followers):
-      del followers  # a table summary is placed on its subgame's nodes as a whole
-      return summary
-
+    pools = searcher
+  deepest = predecessors_lib.branch_depth(tree, predecessor)
+  if pools.searcher.branch_depth < deepest:
+    raise ValueError(
+      f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
+      f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
+      "(sog.search.predecessors.branch_depth)"
+    )
+  resolver = _PoolByNode(pools, tree, resolving_config)
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
   previous = predecessors_lib.previous_decisions(tree, predecessor)
@@ -260,7 +239,7 @@ def compose(
         k, n = jobs[j]
         policies[k, n] = policy_lib.normalised(focus_policy[row], tree.legal[n])
         if needed[n]:
-          kept[(k, n)] = keep(summaries[row], followers[n])
+          kept[(k, n)] = resolver.keep(summaries[row], followers[n])
       if on_resolved is not None:
         on_resolved(
           [(seeds[jobs[j][0]], jobs[j][1], bool(previous[jobs[j][1]] >= 0)) for j in resolved.jobs],

@@ -28,7 +28,6 @@ import jax
 import numpy as np
 
 from sog.games import tree as tree_lib
-from sog.search import resolver as resolver_lib
 from sog.search.pool import belief_resolver
 from sog.search.pool import beliefs
 
@@ -92,29 +91,23 @@ class ProtocolQueries:
 
 class QueryRecorder:
   """Collects the sampled leaf queries of every search :func:`~sog.protocol.compose` runs; give it
-  as ``compose(..., on_resolved=recorder)``, then read :attr:`queries`. Searches on the belief pool
-  name their leaves by slots of their own pools: ``tree``, the game's enumerated tree the protocol
-  composes on, moves them to its nodes (not needed for the table search's subgames)."""
+  as ``compose(..., on_resolved=recorder)``, then read :attr:`queries`. The searches name their
+  leaves by slots of their own pools: ``tree``, the game's enumerated tree the protocol composes
+  on, moves them to its nodes."""
 
-  def __init__(self, tree: tree_lib.PublicTree | None = None):
+  def __init__(self, tree: tree_lib.PublicTree):
     self._tree = tree
     self._parts: list[ProtocolQueries] = []
 
   def __call__(
-    self,
-    searches: list[tuple[int, int, bool]],
-    resolved: resolver_lib.Resolved | belief_resolver.BeliefResolved,
+    self, searches: list[tuple[int, int, bool]], resolved: belief_resolver.BeliefResolved
   ) -> None:
     """Records a chunk: ``searches[row]`` is (seed, game node searched, has a predecessor) of each
     of ``resolved``'s jobs, in row order."""
     sample = resolved.results.queries
     valid = np.isfinite(np.asarray(sample.keys))
     ranges = np.asarray(sample.ranges, np.float64)
-    located = (
-      self._on_pool(resolved, valid)
-      if isinstance(resolved, belief_resolver.BeliefResolved)
-      else self._on_tables(resolved, valid)
-    )
+    located = self._locate(resolved, valid)
     for row, (seed, searched, has_predecessor) in enumerate(searches):
       nodes, below = located[row]
       count = nodes.size
@@ -129,35 +122,10 @@ class QueryRecorder:
         )
       )
 
-  @staticmethod
-  def _on_tables(resolved: resolver_lib.Resolved, valid: np.ndarray):
-    """Per row: the game nodes of its valid queries and whether each lies at or below s_pub."""
-    local = np.asarray(resolved.results.queries.nodes)
-    located = []
-    for row in range(len(resolved.jobs)):
-      subgame = resolved.subgames[row]
-      ancestors = np.asarray(subgame.tables.ancestors)
-      focus = int(resolved.focus[row])
-      level = int(np.flatnonzero(ancestors[focus] == focus)[0])  # s_pub's depth in the subgame
-      leaves = local[row, valid[row]]
-      located.append(
-        (subgame.game_nodes[leaves].astype(np.int64), ancestors[leaves, level] == focus)
-      )
-    return located
-
-  def check_pool_searches(self) -> None:
-    """``ValueError`` where the recorder cannot record searches on the belief pool (no tree)."""
-    if self._tree is None:
-      raise ValueError(
-        "QueryRecorder: searches on the belief pool name leaves by their pools' slots; give the "
-        "recorder the game's tree (QueryRecorder(tree)) to move them to its nodes"
-      )
-
-  def _on_pool(self, resolved: belief_resolver.BeliefResolved, valid: np.ndarray):
+  def _locate(self, resolved: belief_resolver.BeliefResolved, valid: np.ndarray):
     """Per row: the game nodes of its valid queries (their slots' paths from the game's root) and
     whether each lies at or below s_pub (the search grows only there, so deeper than s_pub or s_pub
     itself)."""
-    self.check_pool_searches()
     results = resolved.results
     parent, slot, depth, focus, asked, root_paths = jax.device_get(
       (

@@ -30,9 +30,9 @@ import math
 import pathlib
 from typing import Any
 
-from sog.search import gtcfr
 from sog.search import predecessors
 from sog.search import resolving
+from sog.search import types as search_types
 
 FILE = "search.json"
 #: The fields kept per section.
@@ -84,9 +84,9 @@ class SearchSettings:
     self.search_config(1)  # ValueError naming a bad value, as the configs do
     self.resolving_config()
 
-  def search_config(self, simulations: int) -> gtcfr.GTCFRConfig:
+  def search_config(self, simulations: int) -> search_types.GTCFRConfig:
     """GT-CFR's config: these settings, s = ``simulations``, the library's defaults elsewhere."""
-    return gtcfr.GTCFRConfig(simulations=simulations, **self.search)
+    return search_types.GTCFRConfig(simulations=simulations, **self.search)
 
   def resolving_config(self) -> resolving.ResolvingConfig:
     return resolving.ResolvingConfig(**self.resolving)
@@ -112,7 +112,7 @@ class SearchSettings:
 
 
 def of(
-  search: gtcfr.GTCFRConfig | None = None,
+  search: search_types.GTCFRConfig | None = None,
   resolving_config: resolving.ResolvingConfig | None = None,
   predecessor: str | None = None,
   rebel: Any = None,

@@ -9,10 +9,9 @@ re-solves them too.
 
 A decision is named by its public state's path of child slots from the game's root (what
 :func:`sog.openspiel.locate` finds for an OpenSpiel state) and checked against the game's rules
-one public state at a time (:func:`sog.games.walk.shared_walk`). Two engines run the searches: the
-belief pool (:class:`sog.search.pool.BeliefGTCFR`, the default), where each search grows its own
-tree from s_prev, and the table search in the compact tables of s_prev's subgame
-(:class:`sog.search.Subgames`). In float64 both give the same searches for the same keys.
+one public state at a time (:func:`sog.games.walk.shared_walk`). The searches run on the belief pool
+(:class:`sog.search.pool.BeliefGTCFR`): each grows its own tree from s_prev, so the game is never
+enumerated.
 """
 
 from __future__ import annotations
@@ -28,14 +27,11 @@ from sog.eval import policy as policy_lib
 from sog.games import public_game
 from sog.games import registry
 from sog.games import walk as walk_lib
-from sog.search import gtcfr
 from sog.search import leaf_models
-from sog.search import resolver as resolver_lib
 from sog.search import resolving
+from sog.search import types
 from sog.search.pool import belief_resolver
 from sog.search.pool.belief_searcher import BeliefGTCFR
-
-ENGINES = ("pool", "tables")
 
 
 class SoGAgent:
@@ -43,14 +39,10 @@ class SoGAgent:
 
   Args:
     game: a loaded game.
-    leaf_model: how the searches value frontier leaves (the exact oracle of the engine, a CVPN,
-      zeros).
+    leaf_model: how the searches value frontier leaves (the exact oracle
+      :func:`sog.search.pool.belief_oracle.exact_leaf_model`, a CVPN, zeros).
     config: SoG(s, c) and the search's constants.
     resolving_config: safe (gadget, alpha) or unsafe re-solving.
-    engine: ``"pool"``, the belief pool (its exact oracle is
-      :func:`sog.search.pool.belief_oracle.exact_leaf_model`), or ``"tables"``, the table search on
-      the subgame tables of each re-solving root (its exact oracle
-      :func:`sog.search.leaf_models.exact_leaf_model`; until it leaves the library).
     dtype: the searches' float type (``jnp.float64`` needs JAX's x64 mode).
   """
 
@@ -58,33 +50,24 @@ class SoGAgent:
     self,
     game: registry.Game,
     leaf_model: leaf_models.LeafModel,
-    config: gtcfr.GTCFRConfig = gtcfr.GTCFRConfig(),
+    config: types.GTCFRConfig = types.GTCFRConfig(),
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-    engine: str = "pool",
     dtype=jnp.float32,
   ):
-    if engine not in ENGINES:
-      raise ValueError(f"SoGAgent: engine must be one of {ENGINES}, got {engine!r}")
-    self.game, self.engine = game, engine
+    self.game = game
     self.perfect_information = public_game.is_perfect_information(game.public_game)
     self.resolving_config = resolving_config
     self._walk = walk_lib.shared_walk(game.public_game)
-    if engine == "pool":
-      self.searcher = BeliefGTCFR(
-        game,
-        leaf_model,
-        config,
-        dtype=dtype,
-        # any decision can be the first (a bot restarted mid-game) or follow a skipped one: the
-        # branch from the game's root may be the whole path
-        branch_depth=game.max_moves,
-      )
-      self._resolver = belief_resolver.BeliefResolver(
-        self.searcher, game.max_moves, resolving_config
-      )
-    else:
-      self.searcher = gtcfr.GTCFR(game, leaf_model, config, dtype=dtype)
-      self._resolver = resolver_lib.Resolver(self.searcher, resolving_config)
+    self.searcher = BeliefGTCFR(
+      game,
+      leaf_model,
+      config,
+      dtype=dtype,
+      # any decision can be the first (a bot restarted mid-game) or follow a skipped one: the
+      # branch from the game's root may be the whole path
+      branch_depth=game.max_moves,
+    )
+    self._resolver = belief_resolver.BeliefResolver(self.searcher, game.max_moves, resolving_config)
     self._initial = self._resolver.initial_summary()
     self.reset()
 
@@ -144,23 +127,11 @@ class SoGAgent:
     """
     path = tuple(int(k) for k in path)
     player, legal = self._decision(path, int(infostate))
-    if self.engine == "pool":
-      request = (self.summary, path, player)
-    else:
-      try:
-        node = self.game.tree.node_of_path(path)
-      except KeyError:  # a public state no deal reaches, which the enumerated tree leaves out
-        raise ValueError(self._impossible(path, player, infostate)) from None
-      if not self.game.tree.valid[node, player, infostate]:
-        raise ValueError(self._impossible(path, player, infostate))
-      request = (self.summary, node)
     search_rng, action_rng = jax.random.split(rng)
-    [resolved] = self._resolver.resolve([request], search_rng[None])
-    if self.engine == "pool":
-      results = resolved.results
-      focus = int(results.focus[0])
-      if not bool(results.tree.valid[0, focus, player, infostate]):
-        raise ValueError(self._impossible(path, player, infostate))
+    [resolved] = self._resolver.resolve([(self.summary, path, player)], search_rng[None])
+    results = resolved.results
+    if not bool(results.tree.valid[0, int(results.focus[0]), player, infostate]):
+      raise ValueError(self._impossible(path, player, infostate))
     [self.summary] = resolved.summaries()
     self.last_decision = path
     focus_policy = np.asarray(resolved.results.focus_policy[0, infostate], np.float64)

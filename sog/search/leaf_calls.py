@@ -3,10 +3,9 @@ the batch sizes a pass chooses from (:class:`LeafBatches`), the call itself (:fu
 the prior PUCT takes from the logits (:func:`prior_policy`) and the sample of queries self-play
 keeps (:func:`sample_queries`).
 
-The table search's and the belief pool's passes call here with their per-node arrays flattened over
-their nodes (the table search's enumerated nodes, or the pool's slots); ``view`` is what the leaf
-model reads about the nodes (``kind``, ``legal``, ``valid``, ``encoding`` at node indices: the
-search tables, or the pool).
+The belief pool's passes call here with their per-node arrays flattened over the pool's slots;
+``view`` is what the leaf model reads about the nodes (``kind``, ``legal``, ``valid``, ``encoding``
+at slots: the pool).
 """
 
 from __future__ import annotations

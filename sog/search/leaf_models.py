@@ -1,11 +1,13 @@
 """What values a search's frontier: the leaf models GT-CFR queries, in one batch per CFR pass.
 
-A leaf model maps a batch of L public belief states of the search tables (node indices and ranges,
+A leaf model maps a batch of L public belief states of a search's tree (node indices and ranges,
 with a mask for the batch's padding) to counterfactual values [L, 2, S] and policy logits [L, 2, S,
-A] (the prior PUCT uses). Four are provided here: zeros, the exact oracle (a full subgame solve at
-each leaf's current ranges), its warm-started form (each call continues the previous call's solve),
-and, in :mod:`sog.nets.leaf`, the CVPN; ``with_value_error`` adds a fixed error of known size to any
-of them.
+A] (the prior PUCT uses). The tree is the belief pool in GT-CFR's searches
+(:class:`~sog.search.pool.BeliefGTCFR`), and the search tables in ReBeL's depth-limited solves and
+the exact solver's. Four are provided here: zeros, the tables' exact oracle (a full subgame solve
+at each leaf's current ranges; the pool's is :mod:`sog.search.pool.belief_oracle`), its
+warm-started form (each call continues the previous call's solve), and, in :mod:`sog.nets.leaf`,
+the CVPN; ``with_value_error`` adds a fixed error of known size to any of them, on either tree.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from sog.search import tables as tables_lib
 class LeafOutput(NamedTuple):
   """A leaf model's answer. ``policy_sums`` is only given by models that play below the leaves (the
   exact oracle): the realisation weights [M, S, A] of their strategy at the tables' inner nodes (own
-  range at the node times the action probability), which GT-CFR averages like its own policy.
+  range at the node times the action probability), for averaging into a strategy for the whole
+  subgame (CFR-D's sound composition).
   ``state`` is the model's state after the call (``()`` for a model without state)."""
 
   values: chex.Array  # [L, 2, S] counterfactual values (the library's units)
@@ -37,10 +40,10 @@ class LeafOutput(NamedTuple):
 class LeafModel(NamedTuple):
   """A leaf model as an init/apply pair (optax's form), with its parameters.
 
-  ``init(tree, start) -> state`` gives the state a search from ``start`` (a
-  :class:`~sog.search.types.Start` or the pool's start; None for a depth-limited solve) starts the
-  model from, in the search's ``tree`` (the search tables, or the empty belief pool); ``()`` for a
-  model without state.
+  ``init(tree, start) -> state`` gives the state a search from ``start`` starts the model from, in
+  the search's ``tree``: a GT-CFR search's :class:`~sog.search.pool.BeliefStart` in the empty
+  belief pool, or None in the search tables for a depth-limited solve (ReBeL's, the exact
+  solver's); ``()`` for a model without state.
 
   ``apply(params, tree, nodes [L], ranges [L, 2, S], mask [L], state) -> LeafOutput`` values the
   nodes at the ranges and returns the next state in :attr:`LeafOutput.state`; a search carries it
@@ -51,7 +54,7 @@ class LeafModel(NamedTuple):
 
   ``game`` is the canonical name of the one game a model values (a network's; searchers refuse it on
   another game with :func:`check_model_game`); None for a model that values any game (zeros, the
-  table search's exact oracle). :func:`stateless` builds a model from an apply without state.
+  tables' exact oracle). :func:`stateless` builds a model from an apply without state.
   """
 
   init: Callable[[Any, Any], Any]
@@ -88,7 +91,7 @@ def check_model_game(model: LeafModel, game_name: str, searcher: str) -> None:
 
 def uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.Array:
   """[L, 2, S, A] logits of the uniform policy over each node's legal actions (any structure with
-  ``legal`` [N, S, A] at ``nodes``: the search tables or a pool)."""
+  ``legal`` [N, S, A] at ``nodes``: the belief pool, or the search tables of a solve)."""
   legal = tables.legal[nodes]
   return jnp.broadcast_to(
     jnp.where(legal, 0.0, -jnp.inf)[:, None], (nodes.shape[0], 2, *legal.shape[1:])
@@ -122,8 +125,8 @@ def public_state_noise(view, nodes: chex.Array, seed: int, dtype) -> chex.Array:
   """[L, 2, S] draws z ~ N(0, 1) per (player, infostate) at ``nodes``, fixed by ``seed`` and each
   node's public state (read from its network input, ``view.encoding``, in steps of 1/4096 so that
   the last bits of its arithmetic do not count): the same public state gets the same draws in every
-  search, at any node index, in the search tables and on a pool alike (public states a network
-  cannot tell apart share them)."""
+  search, at any node index, on the belief pool and in the search tables alike (public states a
+  network cannot tell apart share them)."""
   steps = jnp.round(jnp.asarray(view.encoding[nodes], jnp.float32) * ENCODING_STEPS)
   bits = steps.astype(jnp.int32).astype(jnp.uint32)
   key, mixing = jax.random.split(jax.random.PRNGKey(seed))
@@ -139,7 +142,7 @@ def with_value_error(model: LeafModel, sigma: float, seed: int = 0) -> LeafModel
   At node n, player p and infostate s the value per unit of the opponent's range mass moves by
   sigma * z[n, p, s], z ~ N(0, 1) drawn from ``seed`` and n's public state
   (:func:`public_state_noise`: the same error every time a search asks there, as a network's would
-  be, on either engine), then both players' errors shift by half of sum_p r_p . e_p (r_p
+  be, on the pool or the tables), then both players' errors shift by half of sum_p r_p . e_p (r_p
   normalised) so the output stays zero-sum, as the CVPN's does. The mean absolute error is about
   0.8 sigma. With the exact oracle this is a network that is perfect but for an error of known
   size; ``scripts/evaluate.py --leaf_value_error``.
@@ -248,9 +251,10 @@ def exact_leaf_model(
 
   All leaves are solved in one CFR+ run over the search tables (their subgames are disjoint), so one
   oracle call costs ``iterations`` double passes over the root's subgame, however many leaves there
-  are. Slow: for tests and benchmarks of soundness. It also returns the realisation weights of its
-  leaf strategies, so a search can average them into a strategy for the whole subgame (CFR-D's
-  sound composition, see :meth:`sog.search.gtcfr.GTCFR.completed_policy`).
+  are. Slow: for tests, benchmarks of soundness and ReBeL with a perfect value oracle (GT-CFR's
+  searches on the belief pool take :func:`sog.search.pool.belief_oracle.exact_leaf_model`). It
+  also returns the realisation weights of its leaf strategies, so a caller can average them into a
+  strategy for the whole subgame (CFR-D's sound composition).
 
   Each leaf is solved at its ranges plus ``tremble`` times a uniform range over its valid
   infostates, then valued at its true ranges. Without the tremble, a leaf one player never reaches
@@ -259,13 +263,14 @@ def exact_leaf_model(
   (on a Leduc subgame, 0.313 against the full solve's 0.303). The tremble makes every leaf strategy
   a best response to some reach, and the values stay exactly zero-sum at the true ranges.
 
-  ``warm_start``: a stateful model whose calls within one search continue one CFR+ run over the
-  tables instead of starting afresh, so after t calls the solve below the frontier has had
-  t * ``iterations`` iterations (at ranges that moved with the search's). Where the frontier moves
-  down (an expansion), the run's regrets below the new leaves carry over: they are the same tables'
-  nodes. A few iterations a call then stand for a full solve at a fraction of its cost; on
-  scotland_yard(map=glasses) a cold 50-iteration solve is still 0.0017 exploitable at fixed ranges,
-  which is why the oracle protocol there uses this form.
+  ``warm_start``: a stateful model whose calls continue one CFR+ run over the tables (the state a
+  caller carries from one call to the next) instead of starting afresh, so after t calls the solve
+  below the frontier has had t * ``iterations`` iterations (at ranges that moved with the caller's).
+  Where the frontier moves down, the run's regrets below the new leaves carry over: they are the
+  same tables' nodes. A few iterations a call then stand for a full solve at a fraction of its cost;
+  on scotland_yard(map=glasses) a cold 50-iteration solve is still 0.0017 exploitable at fixed
+  ranges, which is why the oracle protocol there warm-starts its oracle (the pool's). ReBeL's
+  solves and the exact solver start every call from ``init``.
   """
   if iterations < 1:
     raise ValueError(f"oracle iterations must be >= 1, got {iterations}")
@@ -321,16 +326,8 @@ QUERY_CLASSES = (
 )
 
 
-def _table_routing(tables: tables_lib.SearchTables, start) -> tuple[Any, chex.Array]:
-  """A table search's (s_pub and its level, as the ``below`` test reads them) and whether it
-  starts at the game's root."""
-  focus = jnp.asarray(start.focus, jnp.int32)
-  level = jnp.argmax(tables.ancestors[focus] == focus).astype(jnp.int32)
-  return (focus, level), tables.game_node[jnp.asarray(start.root, jnp.int32)] == 0
-
-
-def _pool_routing(start, root_state) -> tuple[Any, chex.Array]:
-  """A pool search's branch from its root down to s_pub (the slots are found in the pool it grows)
+def _routing(start, root_state) -> tuple[Any, chex.Array]:
+  """A search's branch from its root down to s_pub (the slots are found in the pool it grows)
   and whether its root is the game's root (``root_state``; None: unknown, taken as False)."""
   if root_state is None:
     first = jnp.bool_(False)
@@ -342,7 +339,7 @@ def _pool_routing(start, root_state) -> tuple[Any, chex.Array]:
   return jnp.asarray(start.branch, jnp.int32), first
 
 
-def _pool_below(tree, nodes: chex.Array, branch: chex.Array) -> chex.Array:
+def _below_focus(tree, nodes: chex.Array, branch: chex.Array) -> chex.Array:
   """Whether each slot is s_pub or below it: the search grows only below s_pub, so a slot is below
   it if deeper (the branch's other children, the off-branch leaves, are never expanded)."""
 
@@ -381,12 +378,11 @@ def routed_leaf_model(
   The policy logits (PUCT's prior) are always ``model``'s, and the output carries no policy sums
   (what the oracle plays below its leaves is not averaged into the search's policy: the protocol
   reads the search's own policy). The oracle is asked only for the routed rows (the exact oracle's
-  call solves below them with all of the tables' CFR+ passes, however few they are, and is skipped
+  call solves below them with all of its CFR+ passes, however few they are, and is skipped
   where no row is routed outside ``vmap``); each model carries its own state. The routing needs
-  the search's start: a search outside GT-CFR (a depth-limited solve) is refused. The model serves
-  both engines: on the belief pool a search's root is told to be the game's root by comparing its
-  public state with ``game``'s root (a :class:`~sog.games.PublicGame` or registered game; needed
-  for ``first_search`` there).
+  the search's start: a search outside GT-CFR (a depth-limited solve) is refused. A search's root
+  is told to be the game's root by comparing its public state with ``game``'s root (a
+  :class:`~sog.games.PublicGame` or registered game; needed for ``first_search``).
   """
   if route not in QUERY_CLASSES:
     raise ValueError(f"unknown query class {route!r}; valid classes: {', '.join(QUERY_CLASSES)}")
@@ -404,26 +400,22 @@ def routed_leaf_model(
         "routed_leaf_model routes by the search's start (s_prev, s_pub): it values GT-CFR "
         "searches only, not depth-limited solves"
       )
-    on_pool = not hasattr(view, "ancestors")  # the pool's tree (the search tables have ancestors)
-    if on_pool and route == "first_search" and root_state is None:
+    if route == "first_search" and root_state is None:
       raise ValueError(
-        "routed_leaf_model: routing first_search on the belief pool compares a search's root with "
-        "the game's: give game="
+        "routed_leaf_model: routing first_search compares a search's root with the game's: give "
+        "game="
       )
-    where, first = _pool_routing(start, root_state) if on_pool else _table_routing(view, start)
-    return (where, first, model.init(view, start), oracle.init(view, start))
+    branch, first = _routing(start, root_state)
+    return (branch, first, model.init(view, start), oracle.init(view, start))
 
   def entries(view, nodes, ranges, state):
     """[L, 2, S] bool: the (leaf, player, infostate) values the oracle gives."""
-    where, first, _, _ = state
+    branch, first, _, _ = state
     shape = ranges.shape
     if route in ("unreached", "reached"):
       reached = ranges > 0
       return view.valid[nodes] & (~reached if route == "unreached" else reached)
-    if not hasattr(view, "ancestors"):  # the pool's tree, as in init
-      below = _pool_below(view, nodes, where)
-    else:  # the leaf's ancestor at s_pub's level is s_pub
-      below = view.ancestors[nodes, where[1]] == where[0]
+    below = _below_focus(view, nodes, branch)
     opponent_mass = jnp.where(view.valid[nodes], ranges, 0.0).sum(-1)[:, ::-1]
     by_leaf = {
       "off_branch": ~below,

@@ -1,29 +1,27 @@
-"""Compact search tables: a search rooted at a public state runs on that state's subgame alone.
+"""Compact search tables: a solve rooted at a public state runs on that state's subgame alone.
 
-A GT-CFR pass costs a pass over its tables, whatever the size of the tree grown in them, so a
-re-solve deep in a game should not run on the whole game's tables. :class:`Subgames` gives, for any
-public state n of a game, the tables of n's subgame padded to a shape shared by every subgame rooted
-at n's depth (per depth below the root: the most inner nodes and the most terminals any of them has,
-filled with dummy nodes, :meth:`sog.games.tree.PublicTree.padded`). One compiled search then serves
-every root at one depth, and searches rooted at one depth run as one vmapped batch with a leading
-axis on the tables.
+A CFR+ pass over the tables (ReBeL's depth-limited solves, the exact solver's) costs a pass over all
+of them, so a solve deep in a game should not run on the whole game's tables. :class:`Subgames`
+gives, for any public state n of a game, the tables of n's subgame padded to a shape shared by every
+subgame rooted at n's depth (per depth below the root: the most inner nodes and the most terminals
+any of them has, filled with dummy nodes, :meth:`sog.games.tree.PublicTree.padded`). One compiled
+solve then serves every root at one depth, and solves rooted at one depth run as one vmapped batch
+with a leading axis on the tables.
 
 The padded levels share their static fields too (the actors present, whether infostates change), set
-to what holds for all subgames of the depth, and the utility scale PUCT divides by is the whole
-game's, so a search in a subgame makes the choices the same search makes in the game's tables.
+to what holds for all subgames of the depth, and the utility scale is the whole game's, as in the
+game's tables.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
 from sog.games import tree as tree_lib
-from sog.search import resolving
 from sog.search import tables as tables_lib
 
 
@@ -36,14 +34,12 @@ class Subgame:
     depth: the root's depth in the game: subgames of one depth share shapes (``key``).
     tables: the search tables.
     local: [N_game] int32, the tables' node of each game node (-1 outside the subgame).
-    capacity: a bound on the frontier leaves of a search in these tables.
   """
 
   root: int
   depth: int
   tables: tables_lib.SearchTables
   local: np.ndarray
-  capacity: int
 
   @property
   def game_nodes(self) -> np.ndarray:
@@ -63,34 +59,6 @@ class Subgame:
 
 
 @dataclasses.dataclass(frozen=True)
-class PlacedSummary:
-  """A re-solving summary (:class:`sog.search.resolving.Summary`) over the nodes of the tables it
-  was made in, with the game node of each of those nodes (-1 at padding): what a player keeps
-  between searches that run in different subgames' tables."""
-
-  summary: resolving.Summary
-  game_nodes: np.ndarray
-
-  def closest_known(self, tree: tree_lib.PublicTree, node: int) -> int:
-    """s_prev for game node ``node``: its deepest ancestor (itself included) in the summary's tree
-    (:func:`sog.search.resolving.closest_known` on the host, in game nodes; -1 if none)."""
-    known = np.zeros(tree.num_nodes + 1, bool)  # slot -1: padding
-    known[self.game_nodes[np.asarray(self.summary.in_tree)]] = True
-    while node >= 0 and not known[node]:
-      node = int(tree.parent[node])
-    return node
-
-  def on(self, subgame: Subgame) -> resolving.Summary:
-    """The summary moved onto ``subgame``'s nodes (nothing known outside the summary's tables)."""
-    return self.summary.replace(
-      **{
-        name: subgame.to_local(np.asarray(getattr(self.summary, name)), self.game_nodes)
-        for name in ("in_tree", "ranges", "values")
-      }
-    )
-
-
-@dataclasses.dataclass(frozen=True)
 class _Template:
   """The shared shape of the subgames rooted at one depth (per depth below their roots)."""
 
@@ -106,37 +74,15 @@ class Subgames:
 
   Args:
     tree: a game's whole public tree.
-    frontier_bound: a bound on a search's frontier leaves in the whole game (the capacity of a
-      search there); a subgame's capacity is this bound or its number of non-terminal nodes, if
-      smaller.
     dtype: the tables' floating dtype.
   """
 
-  def __init__(self, tree: tree_lib.PublicTree, frontier_bound: int, dtype=jnp.float32):
+  def __init__(self, tree: tree_lib.PublicTree, dtype=jnp.float32):
     self.tree = tree
-    self.frontier_bound = frontier_bound
     self.dtype = jnp.dtype(dtype)
     self._utility_scale = tree.largest_utility()
     self._templates = _templates(tree)
     self._built: dict[int, Subgame] = {}
-
-  def initial_summary(self, root_ranges) -> PlacedSummary:
-    """The summary before a game's first search (its root and ``root_ranges`` [2, S])."""
-    whole = self(0)
-    return PlacedSummary(
-      jax.device_get(resolving.initial_summary(whole.tables, root_ranges)), whole.game_nodes
-    )
-
-  def resolving_subgame(
-    self, placed: PlacedSummary, node: int
-  ) -> tuple[Subgame, resolving.Summary]:
-    """Where the re-solve at game node ``node`` from ``placed`` runs: the subgame of its s_prev, and
-    the summary moved there (:func:`sog.search.resolving.plan` takes both, with ``local[node]``)."""
-    s_prev = placed.closest_known(self.tree, node)
-    if s_prev < 0:
-      raise ValueError(f"node {node} is not below any public state of the summary's tree")
-    subgame = self(s_prev)
-    return subgame, placed.on(subgame)
 
   def __call__(self, node: int) -> Subgame:
     """The subgame below game node ``node``."""
@@ -166,8 +112,7 @@ class Subgames:
     local = np.full(self.tree.num_nodes, -1, np.int32)
     real = sub.game_node >= 0
     local[sub.game_node[real]] = np.flatnonzero(real)
-    capacity = max(1, min(self.frontier_bound, sum(template.inner) - 1))
-    return Subgame(root=node, depth=depth, tables=tables, local=local, capacity=capacity)
+    return Subgame(root=node, depth=depth, tables=tables, local=local)
 
 
 def _templates(tree: tree_lib.PublicTree) -> dict[int, _Template]:

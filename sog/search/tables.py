@@ -1,15 +1,17 @@
-"""The fixed-shape tables a search runs on: the public subgame below its root, on the device.
+"""The fixed-shape tables a solve runs on: the public subgame below its root, on the device.
 
-A GT-CFR search grows its tree inside these tables: the tables hold every public state the search
-could ever add (the root's whole subgame, enumerated once), and the search keeps masks of which of
-them are in its tree. Two views of the same nodes are kept:
+The tables hold every public state of the root's whole subgame, enumerated once: what ReBeL's
+depth-limited solves (:mod:`sog.baselines.rebel`), the exact solver (:mod:`sog.search.solver`) and
+the tables' exact oracle (:func:`sog.search.leaf_models.exact_leaf_model`) run CFR+ on, and the
+view a leaf model reads there. Two views of the same nodes are kept:
 
   * ``levels``: the per-depth :class:`~sog.games.tree.Level` tables that CFR passes walk;
-  * node-global arrays (index = node of the subgame tree, breadth-first), which a simulation walking
-    one world state down the tree gathers from: kinds, children, infostate maps, pair weights W.
+  * node-global arrays (index = node of the subgame tree, breadth-first), which a leaf model and a
+    world state walking down the tree (:func:`step_world`) gather from: kinds, children, infostate
+    maps, pair weights W.
 
-Per-decision statistics (regrets, visit counts, priors) live on the M inner (non-terminal) nodes, in
-the CFR state's order; ``inner_position`` maps a node to its row there.
+Per-decision statistics (regrets, policy sums) live on the M inner (non-terminal) nodes, in the CFR
+state's order; ``inner_position`` maps a node to its row there.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class SearchTables:
   game_node: jnp.ndarray  # [N] int32: the node in the game's full tree
   inner_nodes: jnp.ndarray  # [M] int32: the node of each inner row
   inner_position: jnp.ndarray  # [N] int32: the inner row of each node (-1 for terminals)
-  utility_scale: jnp.ndarray  # scalar: max |u| over terminal world states (PUCT's value unit)
+  utility_scale: jnp.ndarray  # scalar: max |u| over terminal world states (the game's value unit)
   level_starts: tuple[int, ...] = flax.struct.field(pytree_node=False, default=())
 
   @property
@@ -123,52 +125,11 @@ def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
   return bool((tree.valid.sum(-1) <= 1).all())
 
 
-def frontier_capacity(
-  tree: tree_lib.PublicTree,
-  simulations: int,
-  actions_per_expansion: int | None,
-  branches: bool = False,
-  chance_with_parent: bool = False,
-) -> int:
-  """An upper bound on the frontier (non-terminal nodes in the tree, not yet expanded) of a tree
-  grown by ``simulations`` expansions, each adding the children of at most ``actions_per_expansion``
-  actions (None: all; chance nodes always add all their outcomes), from the root and its children
-  or, with ``branches``, from any branch of the tree with the children of its nodes (a re-solving
-  start). With ``chance_with_parent`` an expansion also adds the outcomes of the chance nodes it
-  adds."""
-  non_terminal = tree.kind != public_game.TERMINAL
-  slots = tree.up_child.reshape(tree.num_nodes, -1)
-  grows = (slots >= 0) & non_terminal[np.maximum(slots, 0)]
-  distinct = np.array([np.unique(row[g]).size for row, g in zip(slots, grows, strict=True)])
-  if chance_with_parent:  # a chance child is opened at once: its outcomes count instead of it
-    chance_children = [
-      np.unique(row[g & (tree.kind[np.maximum(row, 0)] == public_game.CHANCE)])
-      for row, g in zip(slots, grows, strict=True)
-    ]
-    distinct = distinct + np.array([distinct[c].sum() for c in chance_children], np.int64)
-  added = distinct
-  if (
-    actions_per_expansion is not None
-    and actions_per_expansion < tree.num_actions
-    and not chance_with_parent
-  ):  # (the top-k bound does not count opened chance outcomes)
-    per_action = grows.reshape(tree.up_child.shape).sum(-1)
-    top = -np.sort(-per_action, axis=1)[:, :actions_per_expansion].sum(1)
-    added = np.where(tree.kind == public_game.CHANCE, distinct, np.minimum(distinct, top))
-  initial = distinct.astype(np.int64)
-  if branches:  # the most children along any path from the root (parents come first)
-    for n in range(1, tree.num_nodes):
-      initial[n] += initial[tree.parent[n]]
-  bound = int(initial.max() if branches else initial[0]) + simulations * int(added.max(initial=0))
-  return max(1, min(bound, int(non_terminal[1:].sum())))
-
-
 def step_world(tables: SearchTables, node, s0, s1, action, rng):
   """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
   sampled given the world state at chance nodes, where ``action`` is ignored), and its infostates.
 
-  Traceable: a search's simulations walk the tree with it, and ReBeL's self-play games advance with
-  it.
+  Traceable: ReBeL's self-play games advance with it.
   """
   kind = tables.kind[node]
   children = tables.up_child[node]  # [A, K]

@@ -1,22 +1,19 @@
-"""The types GT-CFR's search and re-solving share: SoG(s, c) config, where a search starts, its
-carried state and its result (:mod:`sog.search.gtcfr` runs them; :mod:`sog.search.resolving` plans
-the starts).
+"""What every GT-CFR search shares: SoG(s, c) and the constants the paper leaves open
+(:class:`GTCFRConfig`), and the sample of a search's leaf queries (:class:`QuerySample`).
 
-Kept apart from the search so that re-solving and the subgame tables can name them without importing
-the searcher (imports run one way: types < resolving < subgames < gtcfr)."""
+Kept apart from the searches (the belief pool's, :class:`sog.search.pool.BeliefGTCFR`, and the
+perfect-information node pool's, :class:`sog.search.pool.PoolGTCFR`) so that configs, scripts and
+self-play can name them without importing a searcher."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
 
 import chex
 import jax.numpy as jnp
 
 from sog.search import cfr
-from sog.search import gadget as gadget_lib
-from sog.search import tables as tables_lib
 
 TIE_BREAKS = ("action", "prior")
 OPEN_CHANCE = ("own_simulation", "with_parent")
@@ -135,128 +132,10 @@ class QuerySample:
   """A uniform sample (without replacement) of the leaf queries of a search: the Q queries with the
   smallest random keys; ``keys`` is inf in unused rows."""
 
-  nodes: chex.Array  # [Q] int32, search-table nodes (``tables.game_node``: the game's node)
+  nodes: chex.Array  # [Q] int32, the pool slots of the queried leaves
   ranges: chex.Array  # [Q, 2, S]
   keys: chex.Array  # [Q]
 
   @property
   def valid(self) -> chex.Array:
     return jnp.isfinite(self.keys)
-
-
-@chex.dataclass(frozen=True)
-class Start:
-  """Where a search starts (all arrays, so a batch of starts runs under ``vmap``).
-
-  A plain search starts at its root: ``root == focus``, the branch is the root alone. A re-solving
-  search (:mod:`sog.search.resolving`) starts at s_prev, the public state of an earlier search's
-  tree closest to the current one: its initial tree is the branch from s_prev down to the current
-  public state (the focus) with every child of the branch's nodes (off-branch ones as frontier
-  leaves), and its simulations start at the focus, so the tree only grows below it.
-
-  Attributes:
-    root: scalar int32, the node whose ranges are given (s_prev).
-    focus: scalar int32, the public state the search decides at (s_pub); a descendant of ``root``.
-    branch: [N] bool, the nodes from ``root`` to ``focus`` (both included).
-    ranges: [2, S] the ranges at the root (the gadget replaces the opponent's row while enabled).
-    gadget: the safe re-solving gadget at the root (disabled for a plain search).
-  """
-
-  root: chex.Array
-  focus: chex.Array
-  branch: chex.Array
-  ranges: chex.Array
-  gadget: gadget_lib.Gadget
-
-
-def root_start(
-  tables: tables_lib.SearchTables, root_ranges: chex.Array, node: chex.Array | int = 0
-) -> Start:
-  """A plain search from ``node`` (default the tables' root) at ``root_ranges`` [2, S]: the search
-  of a public belief state."""
-  num_infostates = tables.valid.shape[-1]
-  root = jnp.asarray(node, jnp.int32)
-  return Start(
-    root=root,
-    focus=root,
-    branch=jnp.arange(tables.num_nodes) == root,
-    ranges=root_ranges.astype(tables.levels[0].payoff.dtype) * tables.valid[root],
-    gadget=gadget_lib.disabled(num_infostates, tables.levels[0].payoff.dtype),
-  )
-
-
-@chex.dataclass(frozen=True)
-class SearchState:
-  """Everything a search carries from one phase to the next (per-node arrays over the tables' N
-  nodes; per-decision arrays over its M inner nodes)."""
-
-  cfr: cfr.CFRState
-  start: Start
-  gadget: gadget_lib.GadgetState
-  in_tree: chex.Array  # [N] bool: in the tree (counted by CFR)
-  expanded: chex.Array  # [N] bool: an interior node of the tree
-  added: chex.Array  # [N, A] bool: actions whose children are in the tree
-  visits: chex.Array  # [M, S, A]
-  prior: chex.Array  # [M, S, A]: the actor's prior policy
-  action_values: chex.Array  # [M, S, A]: PUCT's Q, the actor's normalised action values
-  ranges: chex.Array  # [N, 2, S]: of the latest CFR pass
-  leaf_policy_sums: chex.Array  # [M, S, A]: weighted realisation weights from the leaf model
-  leaf_state: Any  # the leaf model's state (from LeafModel.init; () for a model without one)
-  queries: QuerySample
-  leaf_evaluations: chex.Array  # PBSs the leaf model was asked for
-  leaf_calls: chex.Array  # leaf-model calls made (none by a pass while the frontier, or every
-  # frontier of a vmapped batch, is empty)
-  interior_since: chex.Array  # [M] int32: the CFR iteration each inner node became interior at
-  walks: chex.Array  # expansion walks made (redraws included)
-  growing_walks: chex.Array  # walks that added at least one public state
-  rng: chex.Array
-
-
-@chex.dataclass(frozen=True)
-class SearchResult:
-  """What a search returns; per-node arrays are over the search tables' nodes.
-
-  Attributes:
-    focus_policy: [S, A] the average policy at the public state the search decides at (the start's
-      focus: the root of a plain search), for every infostate of its actor.
-    focus_values: [2, S] counterfactual values of the average policy there.
-    root, focus: scalar int32, the start's root and focus.
-    average_policy: [M, S, A] at the tables' inner nodes (meaningful where ``expanded``).
-    policy_sums: [M, S, A] the linearly weighted realisation weights behind ``average_policy``.
-    leaf_policy_sums: [M, S, A] the same for the leaf model's strategies below the frontier, summed
-      over the iterations (zero unless the leaf model plays there, as the exact oracle does).
-    in_tree, expanded: [N] the final tree: its public states and its interior ones (the others in it
-      are terminals or frontier leaves).
-    ranges, values: [N, 2, S] of the average policy in the final tree (the summary re-solving
-      keeps).
-    best_response_values: [N, 2, S] each player's best-response counterfactual values against the
-      other's average policy in the final tree (frontier leaves valued as in ``values``).
-    queries: a uniform sample of the leaf PBSs queried across the search.
-    leaf_evaluations, leaf_calls: PBSs evaluated by the leaf model, and calls made.
-    walks, growing_walks: expansion walks made (redraws included), and those that added at least
-      one public state to the tree (the others ended at a terminal or found nothing missing).
-    complete: scalar bool, whether the final tree holds the focus's whole subgame.
-  """
-
-  focus_policy: chex.Array
-  focus_values: chex.Array
-  root: chex.Array
-  focus: chex.Array
-  average_policy: chex.Array
-  policy_sums: chex.Array
-  leaf_policy_sums: chex.Array
-  in_tree: chex.Array
-  expanded: chex.Array
-  ranges: chex.Array
-  values: chex.Array
-  best_response_values: chex.Array
-  queries: QuerySample
-  leaf_evaluations: chex.Array
-  leaf_calls: chex.Array
-  walks: chex.Array
-  growing_walks: chex.Array
-  complete: chex.Array
-
-  @property
-  def nodes(self) -> chex.Array:
-    return self.in_tree.sum(-1)

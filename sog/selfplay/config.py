@@ -19,8 +19,8 @@ import ml_collections
 
 from sog.games import registry
 from sog.nets import config as nets_config
-from sog.search import gtcfr
 from sog.search import resolving as resolving_lib
+from sog.search import types as search_types
 
 UNREACHED_TARGETS = ("best_response", "average")
 
@@ -255,8 +255,8 @@ class Experiment:
   """
 
   game: str
-  actor: gtcfr.GTCFRConfig
-  solver: gtcfr.GTCFRConfig
+  actor: search_types.GTCFRConfig
+  solver: search_types.GTCFRConfig
   resolving: resolving_lib.ResolvingConfig
   network: nets_config.NetworkConfig
   optimizer: nets_config.OptimizerConfig
@@ -309,8 +309,8 @@ class Experiment:
 
 
 _SECTIONS = {
-  "actor": gtcfr.GTCFRConfig,
-  "solver": gtcfr.GTCFRConfig,
+  "actor": search_types.GTCFRConfig,
+  "solver": search_types.GTCFRConfig,
   "resolving": resolving_lib.ResolvingConfig,
   "network": nets_config.NetworkConfig,
   "optimizer": nets_config.OptimizerConfig,
@@ -367,8 +367,8 @@ def _move_resolving_keys(values: dict[str, Any]) -> None:
 
 def default_config_dict(
   game: str,
-  simulations: int = gtcfr.GTCFRConfig.simulations,
-  simulations_per_phase: float = gtcfr.GTCFRConfig.simulations_per_phase,
+  simulations: int = search_types.GTCFRConfig.simulations,
+  simulations_per_phase: float = search_types.GTCFRConfig.simulations_per_phase,
 ) -> ml_collections.ConfigDict:
   """Every field of an :class:`Experiment` for ``game`` at its default, the actors' and the solver's
   searches SoG(simulations, simulations_per_phase), as a ``ConfigDict`` that experiment files start

@@ -33,8 +33,8 @@ from sog.nets import dataset
 from sog.nets import leaf as leaf_lib
 from sog.protocol import composed
 from sog.protocol import settings as settings_lib
-from sog.search import gtcfr
 from sog.search import leaf_models
+from sog.search import types as search_types
 from sog.search.pool import sized
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
@@ -57,7 +57,7 @@ class SelfPlay:
     check_enumerable(experiment, self.game)
     selfplay = experiment.selfplay
     self.learner = self._start_learner(params)
-    self._pools: dict[gtcfr.GTCFRConfig, sized.SizedPools] = {}
+    self._pools: dict[search_types.GTCFRConfig, sized.SizedPools] = {}
     self.path_length = self.game.max_moves  # a query's path of child slots
     self.queries = buffers.QueryBuffer(
       selfplay.query_capacity, self.game.public_game.max_infostates, self.path_length
@@ -182,7 +182,7 @@ class SelfPlay:
       self.queries.push(queries)
       self.counters["queries_added"] += queries.size
 
-  def _searchers(self, config: gtcfr.GTCFRConfig) -> sized.SizedPools:
+  def _searchers(self, config: search_types.GTCFRConfig) -> sized.SizedPools:
     """One set of searchers on the belief pool (one compiled search per pool size) per search
     config, shared by the roles and the protocol's evaluation."""
     if config not in self._pools:

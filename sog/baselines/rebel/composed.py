@@ -87,7 +87,7 @@ class ReBeL:
       raise ValueError("ReBeL plays a game's whole tree: build it from the game")
     leaf_models.check_model_game(leaf_model, tree.name, "ReBeL")
     self.tree, self.leaf_model, self.config = tree, leaf_model, config
-    self.subgames = subgames_lib.Subgames(tree, frontier_bound=1)
+    self.subgames = subgames_lib.Subgames(tree)
     solve = functools.partial(search.solve, model=leaf_model, config=config)
     self._solve = jax.jit(jax.vmap(solve, in_axes=(0, None, 0, 0)))
 

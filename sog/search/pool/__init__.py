@@ -1,14 +1,15 @@
-"""GT-CFR on a node pool: the search tree is a fixed-capacity pytree of node arrays that holds only
-the grown nodes (:class:`Tree`), reached through a game's pure functions
-(a perfect-information :class:`~sog.games.public_game.PublicGame`: pgx's games, Connect Four or
-tic-tac-toe), so a CFR pass costs the grown tree and nothing is ever enumerated.
+"""GT-CFR on a pool: the search tree is a fixed-capacity pytree of node arrays that holds only the
+grown nodes, reached through a game's pure functions, so a CFR pass costs the grown tree and
+nothing is ever enumerated. The library's GT-CFR engines are both here.
 
-Layout: ``types`` (the pool, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
+The node pool, for perfect information (a perfect-information
+:class:`~sog.games.public_game.PublicGame`: pgx's games, Connect Four or tic-tac-toe): ``types``
+(the pool, :class:`Tree`, the state, the result, leaf models), ``passes`` (CFR+ over the pool),
 ``expand`` (adding children, the walks), ``core`` (the pure search), ``searcher``
 (:class:`PoolGTCFR`).
 
-Imperfect information (issue 48, the one GT-CFR in progress): ``beliefs`` (:class:`BeliefTree`, a
-pool of public states with both players' infostates, grown from any
+The belief pool, the engine for every imperfect-information game, enumerable or not: ``beliefs``
+(:class:`BeliefTree`, a pool of public states with both players' infostates, grown from any
 :class:`~sog.games.public_game.PublicGame`), ``belief_cfr`` (CFR+ passes over it, each node
 touched once), ``worlds`` (world states drawn and stepped on it), and GT-CFR on it:
 ``belief_state`` (its state and result), ``belief_update`` (the CFR phase), ``belief_expand`` (the
@@ -26,6 +27,7 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
+from sog.search.pool import completion
 from sog.search.pool import sized
 from sog.search.pool import worlds
 from sog.search.pool.belief_searcher import BeliefGTCFR
@@ -61,6 +63,7 @@ __all__ = [
   "belief_resolver",
   "belief_resolving",
   "beliefs",
+  "completion",
   "finish",
   "init",
   "node_capacity",

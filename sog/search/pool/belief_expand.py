@@ -5,10 +5,10 @@ walk leaves the tree: at a frontier leaf, or at an interior node through an acti
 (k = all, every public child, is SoG's expansion in imperfect-information games; k = 1 in
 perfect-information ones).
 
-The walks are the table search's (:mod:`sog.search.gtcfr.expand`) step for step, key for key: the
-same world draw, the same pi_select (:func:`sog.search.walks.pi_select`), the same chance draw
-in the game's outcome order, so a search on the pool grows the tree the table search marks, in
-another order of nodes.
+The walks were the table search's, the engine before this one, step for step and key for key: the
+same world draw, the same pi_select (:func:`sog.search.walks.pi_select`), the same chance draw in
+the game's outcome order, so a search on the pool grew the tree the table search marked, in
+another order of nodes (its results are the fixtures in tests/fixtures/table_searches.npz).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def chosen_actions(
   """[A] bool: the up to k actions an expansion of ``node`` adds: its top k missing actions by the
   prior weighted by the actor's range (uniformly over its valid infostates where that range is 0),
   as SoG's expansion ranks them, and at an interior node first ``selected``, the action the walk
-  left it through (not in the tree yet), as the table search chooses them."""
+  left it through (not in the tree yet)."""
   tree = state.tree
   actor = jnp.clip(tree.kind[node], 0, 1)
   valid = tree.valid[node, actor]

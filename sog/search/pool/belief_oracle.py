@@ -1,17 +1,19 @@
 """The exact oracle on the belief pool: each frontier leaf's whole subgame solved by CFR+ at the
 leaf's current ranges, on a pool grown from the game's functions (nothing enumerated).
 
-The table search's oracle (:func:`sog.search.leaf_models.exact_leaf_model`) solves the subgames
-below a call's leaves together, in one CFR+ run over the search tables with each leaf's ranges
-entering at its node. Here the tables are a second pool, the search root's whole subgame grown
-once when the search starts (the oracle's state): a leaf of the search's pool is found there by its
-path of child slots, and one run over that pool solves every leaf's subgame together, with the
-same arithmetic (:mod:`~sog.search.pool.belief_cfr`'s passes, ranges entering at the leaves). The
-same tremble, warm start and policy prior as the table oracle's; it returns no policy sums below
-the leaves (the pool search does not average the oracle's strategy into its own).
+The tables' oracle (:func:`sog.search.leaf_models.exact_leaf_model`, for ReBeL's solves and the
+exact solver's) solves the subgames below a call's leaves together, in one CFR+ run over the search
+tables with each leaf's ranges entering at its node. Here the tables are a second pool, the search
+root's whole subgame grown once when the search starts (the oracle's state): a leaf of the search's
+pool is found there by its path of child slots, and one run over that pool solves every leaf's
+subgame together, with the same arithmetic (:mod:`~sog.search.pool.belief_cfr`'s passes, ranges
+entering at the leaves). The same tremble, warm start and policy prior as the tables' oracle's; it
+returns no policy sums below the leaves (the pool search does not average the oracle's strategy
+into its own).
 
-Slow, as the table oracle: a call costs ``iterations`` double passes over the root's whole subgame.
-For tests, soundness checks and the protocol's exact rows on games small enough to grow whole.
+Slow, as the tables' oracle: a call costs ``iterations`` double passes over the root's whole
+subgame. For tests, soundness checks and the protocol's exact rows on games small enough to grow
+whole.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def exact_leaf_model(
   policy_prior: bool = False,
   capacity: int | None = None,
 ) -> leaf_models.LeafModel:
-  """The exact oracle for searches of ``game`` on the belief pool (the table oracle's arguments:
+  """The exact oracle for searches of ``game`` on the belief pool (the tables' oracle's arguments:
   ``iterations`` of CFR+ a call, solved at ranges trembled by ``tremble`` and valued at the true
   ones, ``warm_start`` continuing one run across a search's calls, ``policy_prior`` the solve's
   average policy as the prior). ``capacity``: the slots of the oracle's pool, at least the public

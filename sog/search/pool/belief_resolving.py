@@ -6,8 +6,8 @@ After a search, a player keeps a :class:`BeliefSummary`: the search's final pool
 search's s_prev, at ``depth`` public moves below the game's root) with both players' ranges and
 counterfactual values at each public state. At the player's next decision, at the public state
 s_pub that ``path`` names, :func:`plan` makes the next search's
-:class:`~sog.search.pool.belief_state.BeliefStart`, as :func:`sog.search.resolving.plan` does on
-the tables:
+:class:`~sog.search.pool.belief_state.BeliefStart` (the re-solving of
+:mod:`sog.search.resolving`, configured by its :class:`~sog.search.resolving.ResolvingConfig`):
 
   * s_prev is the public state of the summary's tree closest to s_pub (its deepest ancestor there,
     s_pub itself if the tree holds it): the path followed down the tree's children while they are

@@ -9,14 +9,15 @@ actor's legal actions per infostate and its edges from its parent
 (:mod:`~sog.search.pool.beliefs`); a CFR+ pass costs the grown tree, each node once
 (:mod:`~sog.search.pool.belief_cfr`), and values its frontier with one leaf-model call sized by the
 frontier (:func:`sog.search.leaf_calls.call_frontier`). The arithmetic, the walks and every random
-draw are the table search's (:mod:`sog.search.gtcfr`), so the two give the same search from the
-same key (in float64; in float32 their sums of merged infostates' ranges differ in order).
+draw were those of the table search, the engine before it, so the two gave the same search from the
+same key (in float64; in float32 their sums of merged infostates' ranges differed in order): its
+results are the fixtures in tests/fixtures/table_searches.npz.
 
 A search starts from a :class:`~sog.search.pool.belief_state.BeliefStart`: the pool's root is any
 public state with its pair weights (the game's root, :func:`root_start`, or a re-solving search's
 s_prev), the branch from there down to the focus is grown first, the safe re-solving gadget
 (:mod:`sog.search.gadget`) sets the opponent's root range before each pass, and the walks start at
-the focus, as the table search does from a :class:`~sog.search.types.Start`.
+the focus.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def first_expansion_bound(
 ) -> int:
   """The most public states a search holds before its first simulation: the root, the children of
   the nodes of a branch of up to ``branch_depth`` moves, and every child of the focus (whatever k:
-  the focus is expanded whole, as the table search does)."""
+  the focus is expanded whole)."""
   first = belief_expand.added_at_most(game, dataclasses.replace(config, expansion_k=None))
   return 1 + branch_depth * game.max_children + first
 
@@ -140,8 +141,8 @@ def init(
   under the uniform policy, from ``leaf_state``).
 
   ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's
-  (:class:`~sog.search.leaf_models.LeafModel`); it reads the pool where a table search's reads its
-  tables (``kind``, ``legal``, ``valid``, ``encoding`` at slots)."""
+  (:class:`~sog.search.leaf_models.LeafModel`); it reads the pool (``kind``, ``legal``, ``valid``,
+  ``encoding`` at slots)."""
   dtype = jnp.dtype(start.weight.dtype)
   tree = beliefs.empty(game, capacity, dtype, start.state, start.weight)
   tree, focus = grow_branch(game, tree, start.branch)

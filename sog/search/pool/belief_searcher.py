@@ -34,7 +34,7 @@ class BeliefGTCFR:
   ``search_batch`` and ``search_from_batch`` a batch of independent ones under ``vmap``, whose
   passes call the leaf model once for the batch, sized by its largest frontier. An expansion adds
   the children of k actions (``config.expansion_k``; by default all of them in an
-  imperfect-information game and one in a perfect-information game, as the table search: ``k``).
+  imperfect-information game and one in a perfect-information game: ``k``).
   The pool has ``capacity`` slots, by default
   :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations and the
   branch can add (a bound from the game's ``max_children``, loose where nodes have fewer children),
@@ -45,9 +45,10 @@ class BeliefGTCFR:
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``, the pool's structure): the zero model, the
   CVPN and the pool's exact oracle (:func:`~sog.search.pool.belief_oracle.exact_leaf_model`); a
-  model starts each search from ``leaf_model.init(empty pool, start)``. The table search's
-  oracle reads its tables and is refused here. A batch splits over ``devices`` (default: every
-  local device) along its batch axis (:mod:`sog.search.devices`).
+  model starts each search from ``leaf_model.init(empty pool, start)``. The tables' oracle
+  (:func:`sog.search.leaf_models.exact_leaf_model`, ReBeL's) reads search tables and is refused
+  here. A batch splits over ``devices`` (default: every local device) along its batch axis
+  (:mod:`sog.search.devices`).
   """
 
   def __init__(
@@ -80,7 +81,7 @@ class BeliefGTCFR:
         f"int >= 0, got {branch_depth!r}"
       )
     # k: the children of k actions per expansion; by default all of them (imperfect information)
-    # or one (perfect information), as the table search; the functions below read the config's k.
+    # or one (perfect information); the functions below read the config's k.
     default_k = 1 if public_game.is_perfect_information(game) else None
     self.k = default_k if config.expansion_k is None else config.expansion_k
     config = dataclasses.replace(config, expansion_k=self.k)
@@ -116,8 +117,8 @@ class BeliefGTCFR:
     return leaf_calls.leaf_batches(belief_search.frontier_capacity(self.capacity))
 
   def _check_leaf_model(self) -> None:
-    """``ValueError`` if the leaf model reads something the pool does not have (a table search's
-    subgame tables: the exact oracle)."""
+    """``ValueError`` if the leaf model reads something the pool does not have (the search tables:
+    the tables' exact oracle)."""
     S = self.game.max_infostates
     try:
       jax.eval_shape(

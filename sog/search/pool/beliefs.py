@@ -94,7 +94,7 @@ def valid_infostates(weight: chex.Array) -> chex.Array:
 
 def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
   """``legal`` [S, A] with the rows of infostates the actor cannot hold replaced by the first
-  valid one's (the table search's convention: every row a distribution, none read)."""
+  valid one's (every row a distribution, none read)."""
   first = legal[jnp.argmax(actor_valid)]
   return jnp.where(actor_valid[:, None], legal, first[None, :])
 

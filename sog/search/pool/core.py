@@ -1,11 +1,13 @@
 """One GT-CFR search on a node pool as pure functions: ``init``, ``run`` (phases of CFR+ updates
 then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it, vmap it).
 
-The same search as :mod:`sog.search.gtcfr` (SoG's Algorithm 1, the library's defaults: alternating
-CFR+ updates, linear averaging, redraws, PUCT ties by the prior), on a tree whose arrays hold only
-the nodes it grew: a pass costs the grown tree, and the leaf model values each node once, when the
-node is added (with one infostate per player a network's conditional values do not depend on the
-ranges). Re-solving searches and the gadget are the table search's; a pool search starts at a state.
+SoG's Algorithm 1 (the library's defaults: alternating CFR+ updates, linear averaging, redraws,
+PUCT ties by the prior) for a perfect-information game, on a tree whose arrays hold only the nodes
+it grew: a pass costs the grown tree, and the leaf model values each node once, when the node is
+added (with one infostate per player a network's conditional values do not depend on the ranges).
+It was the table search's, the engine before it, walk for walk (its results are the fixtures in
+tests/fixtures/table_searches.npz). A pool search starts at a state; re-solving searches and the
+gadget run on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`).
 """
 
 from __future__ import annotations

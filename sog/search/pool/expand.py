@@ -1,11 +1,11 @@
 """Growing the node pool: adding a node's children (new slots, their states from the game's
 ``step``, valued by the leaf model once), and GT-CFR's expansion walks on the pool.
 
-A walk and its redraws follow the table search (:mod:`sog.search.gtcfr.expand`) step for step and
-draw the same keys, so the two searches can be compared seed for seed: pi_select = 1/2 PUCT + 1/2
-the average policy at the mover, a walk ends where it leaves the tree (a frontier leaf, or an action
-not added yet) and adds there the children of up to k actions, ranked by the prior with the selected
-action first.
+A walk draws its actions from pi_select = 1/2 PUCT + 1/2 the average policy at the mover, ends
+where it leaves the tree (a frontier leaf, or an action not added yet) and adds there the children
+of up to k actions, ranked by the prior with the selected action first. The walks and their redraws
+were the table search's, the engine before the pools, step for step and key for key (its results
+are the fixtures in tests/fixtures/table_searches.npz).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def _walk(
 ):
   """One expansion walk from the root; returns the state, the phase's pending (virtual-loss)
   counts, and whether it added a node."""
-  _, walk_rng = jax.random.split(rng)  # (the table search draws its world state with the first key)
+  _, walk_rng = jax.random.split(rng)  # the first key drew the table search's world state
   tree = state.tree
   empty_path = jnp.zeros(max_depth, jnp.int32)
 

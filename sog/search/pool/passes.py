@@ -5,8 +5,7 @@ utility: v_i(h) = pi_{-i}(h) u_i(h). A pass computes the reaches pi [P, 2] top-d
 utilities u [P, 2] bottom-up, each in ``height`` vectorised sweeps over the pool's slots: terminals
 give their utility, frontier leaves the leaf model's values, an interior node sum_a sigma(h, a)
 u(child(h, a)) over its added actions. The instant regret of the mover i is pi_{-i}(h) (u_i(child) -
-u_i(h)), the library's regrets per unit of own range (:mod:`sog.search.cfr`), so the policies are
-the table search's update for update.
+u_i(h)), the library's regrets per unit of own range (:mod:`sog.search.cfr`).
 """
 
 from __future__ import annotations
@@ -102,7 +101,7 @@ def normalised_action_values(
   tree: types.Tree, reach: chex.Array, utilities: chex.Array, utility_scale: float
 ) -> chex.Array:
   """[P, A] PUCT's Q: the mover's action utilities over the utility scale (0 where the opponent's
-  reach is 0, as the table search's counterfactual values per opponent mass give)."""
+  reach is 0, as counterfactual values per unit of opponent mass give)."""
   mover = jnp.clip(tree.kind, 0, 1)
   opponent_reach = jnp.take_along_axis(reach, 1 - mover[:, None], 1)
   return jnp.where(opponent_reach > 0, action_utilities(tree, utilities) / utility_scale, 0.0)

@@ -37,7 +37,7 @@ class PoolGTCFR:
         "PoolGTCFR searches a perfect-information sog.games.PublicGame (one infostate per "
         "player: a pgx game, or the public_game of connect_four or tic_tac_toe), got "
         f"{getattr(game, 'name', type(game).__name__)}; an imperfect-information game is "
-        "searched by sog.search.gtcfr.GTCFR"
+        "searched by sog.search.pool.BeliefGTCFR"
       )
     if not isinstance(leaf_model, types.PoolLeafModel):
       raise ValueError(

@@ -18,7 +18,7 @@ def sample_world(
 ) -> tuple[chex.Array, chex.Array]:
   """A world state (s0, s1) at ``node`` drawn with probability proportional to r_0(s0) r_1(s1)
   W(s0, s1) from ``ranges`` [2, S] (any possible world state, by W, if the ranges do not reach the
-  node), as the table search draws it (:func:`sog.games.worlds.draw_world`)."""
+  node), by :func:`sog.games.worlds.draw_world`."""
   return game_worlds.draw_world(tree.weight[node], ranges, rng)
 
 
@@ -43,8 +43,8 @@ def step_world(
 ) -> tuple[chex.Array, chex.Array, chex.Array]:
   """The child (its slot in the pool, -1 if it is not in the tree) that world state (s0, s1)
   reaches from ``node`` by the actor's ``action`` (at a chance node: an outcome drawn given the
-  world state, in the order of the child slots k, as the table search draws it:
-  :func:`sog.games.worlds.draw_index`; ``action`` is ignored), and both infostates there."""
+  world state, in the order of the child slots k, by :func:`sog.games.worlds.draw_index`;
+  ``action`` is ignored), and both infostates there."""
   kind = tree.kind[node]
   children = tree.children[node]  # [K]
   safe = jnp.maximum(children, 0)
