@@ -139,14 +139,15 @@ def test_solve_search_and_protocol_on_a_registered_game(coin_game):
     for n in (10, 300)
   ]
   assert errors[1] < errors[0] and errors[1] < 1e-3
-  searcher = search.GTCFR(
+  searcher = search.BeliefGTCFR(
     coin_game,
-    search.exact_leaf_model(50),
-    search.GTCFRConfig(simulations=8, simulations_per_phase=1.0),
+    pool.belief_oracle.exact_leaf_model(coin_game, 50),
+    search.GTCFRConfig(simulations=30, simulations_per_phase=1.0),
+    branch_depth=coin_game.max_moves,
   )
   result = searcher.search(jax.random.PRNGKey(0))
-  assert searcher.exploitability(result, method="average") < 0.05
-  protocol = composed.compose(searcher, seeds=range(2), batch_size=1)
+  assert pool.completion.exploitability(coin_game.tree, result) < 0.05
+  protocol = composed.compose(searcher, seeds=range(2), batch_size=1, tree=coin_game.tree)
   assert protocol.exploitability.shape == (2,)
   assert (protocol.exploitability < 0.1).all()
 
@@ -217,8 +218,9 @@ def test_a_game_too_large_to_enumerate_is_self_played_from_its_functions_alone(
   for needs_the_tree in (
     lambda: sog.eval.exploitability(too_large, np.zeros((1, 3, 2))),
     lambda: search.solve(too_large, iterations=1),
-    lambda: search.GTCFR(too_large, search.zero_leaf_model()),
-    lambda: search.SoGAgent(too_large, search.zero_leaf_model(), engine="tables"),
+    lambda: composed.compose(
+      search.BeliefGTCFR(too_large, search.zero_leaf_model()), [0], tree=too_large.tree
+    ),
   ):
     with pytest.raises(ValueError, match=r"not enumerable.*search it with sog\.search\.pool"):
       needs_the_tree()
