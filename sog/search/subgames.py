@@ -46,17 +46,6 @@ class Subgame:
     """[N] the game's node of each of the tables' nodes (-1 at padding)."""
     return np.asarray(self.tables.game_node)
 
-  def to_local(self, per_game_node: np.ndarray, from_nodes: np.ndarray) -> np.ndarray:
-    """Rows of an array over ``from_nodes`` (the game nodes of its rows, -1 at padding) moved onto
-    this subgame's nodes; zero (False) where this subgame's node is not among them."""
-    where = np.full(self.local.shape[0] + 1, -1, np.int64)  # slot -1: padding maps nowhere
-    rows = np.flatnonzero(from_nodes >= 0)
-    where[from_nodes[rows]] = rows
-    source = where[self.game_nodes]
-    out = np.zeros((source.size, *per_game_node.shape[1:]), per_game_node.dtype)
-    out[source >= 0] = per_game_node[source[source >= 0]]
-    return out
-
 
 @dataclasses.dataclass(frozen=True)
 class _Template:

@@ -120,11 +120,6 @@ def ancestors(tree: tree_lib.PublicTree) -> np.ndarray:
   return table
 
 
-def has_perfect_information(tree: tree_lib.PublicTree) -> bool:
-  """Whether every public state has at most one possible infostate per player."""
-  return bool((tree.valid.sum(-1) <= 1).all())
-
-
 def step_world(tables: SearchTables, node, s0, s1, action, rng):
   """The public child a world state (s0, s1) reaches from ``node`` by ``action`` (a chance outcome
   sampled given the world state at chance nodes, where ``action`` is ignored), and its infostates.
