@@ -77,6 +77,12 @@ def _table_searches() -> dict[str, np.ndarray]:
     return dict(recorded)
 
 
+def table_case(*names: str, settings: dict) -> str:
+  """A recorded case's key: its names and settings, as the recording wrote them
+  (``"kuhn_poker|zeros|simulations=20"``)."""
+  return "|".join((*names, ",".join(f"{k}={v}" for k, v in sorted(settings.items()))))
+
+
 def table_search(prefix: str) -> dict[str, np.ndarray]:
   """The arrays the table search gave under ``prefix`` in ``tests/fixtures/table_searches.npz``
   (recorded before the table search left the library, at the commit the file names)."""

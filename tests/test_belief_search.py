@@ -24,6 +24,7 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
+from tests.conftest import table_case
 from tests.conftest import table_search
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -75,11 +76,6 @@ def _leaf_model(game: registry.Game, leaf: str):
   return leaf_models.zero_leaf_model()
 
 
-def _case(name: str, leaf: str, settings: dict) -> str:
-  """The case's name in the fixture (as the recording named it)."""
-  return f"{name}|{leaf}|" + ",".join(f"{k}={v}" for k, v in sorted(settings.items()))
-
-
 def _assert_same_search(game, pool, table: dict, root_path=()):
   """The pool search (its slots matched to the game's nodes by path, below ``root_path``) made
   every walk, draw, pass and leaf call of the recorded table search: the same tree, interior
@@ -122,7 +118,8 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
     )
     pool = searcher.search(jax.random.PRNGKey(3))
   assert int(pool.tree.num_nodes) <= searcher.capacity
-  _assert_same_search(game, pool, table_search("search/" + _case(name, leaf, settings)))
+  recorded = table_search("search/" + table_case(name, leaf, settings=settings))
+  _assert_same_search(game, pool, recorded)
 
 
 @pytest.mark.parametrize(
@@ -138,7 +135,7 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   state and pair weights grown from the game's root) grows the branch down to the focus and
   searches below it as the table search did, the gadget included, node for node, in float64."""
   game = registry.load(name)
-  table = table_search("resolving/" + _case(name, leaf, settings))
+  table = table_search("resolving/" + table_case(name, leaf, settings=settings))
   root_path = game.tree.paths[int(table["root"])]
   branch = game.tree.paths[int(table["decision"])][len(root_path) :]
   assert len(branch) >= branches

@@ -22,6 +22,7 @@ from sog.search import pool
 from sog.search import types
 from tests.conftest import ROOT
 from tests.conftest import load
+from tests.conftest import table_case
 from tests.conftest import table_search
 
 _C4 = "connect_four(rows=3,columns=3,x_in_row=3)"
@@ -110,7 +111,7 @@ def test_pool_search_equals_table_search(options):
   pool_leaf, _ = _fixed_leaves(game.tree.num_nodes, game.tree.num_actions)
   config = types.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
   pool_search = pool.PoolGTCFR(_NodeIndexGame(game.tree), pool_leaf, config)
-  case = "c4|fixed|" + ",".join(f"{k}={v}" for k, v in sorted(options.items()))
+  case = table_case("c4", "fixed", settings=options)
   for seed in range(2):
     table = table_search(f"node_pool/{case}/{seed}")
     grown = pool_search.search(jax.random.PRNGKey(seed))

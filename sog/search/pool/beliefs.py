@@ -425,5 +425,8 @@ def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Beli
 
 def tree_nodes(tree: BeliefTree, public_tree: tree_lib.PublicTree) -> np.ndarray:
   """[num_nodes] int: the enumerated tree's node of each used slot (matched by path), the map that
-  evaluates a pool's policy exactly on a game small enough to enumerate."""
-  return np.array([public_tree.node_of_path(path) for path in paths(tree)], np.int64)
+  evaluates a pool's policy exactly on a game small enough to enumerate. ``public_tree`` is rooted
+  where the pool is: the game's tree, or the subtree of the pool's root (which keeps the game's
+  paths)."""
+  root = tuple(public_tree.paths[0])
+  return np.array([public_tree.node_of_path((*root, *path)) for path in paths(tree)], np.int64)

@@ -25,6 +25,8 @@ from sog.search import tables as tables_lib
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 
+_solve_at_nodes = jax.jit(leaf_models.solve_at_nodes, static_argnums=(4, 5))
+
 
 def completed_policy(
   tree: tree_lib.PublicTree,
@@ -46,20 +48,22 @@ def completed_policy(
     raise ValueError("completed_policy completes one search: index the batch's result first")
   pool = jax.device_get(result.tree)
   n = int(pool.num_nodes)
-  root_path = tuple(tree.paths[0])  # a subtree keeps the game's paths
-  nodes = np.array([tree.node_of_path((*root_path, *p)) for p in beliefs.paths(pool)], np.int64)
+  nodes = beliefs.tree_nodes(pool, tree)
   expanded = np.asarray(pool.expanded[:n], bool)
   kind = np.asarray(pool.kind[:n])
   leaves = np.flatnonzero(~expanded & (kind != public_game.TERMINAL))
   ranges = np.asarray(result.ranges)
   tables = tables_lib.make_tables(tree, ranges.dtype)  # the search's precision
-  policy = policy_lib.uniform_policy(tree)
+  uniform = policy_lib.uniform_policy(tree)
+  policy = uniform.copy()
   if leaves.size:
-    below, _, _ = leaf_models.solve_at_nodes(
+    rows = np.zeros(pool.parent.shape[0], np.int64)  # padded to the pool's capacity: one
+    rows[: leaves.size] = leaves  # compilation serves every search of a searcher
+    below, _, _ = _solve_at_nodes(
       tables,
-      jnp.asarray(nodes[leaves]),
-      jnp.asarray(ranges[leaves]),
-      jnp.ones(leaves.size, bool),
+      jnp.asarray(nodes[rows]),
+      jnp.asarray(ranges[rows]),
+      jnp.arange(rows.size) < leaves.size,
       iterations,
       tremble,
     )
@@ -67,7 +71,7 @@ def completed_policy(
   interior = np.flatnonzero(expanded & (kind < public_game.CHANCE))
   policy[nodes[interior]] = np.asarray(result.average_policy, np.float64)[interior]
   sums = policy.sum(-1, keepdims=True)
-  return np.where(sums > 0, policy / np.where(sums > 0, sums, 1.0), policy_lib.uniform_policy(tree))
+  return np.where(sums > 0, policy / np.where(sums > 0, sums, 1.0), uniform)
 
 
 def exploitability(
