@@ -36,6 +36,7 @@ def _start(game, path: tuple[int, ...], ranges: np.ndarray) -> belief_state.Beli
   )
 
 
+@pytest.mark.slow
 def test_an_exact_oracle_search_is_sound_in_a_leduc_subgame(rng):
   """Theorem 1 on a subgame with a chance node (Leduc after check, check: the board card next), at
   random ranges: with the exact oracle (warm-started, 2 CFR+ iterations a call) the completed

@@ -67,7 +67,9 @@ def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 
   return sizes, state, searcher.search(jax.random.PRNGKey(seed))
 
 
-@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+@pytest.mark.parametrize(
+  "game_name", ["kuhn_poker", pytest.param("leduc_poker", marks=pytest.mark.slow)]
+)
 def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_name):
   """With redraws, a simulation whose walk adds no public state walks again from a new world state
   while the focus's subgame is not complete: each of the s simulations adds to the tree until it is
@@ -134,6 +136,7 @@ def _grown_states(result) -> set[tuple[tuple[int, ...], bool]]:
   return {(path, bool(expanded[n])) for n, path in enumerate(beliefs.paths(result.tree))}
 
 
+@pytest.mark.slow
 def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
   """With the default ("action") walks are unchanged by the option's code; with "prior" a uniform
   prior spreads the walks over the tied actions (at an infostate with no visits PUCT is argmax Q,
@@ -156,7 +159,7 @@ def test_chance_nodes_open_with_their_parent():
   """With ``open_chance="own_simulation"`` a chance node an expansion adds is a frontier leaf that
   a later simulation opens; with ``"with_parent"`` the expansion adds its outcomes too, so no chance
   node is ever a frontier leaf. The pool's bound counts the outcomes opened with a node: a pool
-  twice as large grows the same tree."""
+  twice as large grows the same tree (checked for the default, "with_parent")."""
   game = load("leduc_poker")
   model = leaf_models.zero_leaf_model()
   frontiers = {}
@@ -166,8 +169,9 @@ def test_chance_nodes_open_with_their_parent():
     result = searcher.search(jax.random.PRNGKey(0))
     tree = jax.tree.map(np.asarray, result.tree)
     assert int(tree.num_nodes) <= searcher.capacity
-    larger = BeliefGTCFR(game, model, config, capacity=2 * searcher.capacity)
-    assert _grown_states(larger.search(jax.random.PRNGKey(0))) == _grown_states(result)
+    if mode == "with_parent":  # the default
+      larger = BeliefGTCFR(game, model, config, capacity=2 * searcher.capacity)
+      assert _grown_states(larger.search(jax.random.PRNGKey(0))) == _grown_states(result)
     chance = tree.used & (tree.kind == public_game.CHANCE)
     assert chance.any()  # the search reached the public card's deal
     frontiers[mode] = np.asarray(passes.frontier(tree)) & chance
@@ -175,7 +179,9 @@ def test_chance_nodes_open_with_their_parent():
   assert not frontiers["with_parent"].any()
 
 
-@pytest.mark.parametrize("updates", ["simultaneous", "alternating"])
+@pytest.mark.parametrize(
+  "updates", [pytest.param("simultaneous", marks=pytest.mark.slow), "alternating"]
+)
 def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updates):
   """A pool holding the whole of Leduc from the start (every non-terminal public state interior at
   t0 = 0): per-node averaging weighs update t by t - t0 = t at every node, as global averaging

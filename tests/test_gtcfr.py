@@ -50,7 +50,9 @@ def _counting(model: leaf_models.LeafModel, sizes: list[int]) -> leaf_models.Lea
   return model._replace(apply=apply)
 
 
-@pytest.mark.parametrize("updates", ["simultaneous", "alternating"])
+@pytest.mark.parametrize(
+  "updates", [pytest.param("simultaneous", marks=pytest.mark.slow), "alternating"]
+)
 def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   """A search whose pool holds the whole of Leduc from the start (every public state, each
   non-terminal one interior) adds nothing, calls no leaf model after the focus's prior, and its

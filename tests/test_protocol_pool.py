@@ -178,6 +178,7 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
         np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.slow
 def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_largest_pool():
   """Leduc, zero leaf, s = 20, float64: a re-solve planned from the game's start down to a decision
   whose subgame it grows whole, in ``subgame_capacity`` slots (what the protocol's smaller pools

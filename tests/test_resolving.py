@@ -348,6 +348,7 @@ def test_gadget_resolving_beats_unsafe_resolving_in_kuhn():
     assert exploitability[name].max() < exploitability["unsafe"].min() / 3, exploitability
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("kuhn_oracle_searchers")
 def test_kuhn_composed_exploitability_falls_with_simulations():
   """Kuhn with the exact oracle over seeds 0-3: the composed policies' mean exploitability falls
@@ -368,6 +369,7 @@ def test_kuhn_composed_exploitability_falls_with_simulations():
   assert means[1] < 0.01, means
 
 
+@pytest.mark.slow
 def test_exact_oracle_composed_policy_is_an_equilibrium_of_a_perfect_information_game():
   """Perfect information (k = 1): with the exact oracle (its solve's policy as the prior), the
   composed policy of SoG(30,1) on Connect Four 2 x 3, three in a row (265 public states, a draw),
