@@ -9,7 +9,9 @@ compilation excluded), public states grown, leaf-model (network) calls and PBSs 
 ``cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation) divided by one
 CFR+ iteration with the same updates (alternating by default: two passes and two leaf-model calls;
 the same CVPN valuing the same leaves) on the search's final tree, fixed.
-The network is an untrained CVPN of the default size (timing does not depend on its weights).
+The network is an untrained CVPN of the default size (timing does not depend on its weights);
+``--leaf=zeros`` times the same searches with the zero leaf model instead, so that the two runs'
+difference is the network's share of a search.
 
 The imperfect-information games are searched on the belief pool
 (:class:`sog.search.pool.BeliefGTCFR`, nothing enumerated, passes over the grown tree only), whose
@@ -49,6 +51,13 @@ _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
+_LEAF = flags.DEFINE_enum(
+  "leaf",
+  "untrained",
+  ["untrained", "zeros"],
+  "The imperfect-information games' leaf model: an untrained CVPN, or the zero leaf (pgx games "
+  "always search with the zero leaf).",
+)
 
 
 def _timed(fn, repeats: int) -> tuple[float, object]:
@@ -113,7 +122,7 @@ def _time_searcher(searcher, rng) -> dict:
 def _belief_row(game: sog.games.Game, sims: int) -> dict:
   """A game searched on the belief pool; ``cost_ratio`` against one CFR+ update of its final tree
   (the same passes, the same leaf-model calls on the final frontier)."""
-  model = common.leaf_model("untrained", game)
+  model = common.leaf_model(_LEAF.value, game)
   config = search_types.GTCFRConfig(simulations=sims)
   searcher = pool.BeliefGTCFR(game, model, config)
   rng = jax.random.PRNGKey(1)
@@ -155,6 +164,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     "pbs_evaluated": int(result.leaf_evaluations),
     "cost_ratio": (row["seconds_per_search"] / iterations) / (update_seconds / updates),
     "capacity": searcher.capacity,
+    "leaf": _LEAF.value,
     "peer_seconds": _peer_seconds(game, sims),
   }
 

@@ -357,4 +357,5 @@ def test_bench_search_times_perfect_information_games():
   for game in ("pgx/tic_tac_toe", "connect_four"):
     row = record[game]["SoG(10,1)"]
     assert row["seconds_per_search"] > 0 and row["cost_ratio"] > 0 and row["peer_seconds"] > 0
+  assert record["connect_four"]["SoG(10,1)"]["leaf"] == "untrained"  # the default
   assert record["pgx/tic_tac_toe"]["SoG(10,1)"]["mctx_seconds_per_search"] > 0
