@@ -122,7 +122,8 @@ def make_network(
 
 def init_params(network: CVPN, game: public_game.PublicGame, rng: jax.Array):
   """Parameters for ``network`` on ``game``'s input sizes (initialised at its root's PBS, from the
-  game's functions: nothing is enumerated)."""
+  game's functions: nothing is enumerated; one compiled program, not an XLA compilation per layer
+  and operation)."""
   root, ranges = game.root(), public_game.prior_ranges(game)
   example = pbs_of(
     game.encode(root)[None],
@@ -131,4 +132,4 @@ def init_params(network: CVPN, game: public_game.PublicGame, rng: jax.Array):
     game.legal(root)[None],
     ranges[None],
   )
-  return network.init(rng, example)["params"]
+  return jax.jit(network.init)(rng, example)["params"]

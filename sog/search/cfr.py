@@ -58,10 +58,12 @@ class CFRState:
 
 
 def to_device(levels: Levels, dtype=jnp.float32) -> Levels:
-  """Level tables (one tree's, or stacked ones) as JAX arrays, float tables in ``dtype``."""
+  """Level tables (one tree's, or stacked ones) as JAX arrays, float tables in ``dtype`` (converted
+  on the host: a conversion on the device compiles a program per table shape)."""
 
   def convert(x: np.ndarray) -> jax.Array:
-    return jnp.asarray(x, dtype if np.issubdtype(x.dtype, np.floating) else None)
+    target = dtype if np.issubdtype(x.dtype, np.floating) else x.dtype
+    return jax.device_put(np.asarray(x, jax.dtypes.canonicalize_dtype(target)))
 
   return jax.tree_util.tree_map(convert, tuple(levels))
 
