@@ -19,6 +19,8 @@ import pytest
 
 import sog.games
 
+pytest_plugins = ["tests.compile_report"]  # pytest --compile-report=PATH: where the time goes
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository: scripts run from here
 _CACHE = ROOT / ".jax_cache"
 _CACHE_SETTINGS = {
