@@ -28,7 +28,7 @@ _test: collections.Counter = collections.Counter()
 def _duration(event: str, seconds: float, **_) -> None:
   if event in _EVENTS:
     _test[_EVENTS[event]] += seconds
-    _test["compilations"] += event.endswith("backend_compile_duration")
+    _test["compilations"] += _EVENTS[event] == "backend"
 
 
 def _event(event: str, **_) -> None:
@@ -50,9 +50,14 @@ def _path(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-  if config.getoption("--compile-report") is not None:
-    jax.monitoring.register_event_duration_secs_listener(_duration)
-    jax.monitoring.register_event_listener(_event)
+  path = config.getoption("--compile-report")
+  if path is None:
+    return
+  if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller, before any worker starts
+    for old in glob.glob(path) + glob.glob(f"{path}.gw*"):  # a report is of this run only
+      os.remove(old)
+  jax.monitoring.register_event_duration_secs_listener(_duration)
+  jax.monitoring.register_event_listener(_event)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -159,7 +159,8 @@ def test_chance_nodes_open_with_their_parent():
   """With ``open_chance="own_simulation"`` a chance node an expansion adds is a frontier leaf that
   a later simulation opens; with ``"with_parent"`` the expansion adds its outcomes too, so no chance
   node is ever a frontier leaf. The pool's bound counts the outcomes opened with a node: a pool
-  twice as large grows the same tree (checked for the default, "with_parent")."""
+  twice as large grows the same tree (checked for "with_parent", the mode whose bound counts
+  them)."""
   game = load("leduc_poker")
   model = leaf_models.zero_leaf_model()
   frontiers = {}
@@ -169,7 +170,7 @@ def test_chance_nodes_open_with_their_parent():
     result = searcher.search(jax.random.PRNGKey(0))
     tree = jax.tree.map(np.asarray, result.tree)
     assert int(tree.num_nodes) <= searcher.capacity
-    if mode == "with_parent":  # the default
+    if mode == "with_parent":
       larger = BeliefGTCFR(game, model, config, capacity=2 * searcher.capacity)
       assert _grown_states(larger.search(jax.random.PRNGKey(0))) == _grown_states(result)
     chance = tree.used & (tree.kind == public_game.CHANCE)
