@@ -13,16 +13,17 @@ The network is an untrained CVPN of the default size (timing does not depend on 
 ``--leaf=zeros`` times the same searches with the zero leaf model instead, so that the two runs'
 difference is the network's share of a search.
 
-The imperfect-information games are searched on the belief pool
-(:class:`sog.search.pool.BeliefGTCFR`, nothing enumerated, passes over the grown tree only), whose
-``cost_ratio`` divides a GT-CFR iteration by one CFR+ update (the same passes and leaf-model calls)
-of the final pool tree. The table search's numbers come from a commit before it left the library
-(``--engine=tables`` there); ``farm-bench`` pairs the two commits.
+Every game is searched on the belief pool (:class:`sog.search.pool.BeliefGTCFR`, nothing
+enumerated, passes over the grown tree only), whose ``cost_ratio`` divides a GT-CFR iteration by
+one CFR+ update (the same passes and leaf-model calls) of the final pool tree. The table search's
+numbers come from a commit before it left the library (``--engine=tables`` there); ``farm-bench``
+pairs the two commits.
 
-A pgx game (``pgx/tic_tac_toe``) is searched on a node pool (``sog.search.pool``) with the zero leaf
-model, and timed against mctx's AlphaZero search (``mctx.muzero_policy``, same leaf model, same
-simulations, single and batched) and OpenSpiel's C++ MCTS (random rollouts) where OpenSpiel has the
-game; its ``cost_ratio`` divides a GT-CFR iteration by one CFR+ update of the final pool tree.
+A pgx game (``pgx/tic_tac_toe``) is searched with the zero leaf model, and timed against mctx's
+AlphaZero search (``mctx.muzero_policy``, same leaf model, same simulations, single and batched)
+and OpenSpiel's C++ MCTS (random rollouts) where OpenSpiel has the game. (Before issue 48's part
+11 a pgx game was searched on the perfect-information node pool, ``sog.search.pool.PoolGTCFR``;
+``farm-bench`` pairs the two commits.)
 Ends with one JSON line.
 """
 
@@ -41,11 +42,11 @@ from sog.games import pgx_games
 from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import pgx_bots
 from sog.search import alphazero
+from sog.search import leaf_models
 from sog.search import pool
 from sog.search import types as search_types
 from sog.search.pool import belief_search
 from sog.search.pool import belief_update
-from sog.search.pool import core as pool_core
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
@@ -69,11 +70,11 @@ def _timed(fn, repeats: int) -> tuple[float, object]:
   return best, out
 
 
-def _peer_seconds(game: sog.games.Game | pgx_games.PgxGame, simulations: int) -> float | None:
+def _peer_seconds(game: sog.games.Game, simulations: int) -> float | None:
   """OpenSpiel's C++ MCTS (perfect information) or IS-MCTS (imperfect), random rollouts, choosing
   the first move with ``simulations``; None for games OpenSpiel only has in Python (our registered
   Scotland Yard) or lacks."""
-  if isinstance(game, pgx_games.PgxGame):
+  if pgx_games.is_pgx_name(game.name):
     if game.name not in pgx_bots.OPENSPIEL_NAMES:
       return None
     os_game = pgx_bots.openspiel_game(game)
@@ -122,7 +123,8 @@ def _time_searcher(searcher, rng) -> dict:
 def _belief_row(game: sog.games.Game, sims: int) -> dict:
   """A game searched on the belief pool; ``cost_ratio`` against one CFR+ update of its final tree
   (the same passes, the same leaf-model calls on the final frontier)."""
-  model = common.leaf_model(_LEAF.value, game)
+  pgx = pgx_games.is_pgx_name(game.name)
+  model = leaf_models.zero_leaf_model() if pgx else common.leaf_model(_LEAF.value, game)
   config = search_types.GTCFRConfig(simulations=sims)
   searcher = pool.BeliefGTCFR(game, model, config)
   rng = jax.random.PRNGKey(1)
@@ -164,49 +166,25 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     "pbs_evaluated": int(result.leaf_evaluations),
     "cost_ratio": (row["seconds_per_search"] / iterations) / (update_seconds / updates),
     "capacity": searcher.capacity,
-    "leaf": _LEAF.value,
+    "leaf": "zeros" if pgx else _LEAF.value,
     "peer_seconds": _peer_seconds(game, sims),
+    **(_mctx_columns(game, model, sims) if pgx else {}),
   }
 
 
-def _pool_row(game: pgx_games.PgxGame, sims: int) -> dict:
-  model = pool.zero_pool_leaf_model()
-  config = search_types.GTCFRConfig(simulations=sims)
-  searcher = pool.PoolGTCFR(game, model, config)
+def _mctx_columns(game: sog.games.Game, model, sims: int) -> dict:
+  """mctx's AlphaZero search (muzero_policy) of a pgx game with SoG's leaf model and simulations,
+  one search and per search in a batch, from the initial state."""
   rng = jax.random.PRNGKey(1)
-  row = _time_searcher(searcher, rng)
-  result = row.pop("result")
-  final = pool_core.init(
-    game, model.apply, None, rng, game.root(), config, searcher.capacity
-  ).replace(tree=result.tree)
-  updates = 200  # in one compiled loop, as our CFR+ is timed on table trees
-  update = jax.jit(
-    lambda state: (
-      jax.lax.fori_loop(
-        0, updates, lambda _, s: pool_core.cfr_update(game, s, config), state
-      ).tree.regrets
-    )
-  )
-  jax.block_until_ready(update(final))
-  update_seconds, _ = _timed(lambda: update(final), 2)
-  update_seconds /= updates
-  iterations = config.phases * config.updates_per_phase
   mctx_search = alphazero.AlphaZero(game, model, sims)
-  roots = jax.tree.map(lambda x: jnp.broadcast_to(x, (_BATCH.value, *jnp.shape(x))), game.root())
+  root = game.public_game.root()
+  roots = jax.tree.map(lambda x: jnp.broadcast_to(x, (_BATCH.value, *jnp.shape(x))), root)
   one_root = jax.tree.map(lambda x: x[:1], roots)
   jax.block_until_ready(mctx_search.search(rng, one_root).action_weights)
   mctx_single, _ = _timed(lambda: mctx_search.search(rng, one_root).action_weights, _REPEATS.value)
   jax.block_until_ready(mctx_search.search(rng, roots).action_weights)
   mctx_batched, _ = _timed(lambda: mctx_search.search(rng, roots).action_weights, 1)
-  # The leaf model is called at init (the root, then its children) and once by each walk.
   return {
-    **row,
-    "nodes": int(result.nodes),
-    "network_calls": 2 + int(result.walks),
-    "pbs_evaluated": int(result.leaf_evaluations),
-    "cost_ratio": (row["seconds_per_search"] / iterations) / update_seconds,
-    "capacity": searcher.capacity,
-    "peer_seconds": _peer_seconds(game, sims),
     "mctx_seconds_per_search": mctx_single,
     f"mctx_seconds_per_search_batched{_BATCH.value}": mctx_batched / _BATCH.value,
   }
@@ -222,10 +200,7 @@ def main(argv):
   for name in _GAMES.value:
     game = common.load_game(name, enumerated=False)
     for sims in (int(x) for x in _SIMS.value):
-      if isinstance(game, pgx_games.PgxGame):
-        row = _pool_row(game, sims)
-      else:
-        row = _belief_row(game, sims)
+      row = _belief_row(game, sims)
       results.setdefault(name, {})[f"SoG({sims},1)"] = row
       peer, mctx_seconds = row["peer_seconds"], row.get("mctx_seconds_per_search")
       print(

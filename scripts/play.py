@@ -23,8 +23,8 @@ In a perfect-information game SoG plays the most probable action of its policy, 
 imperfect-information game it draws its action from the policy (sound play); --sample or --nosample
 chooses for any game.
 
-A pgx game (``--game=pgx/tic_tac_toe``, ``pgx/connect_four``) is searched on a node pool
-(``sog.search.pool``) from the state it is at; its opponents add
+A pgx game (``--game=pgx/tic_tac_toe``, ``pgx/connect_four``) is searched on the belief pool from
+the state it is at (perfect information: no re-solving); its opponents add
 
   * mctx: AlphaZero's PUCT MCTS from mctx with the same leaf model and the same number of
     simulations (--sims), playing its most visited action (``sog.search.alphazero``);
@@ -38,8 +38,8 @@ MCTS-Solver on), which a 6 x 7 board needs for time.
   python scripts/play.py --game=pgx/connect_four --leaf=checkpoints/pgx/connect_four \
       --opponent=mctx
 
-For a pgx game --leaf is ``zeros`` or a checkpoint trained by pool self-play (``configs/pgx_*.py``),
-which mctx's search then uses too.
+For a pgx game --leaf is ``zeros`` or a checkpoint trained by self-play on it
+(``configs/pgx_*.py``), which mctx's search then uses too.
 
 A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and
 ends with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
@@ -61,12 +61,14 @@ import pyspiel
 import common
 from sog import monitoring
 from sog.games import pgx_games
+from sog.games import registry
 from sog.nets import checkpoint
 from sog.openspiel import bot as bot_lib
 from sog.openspiel import bridge
 from sog.openspiel import pgx_bots
 from sog.search import agent as agent_lib
 from sog.search import alphazero
+from sog.search import leaf_models
 from sog.search import pool
 
 OPPONENTS = ("mcts", "ismcts", "random", "mctx", "minimax")
@@ -144,9 +146,9 @@ def _tally(returns: np.ndarray) -> dict:
 
 def _pgx_opponent(
   name: str,
-  game: pgx_games.PgxGame,
+  game: registry.Game,
   os_game: pyspiel.Game,
-  leaf: pool.PoolLeafModel,
+  leaf: leaf_models.LeafModel,
   simulations: int,
   player: int,
   seed: int,
@@ -177,16 +179,16 @@ def _pgx_opponent(
 _ALPHAZERO = {}
 
 
-def _pgx_leaf(spec: str, game: pgx_games.PgxGame) -> pool.PoolLeafModel:
-  """--leaf for a pgx game: "zeros" or a checkpoint of a network trained on it (pool self-play)."""
+def _pgx_leaf(spec: str, game: registry.Game) -> leaf_models.LeafModel:
+  """--leaf for a pgx game: "zeros" or a checkpoint of a network trained on it."""
   if spec == "zeros":
-    return pool.zero_pool_leaf_model()
+    return leaf_models.zero_leaf_model()
   if not pathlib.Path(spec).is_dir():
     raise ValueError(
       f"--leaf={spec}: a pgx game's leaf is zeros or a checkpoint directory of a "
       f"network trained on {game.name} (scripts/train.py --config=configs/pgx_...)"
     )
-  return checkpoint.restore_pool_leaf_model(spec, game.name)
+  return checkpoint.restore_leaf_model(spec, game.name)
 
 
 def _alphazero(game, leaf, simulations) -> alphazero.AlphaZero:
@@ -207,17 +209,17 @@ def _players(simulations: int, config):
   if pgx_games.is_pgx_name(_GAME.value):
     if _PRECISION.float64.present:
       raise ValueError(
-        "--float64: a pgx game is searched on its node pool (sog.search.pool.PoolGTCFR) in "
-        "float32; the flag sets the precision of the other games' searches"
+        "--float64: a pgx game is searched in float32 (its shipped networks and mctx's search "
+        "are float32); the flag sets the precision of the other games' searches"
       )
     game = common.load_game(_GAME.value, enumerated=False)
     os_game = pgx_bots.openspiel_game(game)
     leaf = _pgx_leaf(_LEAF.leaf.value, game)
     _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
-    searcher = pool.PoolGTCFR(game, leaf, config)
+    searcher = pool.BeliefGTCFR(game, leaf, config)
     sample = bool(_SAMPLE.value)  # pgx's games here have perfect information
     print(
-      f"{game.name}: {name} on a node pool (leaf={_LEAF.leaf.value}, k={searcher.k}, "
+      f"{game.name}: {name} on the belief pool (leaf={_LEAF.leaf.value}, k={searcher.k}, "
       f"{_play_kind(sample)}) against {opponent}, {_GAMES.value} games, seats alternating",
       flush=True,
     )
@@ -226,7 +228,7 @@ def _players(simulations: int, config):
       os_game,
       name,
       sample,
-      lambda seat, seed: pgx_bots.SoGPoolBot(searcher, seat, seed, sample),
+      lambda seat, seed: pgx_bots.SoGBot(searcher, seat, seed, sample),
       lambda seat, seed: _pgx_opponent(
         _OPPONENT.value, game, os_game, leaf, simulations, seat, seed
       ),

@@ -7,8 +7,8 @@ for a config with a ``rebel`` section, and evaluates it.
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc --config.max_seconds=3600
   python scripts/train.py --config=configs/pgx_connect_four.py --workdir=out/pgx_connect_four
 
-A config with ``pool = True`` (``configs/pgx_*.py``) runs self-play on a pgx game with GT-CFR on a
-node pool (``sog.selfplay.pool_selfplay``) instead.
+A config with ``pool = True`` (``configs/pgx_*.py``) runs self-play on a pgx game
+(``sog.selfplay.pool_selfplay``: each search from the state it is at, no re-solving) instead.
 
 Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``).
 A run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
@@ -81,7 +81,7 @@ def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment) -> None:
 def _train_pool(experiment: pool_config.PoolExperiment) -> None:
   search = experiment.search
   print(
-    f"{experiment.game}: self-play with GT-CFR on a node pool, SoG({search.simulations},"
+    f"{experiment.game}: self-play with GT-CFR from each state, SoG({search.simulations},"
     f"{search.simulations_per_phase:g}) x {experiment.games} games, solver batch "
     f"{experiment.solver_batch}, network {experiment.network.depth} x "
     f"{experiment.network.width}; up to {experiment.max_steps} steps"

@@ -206,7 +206,7 @@ def test_play_script_swaps_seats_and_ends_with_its_json_line():
 
 def test_play_script_runs_the_agent_on_the_belief_pool():
   """scripts/play.py: Leduc against the random bot, the agent's searches on the belief pool;
-  --float64 with a pgx game (searched in float32 on its node pool) is refused by name."""
+  --float64 with a pgx game (searched in float32) is refused by name."""
   command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10", "--opponent=random"]
   out = subprocess.run(
     [*command, "--game=leduc_poker", "--games=2"],

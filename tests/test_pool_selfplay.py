@@ -1,6 +1,8 @@
-"""Self-play on a pgx game with the pool search: a few rounds train, a killed run resumes with its
-buffers, a trained checkpoint plays through the pool search and mctx, and bad configs are
-refused."""
+"""Self-play on a pgx game (searches from each state on the belief pool): a few rounds train, a
+killed run resumes with its buffers, a trained checkpoint plays through SoG's search and mctx, and
+bad configs are refused."""
+
+import dataclasses
 
 import jax
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 
 import sog.games
 from sog.nets import checkpoint
-from sog.nets import leaf as leaf_lib
+from sog.nets import cvpn as cvpn_lib
 from sog.openspiel import pgx_bots
 from sog.protocol import settings as settings_lib
 from sog.search import alphazero
@@ -53,26 +55,42 @@ def test_rounds_train_and_a_killed_run_resumes(tmp_path):
   assert more["steps"] == 5 and more["rounds"] > summary["rounds"]
   stored = settings_lib.read(tmp_path / "checkpoint")  # the search it was trained with
   assert stored.sections == ("search",) and stored.search_config(10) == experiment.search
-  model = checkpoint.restore_pool_leaf_model(tmp_path, "pgx/tic_tac_toe")
+  model = checkpoint.restore_leaf_model(tmp_path, "pgx/tic_tac_toe")
   game = sog.games.load("pgx/tic_tac_toe")
-  result = pool.PoolGTCFR(game, model, stored.search_config(10)).search(jax.random.PRNGKey(0))
-  assert np.isclose(float(result.root_policy.sum()), 1.0)
-  roots = jax.tree.map(lambda x: x[None], game.root())
+  result = pool.BeliefGTCFR(game, model, stored.search_config(10)).search(jax.random.PRNGKey(0))
+  assert np.isclose(float(result.focus_policy[0].sum()), 1.0)
+  roots = jax.tree.map(lambda x: x[None], game.public_game.root())
   weights = alphazero.AlphaZero(game, model, 10).search(jax.random.PRNGKey(0), roots).action_weights
   assert np.isclose(float(weights.sum()), 1.0)
   with pytest.raises(ValueError, match="trained for pgx/tic_tac_toe, not pgx/connect_four"):
-    checkpoint.restore_pool_leaf_model(tmp_path, "pgx/connect_four")
+    checkpoint.restore_leaf_model(tmp_path, "pgx/connect_four")
 
 
-def test_pool_network_values_are_zero_sum():
-  game = sog.games.load("pgx/connect_four")
-  network = leaf_lib.make_pool_network(game)
-  params = leaf_lib.init_pool_params(network, game, jax.random.PRNGKey(1))
-  model = leaf_lib.cvpn_pool_leaf_model(network, params, game.name)
-  states = jax.tree.map(lambda x: x[None], game.root())
-  out = model.apply(params, game, states, np.ones(1, bool))
-  assert out.values.shape == (1, 2) and out.logits.shape == (1, 7)
-  np.testing.assert_allclose(out.values.sum(-1), 0.0, atol=1e-6)
+def test_a_pgx_network_values_states_zero_sum_and_without_their_reach():
+  """The CVPN of a perfect-information game (S = 1) as pgx self-play makes it gives zero-sum values
+  per unit of the opponent's reach, and reads a range only by its mass: a state is valued the same
+  at any reach, 0 included (the values then scaled by the opponent's reach); read as zeros, a zero
+  reach changes the input."""
+  game = sog.games.load("pgx/connect_four").public_game
+  config = pool_config.from_config_dict(_config(game=game.name)).network
+  assert config.unreached_range == "uniform"  # pgx self-play's default
+  network = cvpn_lib.make_network(game, config)
+  params = cvpn_lib.init_params(network, game, jax.random.PRNGKey(1))
+  facts = alphazero.state_facts(game, jax.tree.map(lambda x: x[None], game.root()))
+  reaches = np.array([[1.0, 1.0], [0.3, 0.02], [0.0, 1.0], [1.0, 0.0]])[..., None]
+  encoding = np.repeat(np.asarray(facts.encoding), 4, 0)
+  pbs = cvpn_lib.pbs_of(encoding, np.zeros(4), np.ones((4, 2, 1)), np.ones((4, 1, 7)), reaches)
+  out = network.apply({"params": params}, pbs)
+  assert out.values.shape == (4, 2, 1) and out.logits.shape == (4, 2, 1, 7)
+  np.testing.assert_allclose(out.normalized_values, out.normalized_values[:1].repeat(4, 0))
+  np.testing.assert_allclose(out.logits, out.logits[:1].repeat(4, 0))
+  np.testing.assert_allclose(out.normalized_values.sum((-2, -1)), 0.0, atol=1e-6)
+  opponent_reach = reaches[:, ::-1, 0]
+  np.testing.assert_allclose(out.values[..., 0], out.normalized_values[..., 0] * opponent_reach)
+  zeros = cvpn_lib.CVPN(1, 7, dataclasses.replace(config, unreached_range="zeros"))
+  read_as_zeros = zeros.apply({"params": params}, pbs)  # the same weights, zero reach as zeros
+  np.testing.assert_allclose(read_as_zeros.logits[:2], out.logits[:2])
+  assert not np.allclose(read_as_zeros.logits[2:], out.logits[2:])
 
 
 @pytest.mark.parametrize(
@@ -112,19 +130,17 @@ def test_a_workdir_without_buffers_is_refused(tmp_path):
 
 
 def test_the_shipped_tic_tac_toe_network_draws_against_perfect_play():
-  """checkpoints/pgx/tic_tac_toe with SoG(100,1) on the pool and its search settings, playing its
+  """checkpoints/pgx/tic_tac_toe with SoG(100,1) and its search settings, playing its
   most probable action (the bot's default), against minimax from both seats (docs/results/pool.md:
   40 of 40 games drawn)."""
   game = sog.games.load("pgx/tic_tac_toe")
-  model = checkpoint.restore_pool_leaf_model(
-    ROOT / "checkpoints" / "pgx" / "tic_tac_toe", game.name
-  )
+  model = checkpoint.restore_leaf_model(ROOT / "checkpoints" / "pgx" / "tic_tac_toe", game.name)
   stored = settings_lib.read(ROOT / "checkpoints" / "pgx" / "tic_tac_toe")
-  searcher = pool.PoolGTCFR(game, model, stored.search_config(100))
+  searcher = pool.BeliefGTCFR(game, model, stored.search_config(100))
   os_game = pgx_bots.openspiel_game(game)
   for seat in (0, 1):
     bots = [None, None]
-    bots[seat] = pgx_bots.SoGPoolBot(searcher, seat, seed=seat)
+    bots[seat] = pgx_bots.SoGBot(searcher, seat, seed=seat)
     bots[1 - seat] = pgx_bots.MinimaxBot(os_game, 1 - seat, seed=seat)
     returns = evaluate_bots.evaluate_bots(
       os_game.new_initial_state(), bots, np.random.RandomState(seat)

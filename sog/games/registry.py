@@ -144,7 +144,7 @@ class Game:
 
 def registered_games() -> tuple[str, ...]:
   """The names ``load`` knows: the built-in games, those added by :func:`register`, then pgx's
-  perfect-information games (``"pgx/<id>"``, searched on a node pool, never enumerated)."""
+  perfect-information games (``"pgx/<id>"``, never enumerated)."""
   return (*_REGISTRY, *(pgx_games.PREFIX + name for name in pgx_games.GAMES))
 
 
@@ -298,16 +298,18 @@ def canonical_name(name: str) -> str:
   return f"{base}({','.join(f'{k}={v}' for k, v in params.items())})"
 
 
-def load(name: str) -> Game | pgx_games.PgxGame:
+def load(name: str) -> Game:
   """Loads a game by name; raises ``ValueError`` naming the valid choices for a bad name or value.
   A name loads once per process (until :func:`register` replaces its game): the same name gives the
-  same :class:`Game`. A pgx name (``"pgx/connect_four"``) gives a
-  :class:`~sog.games.pgx_games.PgxGame`, which has no enumerated tree (:func:`load_enumerated`)."""
-  if pgx_games.is_pgx_name(name):
-    return pgx_games.load(name)
+  same :class:`Game`. A pgx name (``"pgx/connect_four"``) gives a :class:`Game` of a
+  :class:`~sog.games.pgx_games.PgxGame`, which is never enumerated (:func:`load_enumerated`)."""
   name = canonical_name(name)
   if name not in _LOADED:
-    _LOADED[name] = _build(name)
+    _LOADED[name] = (
+      Game(name=name, public_game=pgx_games.load(name))
+      if pgx_games.is_pgx_name(name)
+      else _build(name)
+    )
   return _LOADED[name]
 
 
@@ -320,7 +322,7 @@ def load_enumerated(name: str, purpose: str) -> Game:
   if pgx_games.is_pgx_name(name):
     pgx_games.check_name(name)
     raise ValueError(
-      f"{name} is a pgx game, searched on a node pool and never enumerated: "
+      f"{name} is a pgx game, searched without enumeration and never enumerated: "
       f"{purpose} needs an enumerated game; valid games: {', '.join(_REGISTRY)}"
     )
   game = load(name)

@@ -2,7 +2,6 @@
 
 from sog.nets.checkpoint import CheckpointConfig
 from sog.nets.checkpoint import restore_leaf_model
-from sog.nets.checkpoint import restore_pool_leaf_model
 from sog.nets.config import NetworkConfig
 from sog.nets.config import OptimizerConfig
 from sog.nets.cvpn import CVPN
@@ -12,7 +11,6 @@ from sog.nets.cvpn import init_params
 from sog.nets.cvpn import make_network
 from sog.nets.cvpn import pbs_at
 from sog.nets.leaf import cvpn_leaf_model
-from sog.nets.leaf import cvpn_pool_leaf_model
 from sog.nets.leaf import ensemble_leaf_model
 from sog.nets.losses import Targets
 from sog.nets.train import Batch
@@ -31,11 +29,9 @@ __all__ = [
   "TrainState",
   "Trainer",
   "cvpn_leaf_model",
-  "cvpn_pool_leaf_model",
   "ensemble_leaf_model",
   "init_params",
   "make_network",
   "pbs_at",
   "restore_leaf_model",
-  "restore_pool_leaf_model",
 ]

@@ -12,14 +12,12 @@ import traceback
 import jax
 import orbax.checkpoint as ocp
 
-from sog.games import public_game
 from sog.games import registry
 from sog.nets import config as config_lib
 from sog.nets import cvpn
 from sog.nets import leaf
 from sog.nets import train
 from sog.search import leaf_models
-from sog.search import pool
 
 _STATE = "state"
 _META = "config.json"
@@ -133,27 +131,6 @@ def locate(directory: str | pathlib.Path, marker: str = _META) -> pathlib.Path:
   if not (directory / marker).is_file() and (directory / "checkpoint" / marker).is_file():
     return directory / "checkpoint"
   return directory
-
-
-def restore_pool_leaf_model(directory: str | pathlib.Path, game_name: str) -> pool.PoolLeafModel:
-  """The CVPN of a pgx game's checkpoint (``directory`` or its ``checkpoint/``) as a pool search's
-  leaf model; ``ValueError`` if it was trained for another game."""
-  directory = locate(directory)
-  config = read_config(directory)
-  if config.game != game_name:
-    raise ValueError(f"checkpoint {directory} was trained for {config.game}, not {game_name}")
-  game = registry.load(config.game)
-  if not isinstance(game, public_game.PublicGame):
-    raise ValueError(
-      f"checkpoint {directory} is of {config.game}, an enumerated game: its network "
-      "is a belief-pool or tables leaf model (restore_leaf_model)"
-    )
-  network = leaf.make_pool_network(game, config.network)
-  template = train.Trainer(network, config.optimizer).init(
-    leaf.init_pool_params(network, game, jax.random.PRNGKey(0))
-  )
-  state, _ = restore(directory, template, config)
-  return leaf.cvpn_pool_leaf_model(network, state.params, game.name)
 
 
 def restore_leaf_model(directory: str | pathlib.Path, game_name: str) -> leaf_models.LeafModel:

@@ -6,25 +6,38 @@ from __future__ import annotations
 import dataclasses
 
 ACTIVATIONS = ("relu", "gelu", "silu", "tanh")
+UNREACHED_RANGES = ("zeros", "uniform")
 OPTIMIZERS = ("sgd", "adam")
 
 
 @dataclasses.dataclass(frozen=True)
 class NetworkConfig:
   """MLP trunk: ``depth`` layers of ``width`` units (SoG: 6 x 512 ReLU for Scotland Yard; ReBeL:
-  GeLU with LayerNorm), optionally residual."""
+  GeLU with LayerNorm), optionally residual.
+
+  ``unreached_range`` is what the network reads for a range of mass 0 (a player who does not reach
+  the public state; the values are scaled by the opponent's mass, so only that player's own values
+  and both players' logits depend on it): ``"zeros"`` (the normalised range is all zeros) or
+  ``"uniform"`` (the uniform range over the valid infostates; with one infostate per player the
+  input is then the same at any reach, as for pgx's networks, trained on states alone).
+  """
 
   width: int = 256
   depth: int = 4
   activation: str = "relu"
   residual: bool = True
   layer_norm: bool = True
+  unreached_range: str = "zeros"
 
   def __post_init__(self):
     if self.width < 1 or self.depth < 1:
       raise ValueError(f"network width and depth must be >= 1, got {self.width} x {self.depth}")
     if self.activation not in ACTIVATIONS:
       raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+    if self.unreached_range not in UNREACHED_RANGES:
+      raise ValueError(
+        f"unreached_range must be one of {UNREACHED_RANGES}, got {self.unreached_range!r}"
+      )
 
 
 @dataclasses.dataclass(frozen=True)

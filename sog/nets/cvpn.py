@@ -1,11 +1,14 @@
 """The counterfactual value-and-policy network (CVPN): f(beta) = (v0[S], v1[S], logits0[S, A],
 logits1[S, A]) for a public belief state beta = (public state, r0, r1).
 
-Input: the public state's encoding and both ranges, each normalised to sum 1. Values are predicted
-per unit of opponent range mass and scaled back by it (our cfvs are linear in the opponent's range),
-so a leaf reached with tiny probability still gets values of the right shape. The values are made
-exactly zero-sum (r0 . v0 + r1 . v1 = 0). Invalid infostates get value 0; policy logits are masked
-to the acting player's legal actions at its valid infostates.
+Input: the public state's encoding and both ranges, each normalised to sum 1; a range of mass 0 (a
+player who does not reach the state) reads as zeros, or with ``NetworkConfig.unreached_range =
+"uniform"`` as the uniform range over the valid infostates (with one infostate per player, S = 1,
+the range then reads 1 at any reach: a perfect-information network sees only the state). Values
+are predicted per unit of opponent range mass and scaled back by it (our cfvs are linear in the
+opponent's range), so a leaf reached with tiny probability still gets values of the right shape.
+The values are made exactly zero-sum (r0 . v0 + r1 . v1 = 0). Invalid infostates get value 0;
+policy logits are masked to the acting player's legal actions at its valid infostates.
 """
 
 from __future__ import annotations
@@ -90,6 +93,9 @@ class CVPN(nn.Module):
     ranges = jnp.where(pbs.valid, pbs.ranges, 0.0)
     mass = ranges.sum(-1, keepdims=True)
     normalized = ranges / jnp.maximum(mass, 1e-12)
+    if self.config.unreached_range == "uniform":
+      uniform = pbs.valid / jnp.maximum(pbs.valid.sum(-1, keepdims=True), 1)
+      normalized = jnp.where(mass > 0, normalized, uniform.astype(normalized.dtype))
     x = jnp.concatenate([pbs.encoding, normalized.reshape(*normalized.shape[:-2], 2 * S)], axis=-1)
     activation = _ACTIVATIONS[self.config.activation]
     h = nn.Dense(self.config.width, name="embed")(x)

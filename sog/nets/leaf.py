@@ -1,22 +1,18 @@
 """The CVPN as a leaf model (:class:`~sog.search.leaf_models.LeafModel`): it values GT-CFR's
 frontier and gives PUCT its prior, and values the leaves of depth-limited solves
-(:class:`sog.search.Solver`); and as a pool search's leaf model
-(:class:`~sog.search.pool.PoolLeafModel`) on a perfect-information
-:class:`~sog.games.public_game.PublicGame`."""
+(:class:`sog.search.Solver`) and mctx's AlphaZero search (:mod:`sog.search.alphazero`); and the PBS
+batch of a perfect-information game's states (:func:`pool_pbs`), what self-play on pgx games trains
+on."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import chex
-import jax
 import jax.numpy as jnp
 
-from sog.games import public_game
-from sog.nets import config as config_lib
 from sog.nets import cvpn as cvpn_lib
 from sog.search import leaf_models
-from sog.search import pool
 
 
 def cvpn_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> leaf_models.LeafModel:
@@ -84,40 +80,3 @@ def pool_pbs(encoding: chex.Array, mover: chex.Array, legal: chex.Array) -> cvpn
     valid=jnp.ones((batch, 2, 1), bool),
     policy_mask=acts[:, :, None, None] & legal[:, None, None, :],
   )
-
-
-def states_pbs(game: public_game.PublicGame, states) -> cvpn_lib.PBS:
-  """:func:`pool_pbs` of a batch of a game's states."""
-  return pool_pbs(
-    jax.vmap(game.encode)(states),
-    jax.vmap(game.kind)(states),
-    jax.vmap(lambda s: game.legal(s)[0])(states),
-  )
-
-
-def make_pool_network(
-  game: public_game.PublicGame, config: config_lib.NetworkConfig = config_lib.NetworkConfig()
-) -> cvpn_lib.CVPN:
-  """The CVPN of a perfect-information :class:`~sog.games.public_game.PublicGame` (S = 1)."""
-  return cvpn_lib.CVPN(num_infostates=1, num_actions=game.num_actions, config=config)
-
-
-def init_pool_params(network: cvpn_lib.CVPN, game: public_game.PublicGame, rng: jax.Array):
-  return network.init(rng, states_pbs(game, jax.tree.map(lambda x: x[None], game.root())))["params"]
-
-
-def cvpn_pool_leaf_model(network: cvpn_lib.CVPN, params, game: str) -> pool.PoolLeafModel:
-  """The CVPN as a pool search's leaf model: both players' values (per unit of the opponent's reach,
-  both reaches 1) and the mover's logits at each state."""
-
-  def apply(net_params, game_, states, mask):
-    del mask
-    pbs = states_pbs(game_, states)
-    prediction = network.apply({"params": net_params}, pbs)
-    mover = jax.vmap(game_.kind)(states)
-    logits = jnp.where(
-      (mover == 1)[:, None], prediction.logits[:, 1, 0], prediction.logits[:, 0, 0]
-    )
-    return pool.PoolLeafOutput(prediction.values[..., 0], logits)
-
-  return pool.PoolLeafModel(apply, params, game=game)

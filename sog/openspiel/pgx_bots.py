@@ -1,7 +1,7 @@
 """OpenSpiel bots for pgx games whose actions OpenSpiel numbers the same way (tic-tac-toe's cells,
-Connect Four's columns): SoG's pool search, mctx's AlphaZero search and, where the game can be
-solved here, a perfect (minimax) player, so that ``scripts/play.py`` matches them against each other
-and against OpenSpiel's MCTS with ``evaluate_bots``."""
+Connect Four's columns): SoG's search (GT-CFR on the belief pool), mctx's AlphaZero search and,
+where the game can be solved here, a perfect (minimax) player, so that ``scripts/play.py`` matches
+them against each other and against OpenSpiel's MCTS with ``evaluate_bots``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 import pyspiel
 
 from sog.games import pgx_games
+from sog.games import registry
 from sog.search import alphazero
 from sog.search import pool
 
@@ -20,7 +21,7 @@ OPENSPIEL_NAMES = {"pgx/tic_tac_toe": "tic_tac_toe", "pgx/connect_four": "connec
 SOLVABLE = ("pgx/tic_tac_toe",)  # games small enough for the minimax player
 
 
-def openspiel_game(game: pgx_games.PgxGame) -> pyspiel.Game:
+def openspiel_game(game: registry.Game | pgx_games.PgxGame) -> pyspiel.Game:
   """OpenSpiel's game with the same actions as ``game``; ``ValueError`` for the other pgx games."""
   if game.name not in OPENSPIEL_NAMES:
     raise ValueError(
@@ -66,18 +67,21 @@ def _jitted_step(game: pgx_games.PgxGame):
   return jax.jit(game.child)
 
 
-class SoGPoolBot(_PgxBot):
-  """SoG on a pgx game: a pool GT-CFR search from every state it moves at, playing the most probable
-  action of the search's average policy at the root (as AlphaZero plays its most visited one in
-  evaluation), or with ``sample`` an action drawn from that policy (SoG's play in self-play)."""
+class SoGBot(_PgxBot):
+  """SoG on a pgx game: a GT-CFR search from every state it moves at (perfect information: the
+  state is the search's root), playing the most probable action of the search's average policy
+  there (as AlphaZero plays its most visited one in evaluation), or with ``sample`` an action drawn
+  from that policy (SoG's play in self-play)."""
 
-  def __init__(self, searcher: pool.PoolGTCFR, player_id: int, seed: int = 0, sample: bool = False):
+  def __init__(
+    self, searcher: pool.BeliefGTCFR, player_id: int, seed: int = 0, sample: bool = False
+  ):
     super().__init__(searcher.game, player_id, seed)
     self.searcher, self.sample = searcher, sample
 
   def step(self, state: pyspiel.State) -> int:
-    result = self.searcher.search(self.next_key(), self.pgx_state(state))
-    policy = np.asarray(result.root_policy, np.float64)
+    result = self.searcher.search_state(self.next_key(), self.pgx_state(state))
+    policy = np.asarray(result.focus_policy[0], np.float64)  # the mover's one infostate
     if not self.sample:
       return int(np.argmax(policy))
     rng = np.random.default_rng(np.asarray(self.next_key()))

@@ -18,7 +18,7 @@ A file holds the sections that apply to its network:
 * ``rebel``: ReBeL's subgame depth, iterations, updates and play (``sog.baselines.rebel``'s
   networks; its values are checked by ``ReBeLConfig`` where the agent is built).
 
-A pool network of a pgx game has only ``search``. ``scripts/evaluate.py`` and ``scripts/play.py``
+A network of a pgx game has only ``search``. ``scripts/evaluate.py`` and ``scripts/play.py``
 use the sections of the agent they run for every flag not given on the command line and say so.
 """
 

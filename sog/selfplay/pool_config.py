@@ -77,7 +77,8 @@ def default_config_dict(game: str, simulations: int = 100) -> ml_collections.Con
       "game": game,
       "seed": 0,
       "search": dataclasses.asdict(search_types.GTCFRConfig(simulations=simulations)),
-      "network": dataclasses.asdict(net_config.NetworkConfig()),
+      # a state's network input is the same at any reach (S = 1: a range is only its mass)
+      "network": dataclasses.asdict(net_config.NetworkConfig(unreached_range="uniform")),
       "optimizer": dataclasses.asdict(net_config.OptimizerConfig()),
       "games": 32,
       "solver_batch": 32,

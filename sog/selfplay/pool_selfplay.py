@@ -1,5 +1,6 @@
 """Sound self-play on a perfect-information :class:`~sog.games.public_game.PublicGame` (pgx's
-games), with GT-CFR on a node pool (:mod:`sog.search.pool`) for the actors and the query solver.
+games), with GT-CFR on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`, each search from the
+state it is at) for the actors and the query solver.
 
 A round: the ``games`` actor games each make one move (one vmapped batch of pool searches from their
 states); each search's root gives an example (its state, the search's root values as the value
@@ -33,6 +34,7 @@ from sog import plotting
 from sog.games import public_game
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
+from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.nets import losses
 from sog.nets import train as train_lib
@@ -95,17 +97,36 @@ class _Ring:
     self.size, self.next = (int(x) for x in state[prefix + "_position"])
 
 
-def _examples(features: tuple[np.ndarray, ...], result: pool.PoolResult) -> dict[str, np.ndarray]:
+def _examples(
+  features: tuple[np.ndarray, ...], result: pool.BeliefSearchResult
+) -> dict[str, np.ndarray]:
   """Replay rows of searched states (their encodings, movers and legal actions, ``features``): the
-  search's root values and root average policy as targets."""
+  search's root values and root average policy (each player's one infostate) as targets."""
   encoding, mover, legal = features
   return {
     "encoding": encoding,
     "mover": mover,
     "legal": legal,
-    "values": np.asarray(result.root_values),
-    "policy": np.asarray(result.root_policy),
+    "values": np.asarray(result.focus_values[:, :, 0]),
+    "policy": np.asarray(result.focus_policy[:, 0]),
   }
+
+
+def _query_states(result: pool.BeliefSearchResult) -> tuple[list[np.ndarray], np.ndarray]:
+  """The states of a batch of searches' sampled leaf queries (the leaves of a pytree of states,
+  [B * Q, ...]) and which rows to keep: valid, and each state once per search (with one infostate
+  per player a query is its state, whatever the ranges it was sampled at)."""
+  nodes = np.asarray(result.queries.nodes)  # [B, Q]
+  valid = np.isfinite(np.asarray(result.queries.keys))
+  first = np.zeros_like(valid)
+  for b in range(nodes.shape[0]):
+    _, at = np.unique(np.where(valid[b], nodes[b], -1), return_index=True)
+    first[b, at] = True
+  states = jax.vmap(lambda states, at: jax.tree.map(lambda x: x[at], states))(
+    result.tree.states, jnp.asarray(nodes)
+  )
+  leaves = [np.asarray(leaf).reshape(-1, *leaf.shape[2:]) for leaf in jax.tree.leaves(states)]
+  return leaves, (valid & first).ravel()
 
 
 def _batch(rows: dict[str, np.ndarray]) -> train_lib.Batch:
@@ -128,13 +149,14 @@ class PoolSelfPlay:
 
   def __init__(self, experiment: pool_config.PoolExperiment, workdir: str | pathlib.Path):
     self.experiment, self.workdir = experiment, pathlib.Path(workdir)
-    self.game = game = registry.load(experiment.game)
-    self.network = leaf_lib.make_pool_network(game, experiment.network)
+    game = registry.load(experiment.game)
+    self.game = game = game.public_game
+    self.network = cvpn_lib.make_network(game, experiment.network)
     self.trainer = train_lib.Trainer(self.network, experiment.optimizer)
-    params = leaf_lib.init_pool_params(self.network, game, jax.random.PRNGKey(experiment.seed))
+    params = cvpn_lib.init_params(self.network, game, jax.random.PRNGKey(experiment.seed))
     self.state = self.trainer.init(params)
-    model = leaf_lib.cvpn_pool_leaf_model(self.network, None, game.name)
-    self.searcher = pool.PoolGTCFR(game, model, experiment.search)
+    model = leaf_lib.cvpn_leaf_model(self.network, params, game.name)
+    self.searcher = pool.BeliefGTCFR(game, model, experiment.search)
     self.checkpoint_config = checkpoint_lib.CheckpointConfig(
       game.name, experiment.network, experiment.optimizer
     )
@@ -178,8 +200,8 @@ class PoolSelfPlay:
     self.key, key = jax.random.split(self.key)
     return jax.random.split(key, count)
 
-  def _search(self, states) -> pool.PoolResult:
-    return self.searcher.search_batch(
+  def _search(self, states) -> pool.BeliefSearchResult:
+    return self.searcher.search_state_batch(
       self._keys(jax.tree.leaves(states)[0].shape[0]), states, self.state.params
     )
 
@@ -188,15 +210,9 @@ class PoolSelfPlay:
     result = self._search(self.states)
     features = tuple(np.asarray(x) for x in self._features(self.states))
     self.replay.push(_examples(features, result))
-    valid = np.asarray(result.query_valid).ravel()
-    leaves = jax.tree.leaves(result.query_states)
-    self.queries.push(
-      {
-        str(i): np.asarray(leaf).reshape(-1, *leaf.shape[2:])[valid]
-        for i, leaf in enumerate(leaves)
-      }
-    )
-    policy = np.asarray(result.root_policy, np.float64)
+    leaves, keep = _query_states(result)
+    self.queries.push({str(i): leaf[keep] for i, leaf in enumerate(leaves)})
+    policy = np.asarray(result.focus_policy[:, 0], np.float64)
     legal = features[2]
     uniform = legal / legal.sum(-1, keepdims=True)
     explore = self.rng.random(policy.shape[0]) < self.experiment.eps

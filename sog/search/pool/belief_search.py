@@ -106,6 +106,15 @@ def root_start(
   )
 
 
+def state_start(
+  game: public_game.PublicGame, state: chex.ArrayTree, dtype=jnp.float32, branch_depth: int = 0
+) -> belief_state.BeliefStart:
+  """A plain search from ``state``, a public state of a perfect-information game (one infostate per
+  player: the state is all either player knows, so W = 1 and both ranges are 1 there, as at the
+  game's root)."""
+  return root_start(game, public_game.prior_ranges(game), dtype, branch_depth).replace(state=state)
+
+
 def grow_branch(
   game: public_game.PublicGame, tree: beliefs.BeliefTree, branch: chex.Array
 ) -> tuple[beliefs.BeliefTree, chex.Array]:

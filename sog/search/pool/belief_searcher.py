@@ -297,6 +297,51 @@ class BeliefGTCFR:
     self._check_focus(result)
     return result
 
+  def search_state(
+    self, rng: chex.PRNGKey, state: chex.ArrayTree, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """One search from ``state``, a public state of a perfect-information game (a pgx game,
+    Connect Four): its root, and its focus, is that state (slot 0)."""
+    return self.search_from(rng, self._state_starts(state), params)
+
+  def search_state_batch(
+    self, rngs: chex.PRNGKey, states: chex.ArrayTree, params=None
+  ) -> belief_state.BeliefSearchResult:
+    """Searches for a batch of rngs [B] from ``states`` (public states of a perfect-information
+    game stacked on a leading axis B)."""
+    return self.search_from_batch(rngs, self._state_starts(states, rngs.shape[0]), params)
+
+  def _state_starts(
+    self, states: chex.ArrayTree, batch: int | None = None
+  ) -> belief_state.BeliefStart:
+    """The starts of plain searches from ``states`` (one, or ``batch`` stacked); ``ValueError`` for
+    an imperfect-information game or a terminal state."""
+    if not public_game.is_perfect_information(self.game):
+      raise ValueError(
+        f"BeliefGTCFR.search_state starts from a public state of a perfect-information game; "
+        f"{self.game.name} has private information: a search from one of its public states needs "
+        "the beliefs there (search_from with a BeliefStart, or continual re-solving: "
+        "sog.search.pool.belief_resolver)"
+      )
+    lead = () if batch is None else (batch,)
+    root = self.game.root()
+    if jax.tree.structure(states) != jax.tree.structure(root) or any(
+      np.shape(given) != (*lead, *np.shape(expected))
+      for given, expected in zip(jax.tree.leaves(states), jax.tree.leaves(root), strict=True)
+    ):
+      raise ValueError(
+        f"states must be public states of {self.game.name} (the structure and shapes of "
+        f"game.root(){', with a leading batch axis' if lead else ''})"
+      )
+    kind = (jax.vmap(self.game.kind) if lead else self.game.kind)(states)
+    if (np.asarray(kind) == public_game.TERMINAL).any():
+      raise ValueError("a search root is terminal: there is nothing to search")
+    start = belief_search.state_start(self.game, states, self.dtype, self.branch_depth)
+    if not lead:
+      return start
+    stacked = jax.tree.map(lambda x: jnp.broadcast_to(x, (*lead, *jnp.shape(x))), start)
+    return stacked.replace(state=states)
+
   def search_batch(
     self, rngs: chex.PRNGKey, root_ranges: np.ndarray | None = None, params=None
   ) -> belief_state.BeliefSearchResult:
