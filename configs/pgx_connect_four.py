@@ -1,5 +1,5 @@
-"""Connect Four 6 x 7 from pgx, never enumerated: SoG(100,1) self-play with GT-CFR on a node pool
-(k = 1), an hour on 2 cores.
+"""Connect Four 6 x 7 from pgx, never enumerated: SoG(100,1) self-play with GT-CFR (k = 1),
+an hour on 2 cores.
 
   python scripts/train.py --config=configs/pgx_connect_four.py --workdir=out/pgx_connect_four
 

@@ -1,4 +1,4 @@
-"""Tic-tac-toe from pgx, never enumerated: SoG(100,1) self-play with GT-CFR on a node pool (k = 1).
+"""Tic-tac-toe from pgx, never enumerated: SoG(100,1) self-play with GT-CFR (k = 1).
 
   python scripts/train.py --config=configs/pgx_tic_tac_toe.py --workdir=out/pgx_tic_tac_toe
 

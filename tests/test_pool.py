@@ -162,7 +162,7 @@ def test_pgx_searches_equal_the_perfect_information_pool(name, leaf):
         assert int(result.growing_walks) == int(recorded["growing_walks"])
         assert int(result.tree.num_nodes) == int(recorded["num_nodes"])
         if (name, leaf, where, seed) == ("pgx/tic_tac_toe", "shipped", "two_moves", 1):
-          # The one case of the eight that parts: the searches' float32 sums differ in their last
+          # The one case of the sixteen that parts: the searches' float32 sums differ in their last
           # digits (the pool summed utilities, the belief pool sums counterfactual values), a
           # redrawn walk there ends elsewhere (303 walks against 295) and the root policy moves by
           # 0.002 (docs/results/pool.md, part 11).
@@ -306,6 +306,11 @@ def test_bad_searches_of_pgx_games_are_refused():
   with pytest.raises(ValueError, match="states must be public states of pgx/tic_tac_toe"):
     other = sog.games.load("pgx/connect_four").public_game.root()
     searcher.search_state(jax.random.PRNGKey(0), other)
+  over = jax.tree.map(
+    lambda *x: jnp.stack(x), game.public_game.root(), _play(game.public_game, [0, 3, 1, 4, 2])
+  )
+  with pytest.raises(ValueError, match="a search root is terminal"):  # one of a batch
+    searcher.search_state_batch(jax.random.split(jax.random.PRNGKey(0), 2), over)
   kuhn = pool.BeliefGTCFR(load("kuhn_poker"), model, config)
   with pytest.raises(ValueError, match="kuhn_poker has private information"):
     kuhn.search_state(jax.random.PRNGKey(0), kuhn.game.root())

@@ -3,6 +3,8 @@ killed run resumes with its buffers, a trained checkpoint plays through SoG's se
 bad configs are refused."""
 
 import dataclasses
+import json
+import shutil
 
 import jax
 import numpy as np
@@ -15,7 +17,9 @@ from sog.nets import cvpn as cvpn_lib
 from sog.openspiel import pgx_bots
 from sog.protocol import settings as settings_lib
 from sog.search import alphazero
+from sog.search import leaf_models
 from sog.search import pool
+from sog.search import types
 from sog.selfplay import pool_config
 from sog.selfplay import pool_selfplay
 from tests.conftest import ROOT
@@ -91,6 +95,46 @@ def test_a_pgx_network_values_states_zero_sum_and_without_their_reach():
   read_as_zeros = zeros.apply({"params": params}, pbs)  # the same weights, zero reach as zeros
   np.testing.assert_allclose(read_as_zeros.logits[:2], out.logits[:2])
   assert not np.allclose(read_as_zeros.logits[2:], out.logits[2:])
+
+
+def test_a_pgx_checkpoint_written_before_the_option_reads_zero_reach_as_uniform(tmp_path):
+  """A pgx checkpoint whose config.json predates ``unreached_range`` (pgx self-play trained on
+  states alone) restores with "uniform"; another game's keeps "zeros", the networks' rule before
+  it."""
+  old = tmp_path / "tic_tac_toe"
+  shutil.copytree(ROOT / "checkpoints" / "pgx" / "tic_tac_toe", old)
+  written = json.loads((old / "config.json").read_text())
+  del written["network"]["unreached_range"]
+  (old / "config.json").write_text(json.dumps(written))
+  assert checkpoint.read_config(old).network.unreached_range == "uniform"
+  assert checkpoint.restore_leaf_model(old, "pgx/tic_tac_toe").game == "pgx/tic_tac_toe"
+  other = json.loads((ROOT / "checkpoints" / "leduc_poker" / "config.json").read_text())
+  assert "unreached_range" not in other["network"]
+  assert checkpoint.read_config(ROOT / "checkpoints" / "leduc_poker").network.unreached_range == (
+    "zeros"
+  )
+
+
+def test_a_search_hands_on_each_sampled_state_once():
+  """Self-play hands on a search's sampled queries (drawn among frontier node and pass pairs) once
+  per state: every kept row is a valid query, and no search keeps a state twice."""
+  game = sog.games.load("pgx/connect_four")
+  config = types.GTCFRConfig(simulations=30, query_samples=16)
+  searcher = pool.BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  rules = game.public_game
+  states = jax.tree.map(lambda x: np.stack([x, x]), rules.root())
+  result = searcher.search_state_batch(jax.random.split(jax.random.PRNGKey(0), 2), states)
+  leaves, keep = pool_selfplay._query_states(result)
+  nodes, keep = np.asarray(result.queries.nodes), keep.reshape(2, 16)
+  assert np.isfinite(np.asarray(result.queries.keys)).all()
+  for b in range(2):
+    kept = nodes[b][keep[b]]
+    assert sorted(kept) == sorted(set(nodes[b]))  # each sampled state once
+  assert keep.sum() < nodes.size  # the sample drew some state more than once
+  tree_leaves = jax.tree.leaves(result.tree.states)
+  for leaf, tree_leaf in zip(leaves, tree_leaves, strict=True):  # the rows are those states
+    rows = np.asarray(tree_leaf)[np.arange(2)[:, None], nodes].reshape(leaf.shape)
+    np.testing.assert_array_equal(leaf, rows)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import traceback
 import jax
 import orbax.checkpoint as ocp
 
+from sog.games import pgx_games
 from sog.games import registry
 from sog.nets import config as config_lib
 from sog.nets import cvpn
@@ -37,9 +38,13 @@ class CheckpointConfig:
   @classmethod
   def from_json(cls, text: str) -> CheckpointConfig:
     data = json.loads(text)
+    network = data["network"]
+    if "unreached_range" not in network and pgx_games.is_pgx_name(data["game"]):
+      # written before the option (issue 48, part 11): pgx self-play trained on states alone
+      network = {**network, "unreached_range": "uniform"}
     return cls(
       game=data["game"],
-      network=config_lib.NetworkConfig(**data["network"]),
+      network=config_lib.NetworkConfig(**network),
       optimizer=config_lib.OptimizerConfig(**data["optimizer"]),
     )
 

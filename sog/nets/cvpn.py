@@ -92,10 +92,13 @@ class CVPN(nn.Module):
     S, A = self.num_infostates, self.num_actions
     ranges = jnp.where(pbs.valid, pbs.ranges, 0.0)
     mass = ranges.sum(-1, keepdims=True)
-    normalized = ranges / jnp.maximum(mass, 1e-12)
     if self.config.unreached_range == "uniform":
       uniform = pbs.valid / jnp.maximum(pbs.valid.sum(-1, keepdims=True), 1)
-      normalized = jnp.where(mass > 0, normalized, uniform.astype(normalized.dtype))
+      normalized = jnp.where(
+        mass > 0, ranges / jnp.where(mass > 0, mass, 1.0), uniform.astype(ranges.dtype)
+      )
+    else:
+      normalized = ranges / jnp.maximum(mass, 1e-12)
     x = jnp.concatenate([pbs.encoding, normalized.reshape(*normalized.shape[:-2], 2 * S)], axis=-1)
     activation = _ACTIVATIONS[self.config.activation]
     h = nn.Dense(self.config.width, name="embed")(x)

@@ -9,8 +9,12 @@ queries; the action is drawn from the root policy (with probability ``eps`` unif
 ``solver_batch`` queries wait, the solver searches from the oldest of them, each answer an example.
 The trainer then takes ``train_steps_per_round`` steps on uniform minibatches of the replay buffer,
 and the searches use its new parameters from the next round. With one infostate per player a public
-belief state is its state, so the CVPN's ranges are all 1 and its values are the players' expected
-utilities.
+belief state is its state: the CVPN reads any reach, 0 included, as the range 1
+(``NetworkConfig.unreached_range = "uniform"``, this config's default) and its values per unit of
+the opponent's reach are the players' expected utilities. A search's query sample draws among
+(frontier node, pass) pairs, as every game's does, so a state can be drawn more than once; it is
+handed on once (the search then hands on fewer than ``query_samples``; the node pool before issue
+48's part 11 drew distinct states).
 
 A work directory holds the checkpoint (``checkpoint/``: network, optimiser, step; ``scripts/play.py
 --leaf=DIR`` reads it), the replay and query buffers and counters (``selfplay.npz``,

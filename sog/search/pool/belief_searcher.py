@@ -28,10 +28,13 @@ class BeliefGTCFR:
   enumerated), compiled once.
 
   ``search(rng, root_ranges)`` runs one search from the game's root (default ranges: the deal's
-  priors); ``search_from(rng, start)`` one from a
+  priors); ``search_state(rng, state)`` one from any state of a perfect-information game (where
+  the state is all either player knows: a pgx game, Connect Four); ``search_from(rng, start)`` one
+  from a
   :class:`~sog.search.pool.belief_state.BeliefStart` (any public state as the root, a branch of up
   to ``branch_depth`` moves down to the focus, the safe re-solving gadget: a re-solving search);
-  ``search_batch`` and ``search_from_batch`` a batch of independent ones under ``vmap``, whose
+  ``search_batch``, ``search_state_batch`` and ``search_from_batch`` a batch of independent ones
+  under ``vmap``, whose
   passes call the leaf model once for the batch, sized by its largest frontier. An expansion adds
   the children of k actions (``config.expansion_k``; by default all of them in an
   imperfect-information game and one in a perfect-information game: ``k``).
@@ -336,9 +339,7 @@ class BeliefGTCFR:
     kind = (jax.vmap(self.game.kind) if lead else self.game.kind)(states)
     if (np.asarray(kind) == public_game.TERMINAL).any():
       raise ValueError("a search root is terminal: there is nothing to search")
-    start = belief_search.state_start(self.game, states, self.dtype, self.branch_depth)
-    if not lead:
-      return start
+    start = belief_search.state_start(self.game, root, self.dtype, self.branch_depth)
     stacked = jax.tree.map(lambda x: jnp.broadcast_to(x, (*lead, *jnp.shape(x))), start)
     return stacked.replace(state=states)
 
