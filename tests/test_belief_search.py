@@ -24,6 +24,7 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
+from sog.selfplay import config as selfplay_config
 from tests.conftest import table_case
 from tests.conftest import table_search
 
@@ -191,10 +192,13 @@ def test_a_batch_of_pool_searches_is_each_search_alone():
   assert int(batch.leaf_calls[0]) >= max(int(one.leaf_calls) for one in alone)
 
 
-def test_the_pool_search_refuses_settings_it_does_not_use():
-  game = registry.load("kuhn_poker")
-  with pytest.raises(ValueError, match="leaf_capacity is not used here"):
-    BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(leaf_capacity=64))
+def test_a_config_naming_a_setting_no_search_uses_is_refused():
+  """``leaf_capacity`` (the perfect-information node pool's, gone with it in issue 48's part 11)
+  is no setting of a search: a config that names it is refused with the valid keys."""
+  config = selfplay_config.default_config_dict("kuhn_poker")
+  config.actor.leaf_capacity = 64
+  with pytest.raises(ValueError, match=r"config.actor: unknown keys \['leaf_capacity'\]"):
+    selfplay_config.from_config_dict(config)
 
 
 def test_the_pool_search_refuses_a_leaf_model_that_reads_the_tables():

@@ -383,8 +383,6 @@ def test_bad_config_raises_before_tracing():
 
   model = leaf_models.stateless(apply)
   config = types.GTCFRConfig(simulations=2)
-  with pytest.raises(ValueError, match="leaf_capacity is not used here"):
-    BeliefGTCFR(game, model, types.GTCFRConfig(simulations=2, leaf_capacity=4))
   with pytest.raises(ValueError, match="capacity must be None"):
     BeliefGTCFR(game, model, config, capacity=2)
   with pytest.raises(ValueError, match="search root is terminal"):

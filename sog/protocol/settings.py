@@ -10,9 +10,8 @@ with every checkpoint; a shipped checkpoint's file holds the settings of its res
 A file holds the sections that apply to its network:
 
 * ``search``: GT-CFR's settings that the scripts have flags for (s aside: every SoG(s, c) names it);
-  ``expansion_k`` (derived from the game: 1 with perfect information), ``virtual_loss``,
-  ``leaf_capacity`` and ``query_samples`` (a batch size and a sample size for self-play) are not
-  kept;
+  ``expansion_k`` (derived from the game: 1 with perfect information), ``virtual_loss`` and
+  ``query_samples`` (a sample size for self-play) are not kept;
 * ``resolving`` and ``protocol``: continual re-solving and the protocol's choice of predecessor
   (SoG's networks of enumerated games);
 * ``rebel``: ReBeL's subgame depth, iterations, updates and play (``sog.baselines.rebel``'s

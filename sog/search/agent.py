@@ -52,7 +52,7 @@ class SoGAgent:
     leaf_model: leaf_models.LeafModel,
     config: types.GTCFRConfig = types.GTCFRConfig(),
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
-    dtype=jnp.float32,
+    dtype: jax.typing.DTypeLike = jnp.float32,
   ):
     self.game = game
     self.perfect_information = public_game.is_perfect_information(game.public_game)

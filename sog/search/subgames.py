@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -66,7 +67,7 @@ class Subgames:
     dtype: the tables' floating dtype.
   """
 
-  def __init__(self, tree: tree_lib.PublicTree, dtype=jnp.float32):
+  def __init__(self, tree: tree_lib.PublicTree, dtype: jax.typing.DTypeLike = jnp.float32):
     self.tree = tree
     self.dtype = jnp.dtype(dtype)
     self._utility_scale = tree.largest_utility()

@@ -34,7 +34,6 @@ class GTCFRConfig:
       ``math.inf`` makes the prior uniform over the legal actions (the logits are then ignored).
     virtual_loss: subtracted from Q(s, a) per simulation of the same phase already through (s, a);
       only acts when ceil(c) > 1.
-    leaf_capacity: frontier leaves evaluated per CFR pass (None: the bound implied by s, c and k).
     query_samples: size of the uniform sample of leaf queries (PBSs) kept across the whole search
       (self-play's actors and query solver hand them on; other searches ignore them).
     updates: "alternating" (the default: player 0, then player 1 against player 0's new policy, as
@@ -66,7 +65,6 @@ class GTCFRConfig:
   puct_constant: float = 1.0
   prior_temperature: float = 1.0
   virtual_loss: float = 1.0
-  leaf_capacity: int | None = None
   query_samples: int = 4
   updates: str = "alternating"
   redraws: int = 16
@@ -88,11 +86,6 @@ class GTCFRConfig:
       (self.puct_constant >= 0, "puct_constant must be >= 0"),
       (self.prior_temperature > 0, "prior_temperature must be > 0"),
       (self.virtual_loss >= 0, "virtual_loss must be >= 0"),
-      (
-        self.leaf_capacity is None
-        or (isinstance(self.leaf_capacity, int) and self.leaf_capacity >= 1),
-        "leaf_capacity must be None or an int >= 1",
-      ),
       (
         isinstance(self.query_samples, int) and self.query_samples >= 0,
         "query_samples must be an int >= 0",

@@ -70,11 +70,6 @@ class BeliefGTCFR:
         f"BeliefGTCFR searches a sog.games.PublicGame (or a registered game), got "
         f"{type(game).__name__}"
       )
-    if config.leaf_capacity is not None:
-      raise ValueError(
-        "BeliefGTCFR sizes each leaf-model call by its frontier; leaf_capacity is not used here: "
-        "leave it None"
-      )
     leaf_models.check_model_game(leaf_model, game.name, "BeliefGTCFR")
     if int(game.kind(game.root())) == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
