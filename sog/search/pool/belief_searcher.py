@@ -222,15 +222,7 @@ class BeliefGTCFR:
         "a start's ranges put weight on infostates that cannot occur at its root (W is zero for "
         "every pair holding them)"
       )
-    root = self.game.root()
-    if jax.tree.structure(start.state) != jax.tree.structure(root) or any(
-      np.shape(given) != (*lead, *np.shape(expected))
-      for given, expected in zip(jax.tree.leaves(start.state), jax.tree.leaves(root), strict=True)
-    ):
-      raise ValueError(
-        f"a start's state must be a public state of {self.game.name} (the structure and shapes of "
-        f"game.root(){', with a leading batch axis' if lead else ''})"
-      )
+    self._check_states(start.state, lead, "a start's state must be a public state")
     branch = np.asarray(start.branch)
     if branch.size == 0:
       branch = branch.astype(np.int32).reshape(*lead, 0)
@@ -266,6 +258,19 @@ class BeliefGTCFR:
         },
       ),
     )
+
+  def _check_states(self, states: chex.ArrayTree, lead: tuple[int, ...], problem: str) -> None:
+    """``ValueError`` starting with ``problem`` where ``states`` do not have the structure and
+    shapes of the game's root state (with the leading axes ``lead``)."""
+    root = self.game.root()
+    if jax.tree.structure(states) != jax.tree.structure(root) or any(
+      np.shape(given) != (*lead, *np.shape(expected))
+      for given, expected in zip(jax.tree.leaves(states), jax.tree.leaves(root), strict=True)
+    ):
+      raise ValueError(
+        f"{problem} of {self.game.name} (the structure and shapes of "
+        f"game.root(){', with a leading batch axis' if lead else ''})"
+      )
 
   def _check_focus(self, result: belief_state.BeliefSearchResult) -> None:
     """``ValueError`` where a start's branch did not lead to a public state of the game that is
@@ -322,19 +327,11 @@ class BeliefGTCFR:
         "sog.search.pool.belief_resolver)"
       )
     lead = () if batch is None else (batch,)
-    root = self.game.root()
-    if jax.tree.structure(states) != jax.tree.structure(root) or any(
-      np.shape(given) != (*lead, *np.shape(expected))
-      for given, expected in zip(jax.tree.leaves(states), jax.tree.leaves(root), strict=True)
-    ):
-      raise ValueError(
-        f"states must be public states of {self.game.name} (the structure and shapes of "
-        f"game.root(){', with a leading batch axis' if lead else ''})"
-      )
+    self._check_states(states, lead, "states must be public states")
     kind = (jax.vmap(self.game.kind) if lead else self.game.kind)(states)
     if (np.asarray(kind) == public_game.TERMINAL).any():
       raise ValueError("a search root is terminal: there is nothing to search")
-    start = belief_search.state_start(self.game, root, self.dtype, self.branch_depth)
+    start = belief_search.state_start(self.game, self.game.root(), self.dtype, self.branch_depth)
     stacked = jax.tree.map(lambda x: jnp.broadcast_to(x, (*lead, *jnp.shape(x))), start)
     return stacked.replace(state=states)
 
