@@ -3,27 +3,22 @@ an hour on 2 cores.
 
   python scripts/train.py --config=configs/pgx_connect_four.py --workdir=out/pgx_connect_four
 
-T_prior 1.5 and w_p / w_v = 1 / 0.25 from the chess/Go columns of SoG's table S2 (as
-configs/connect_four.py); a 4 x 128 network; eps = 0.05.
+configs/pgx_tic_tac_toe.py's recipe (searches from states, root values as value targets, T_prior
+1.5 and w_p / w_v = 1 / 0.25 from the chess/Go columns of SoG's table S2) with a 4 x 128 network.
 """
 
-from sog.selfplay import pool_config
+import pathlib
+import runpy
 
 
 def get_config():
-  config = pool_config.default_config_dict("pgx/connect_four", simulations=100)
-  config.search.prior_temperature = 1.5
+  """``configs/pgx_tic_tac_toe.py`` on Connect Four, with a larger network and budget."""
+  recipe = runpy.run_path(str(pathlib.Path(__file__).with_name("pgx_tic_tac_toe.py")))
+  config = recipe["get_config"]()
+  config.game = "pgx/connect_four"
   config.network.update(width=128, depth=4)
-  config.optimizer.update(
-    learning_rate=1e-3, decay_steps=10_000, decay_rate=0.3, policy_weight=1.0, value_weight=0.25
-  )
-  config.update(
-    games=32,
-    solver_batch=32,
-    batch_size=256,
-    min_replay=2048,
-    train_steps_per_round=2,
-    max_steps=100_000,
-    max_seconds=3600.0,
-  )
+  config.optimizer.update(decay_steps=10_000)
+  config.selfplay.update(min_replay=2048)
+  config.max_steps = 100_000
+  config.max_seconds = 3600.0
   return config

@@ -82,7 +82,7 @@ def main(argv):
   del argv
   game = common.load_game(_GAME.value)
   searcher = sized.SizedPools(  # the pools' compiled searches are kept from compose to compose
-    pool.BeliefGTCFR(
+    pool.GTCFR(
       game,
       common.leaf_model(_LEAF.value, game),
       search_types.GTCFRConfig(simulations=_SIMS.value),

@@ -13,7 +13,7 @@ The network is an untrained CVPN of the default size (timing does not depend on 
 ``--leaf=zeros`` times the same searches with the zero leaf model instead, so that the two runs'
 difference is the network's share of a search.
 
-Every game is searched on the belief pool (:class:`sog.search.pool.BeliefGTCFR`, nothing
+Every game is searched on the belief pool (:class:`sog.search.pool.GTCFR`, nothing
 enumerated, passes over the grown tree only), whose ``cost_ratio`` divides a GT-CFR iteration by
 one CFR+ update (the same passes and leaf-model calls) of the final pool tree. The table search's
 numbers come from a commit before it left the library (``--engine=tables`` there); ``farm-bench``
@@ -126,7 +126,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   pgx = pgx_games.is_pgx_name(game.name)
   model = leaf_models.zero_leaf_model() if pgx else common.leaf_model(_LEAF.value, game)
   config = search_types.GTCFRConfig(simulations=sims)
-  searcher = pool.BeliefGTCFR(game, model, config)
+  searcher = pool.GTCFR(game, model, config)
   rng = jax.random.PRNGKey(1)
   row = _time_searcher(searcher, rng)
   result = row.pop("result")

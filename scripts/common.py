@@ -7,7 +7,7 @@ A script defines the groups it needs at import time and reads them in ``main``::
   _PROTOCOL = common.define_protocol_flags()
   _LEAF = common.define_leaf_flags()
   ...
-  searcher = BeliefGTCFR(game, _LEAF.model(game), _SEARCH.config(sims), branch_depth=depth)
+  searcher = GTCFR(game, _LEAF.model(game), _SEARCH.config(sims), branch_depth=depth)
   result = composed.compose(searcher, _PROTOCOL.seeds(), _PROTOCOL.resolving_config(),
                             _PROTOCOL.batch_size.value, common.progress_printer(f"s={sims}"),
                             tree=game.tree)

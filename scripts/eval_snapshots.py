@@ -167,7 +167,7 @@ def main(argv):
         if (step, name) in done:
           continue
         if sims not in pools:  # compiled once per s: the snapshots are parameters of it
-          searcher = pool.BeliefGTCFR(game, leaf, _SEARCH.config(sims), branch_depth=depth)
+          searcher = pool.GTCFR(game, leaf, _SEARCH.config(sims), branch_depth=depth)
           pools[sims] = sized.SizedPools(searcher, game.tree.max_moves, game.tree)
         result = composed.compose(
           pools[sims],

@@ -17,7 +17,7 @@ solve), zeros, an untrained CVPN or a CVPN checkpoint directory (the flags share
 are defined in ``scripts/common.py``). Prints a table and ends with one JSON line (the first --sims
 value's keys at the top level, every value under "results").
 
-The searches run on the belief pool (``sog.search.pool.BeliefGTCFR``, each search growing its own
+The searches run on the belief pool (``sog.search.pool.GTCFR``, each search growing its own
 tree from its re-solving root); ``--float64`` searches in float64, the precision of the fixtures
 recorded from the table search before it left the library (``tests/fixtures``):
 
@@ -157,7 +157,7 @@ def main(argv):
     if _RECORD_QUERIES.value:
       config = dataclasses.replace(config, query_samples=_QUERY_SAMPLES.value)
       recorder = queries_lib.QueryRecorder(game.tree)
-    searcher = pool.BeliefGTCFR(
+    searcher = pool.GTCFR(
       game,
       leaf,
       config,

@@ -50,7 +50,7 @@ def main(argv):
   )
   rows = []
   for sims in _SEARCH.simulations():
-    searcher = pool.BeliefGTCFR(game, leaf, _SEARCH.config(sims))
+    searcher = pool.GTCFR(game, leaf, _SEARCH.config(sims))
     rngs = jax.random.split(jax.random.PRNGKey(sims), _SEEDS.value)
     start = time.perf_counter()
     results = jax.block_until_ready(searcher.search_batch(rngs))

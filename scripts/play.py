@@ -16,7 +16,7 @@ player g mod 2. Opponents, OpenSpiel's own bots:
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
   * random: ``UniformRandomBot``.
 
-The agent's searches run on the belief pool (``sog.search.pool.BeliefGTCFR``: each grows its own
+The agent's searches run on the belief pool (``sog.search.pool.GTCFR``: each grows its own
 tree from its re-solving root, nothing enumerated); --float64 searches in float64.
 
 In a perfect-information game SoG plays the most probable action of its policy, in an
@@ -216,7 +216,7 @@ def _players(simulations: int, config):
     os_game = pgx_bots.openspiel_game(game)
     leaf = _pgx_leaf(_LEAF.leaf.value, game)
     _pgx_opponent(_OPPONENT.value, game, os_game, leaf, 1, 1, 0)  # fail before anything compiles
-    searcher = pool.BeliefGTCFR(game, leaf, config)
+    searcher = pool.GTCFR(game, leaf, config)
     sample = bool(_SAMPLE.value)  # pgx's games here have perfect information
     print(
       f"{game.name}: {name} on the belief pool (leaf={_LEAF.leaf.value}, k={searcher.k}, "

@@ -7,8 +7,8 @@ for a config with a ``rebel`` section, and evaluates it.
   python scripts/train.py --config=configs/leduc.py --workdir=out/leduc --config.max_seconds=3600
   python scripts/train.py --config=configs/pgx_connect_four.py --workdir=out/pgx_connect_four
 
-A config with ``pool = True`` (``configs/pgx_*.py``) runs self-play on a pgx game
-(``sog.selfplay.pool_selfplay``: each search from the state it is at, no re-solving) instead.
+On a perfect-information game (``configs/pgx_*.py``, ``configs/connect_four.py``) each of the
+actors' searches starts at the state its game is at; on the others the actors re-solve.
 
 Any field of the config can be overridden on the command line (``--config.selfplay.q_search=0.5``).
 A run on a work directory that holds a checkpoint resumes from it (network, optimiser, both buffers,
@@ -28,8 +28,6 @@ from ml_collections import config_flags
 
 from sog.baselines.rebel import selfplay as rebel_selfplay
 from sog.selfplay import config as config_lib
-from sog.selfplay import pool_config
-from sog.selfplay import pool_selfplay
 from sog.selfplay import run
 
 _CONFIG = config_flags.DEFINE_config_file("config", "configs/leduc.py", "Experiment config file.")
@@ -46,9 +44,6 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO
   if "rebel" in _CONFIG.value:
     _train_rebel(rebel_selfplay.from_config_dict(_CONFIG.value))
-    return
-  if "pool" in _CONFIG.value:
-    _train_pool(pool_config.from_config_dict(_CONFIG.value))
     return
   experiment = config_lib.from_config_dict(_CONFIG.value)
   selfplay = experiment.selfplay
@@ -76,24 +71,6 @@ def _train_rebel(experiment: rebel_selfplay.ReBeLExperiment) -> None:
   )
   summary = rebel_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
   _report(summary, base)
-
-
-def _train_pool(experiment: pool_config.PoolExperiment) -> None:
-  search = experiment.search
-  print(
-    f"{experiment.game}: self-play with GT-CFR from each state, SoG({search.simulations},"
-    f"{search.simulations_per_phase:g}) x {experiment.games} games, solver batch "
-    f"{experiment.solver_batch}, network {experiment.network.depth} x "
-    f"{experiment.network.width}; up to {experiment.max_steps} steps"
-    + (f" or {experiment.max_seconds:.0f} s" if experiment.max_seconds else ""),
-    flush=True,
-  )
-  summary = pool_selfplay.train(experiment, _WORKDIR.value, log_every_seconds=_LOG_EVERY.value)
-  print(
-    f"done: {summary['steps']} steps in {summary['seconds']:.0f} s, {summary['games']} games, "
-    f"{summary['queries_solved']} queries solved"
-  )
-  print(json.dumps(summary))
 
 
 def _report(summary: dict, experiment: config_lib.Experiment) -> None:

@@ -6,7 +6,7 @@ does not pull in the search, the networks or OpenSpiel::
 
   game = sog.load("leduc_poker")
   sog.exploitability(game, sog.solve(game, 1000).average_policy)
-  searcher = sog.BeliefGTCFR(game, sog.zero_leaf_model(), sog.GTCFRConfig(simulations=100))
+  searcher = sog.GTCFR(game, sog.zero_leaf_model(), sog.GTCFRConfig(simulations=100))
   sog.compose(searcher, seeds=range(3), tree=game.tree).summary()
 """
 
@@ -19,7 +19,7 @@ _API = {
   "sog.games": ("Game", "load", "registered_games"),
   "sog.eval": ("evaluate", "exploitability", "random_policy", "uniform_policy"),
   "sog.search": (
-    "BeliefGTCFR",
+    "GTCFR",
     "GTCFRConfig",
     "LeafModel",
     "ResolvingConfig",

@@ -2,7 +2,7 @@
 persistent compilation cache.
 
 Many tests build searches that compile to the same XLA program (the same game, settings and leaf
-model in a new ``BeliefGTCFR``, in another xdist worker, or in a script run as a subprocess). JAX's
+model in a new ``GTCFR``, in another xdist worker, or in a script run as a subprocess). JAX's
 persistent cache, keyed by the program, lets all but the first load it instead of compiling it again
 (a Leduc search: 8 s compiled, 2.6 s loaded). Only compilation is shared; every test still runs its
 computation. The cache lives in ``.jax_cache/`` at the repository root (ignored by git; delete it at

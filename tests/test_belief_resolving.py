@@ -14,7 +14,7 @@ from sog.games import registry
 from sog.games import tree as tree_lib
 from sog.search import leaf_models
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_resolving
 from sog.search.pool import beliefs
 from tests.conftest import table_search
@@ -56,7 +56,7 @@ def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
   depth = int(game.tree.num_levels)
   with jax.enable_x64(True):
     grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    searcher = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     pool_summary = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
@@ -106,7 +106,7 @@ def test_a_batch_of_resolving_searches_is_each_search_alone():
   depth = int(game.tree.num_levels)
   config = types.GTCFRConfig(simulations=6)
   with jax.enable_x64(True):
-    searcher = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    searcher = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     initial = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
@@ -143,7 +143,7 @@ def test_a_plan_off_the_summarys_path_or_past_the_branch_is_refused():
   game = registry.load("leduc_poker")
   public = game.public_game
   depth = int(game.tree.num_levels)
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=2), branch_depth=depth
   )
   initial = belief_resolving.initial_summary(

@@ -18,7 +18,7 @@ from sog.search import gadget as gadget_lib
 from sog.search import leaf_models
 from sog.search import tables as tables_lib
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
@@ -114,7 +114,7 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   in float64."""
   game = registry.load(name)
   with jax.enable_x64(True):
-    searcher = BeliefGTCFR(
+    searcher = GTCFR(
       game, _leaf_model(game, leaf), types.GTCFRConfig(**settings), dtype=jnp.float64
     )
     pool = searcher.search(jax.random.PRNGKey(3))
@@ -150,7 +150,7 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
       beliefs.empty(public, 1 + public.max_children * len(root_path), jnp.float64),
       jnp.asarray(root_path, jnp.int32),
     )
-    searcher = BeliefGTCFR(
+    searcher = GTCFR(
       game, _leaf_model(game, leaf), config, dtype=jnp.float64, branch_depth=len(branch)
     )
     pool = searcher.search_from(
@@ -177,7 +177,7 @@ def test_a_batch_of_pool_searches_is_each_search_alone():
   draws = np.random.default_rng(0).uniform(0.1, 1.0, (3, *valid.shape))
   ranges = draws * valid
   with jax.enable_x64(True):
-    searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config, dtype=jnp.float64)
+    searcher = GTCFR(game, leaf_models.zero_leaf_model(), config, dtype=jnp.float64)
     batch = jax.tree.map(np.asarray, searcher.search_batch(rngs, ranges))
     alone = [jax.tree.map(np.asarray, searcher.search(rngs[i], ranges[i])) for i in range(3)]
   for i, one in enumerate(alone):
@@ -204,7 +204,7 @@ def test_a_config_naming_a_setting_no_search_uses_is_refused():
 def test_the_pool_search_refuses_a_leaf_model_that_reads_the_tables():
   game = registry.load("kuhn_poker")
   with pytest.raises(ValueError, match=r"belief_oracle\.exact_leaf_model"):
-    BeliefGTCFR(game, leaf_models.exact_leaf_model(), types.GTCFRConfig(simulations=4))
+    GTCFR(game, leaf_models.exact_leaf_model(), types.GTCFRConfig(simulations=4))
 
 
 @pytest.mark.parametrize(
@@ -217,7 +217,7 @@ def test_the_pool_search_refuses_a_leaf_model_that_reads_the_tables():
 )
 def test_the_pool_search_refuses_bad_root_ranges(ranges, match):
   game = registry.load("kuhn_poker")
-  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=match):
     searcher.search(jax.random.PRNGKey(0), ranges)
 
@@ -227,7 +227,7 @@ def test_a_full_pool_keeps_searching_the_tree_it_has():
   nothing once the next expansion might not fit, and values its frontier leaves as leaves."""
   game = registry.load("leduc_poker")
   most = game.public_game.max_children
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10), capacity=1 + 3 * most
   )
   result = jax.tree.map(np.asarray, searcher.search(jax.random.PRNGKey(0)))
@@ -259,8 +259,8 @@ def test_a_pool_of_the_whole_tree_searches_as_a_larger_one():
   rng = jax.random.PRNGKey(5)
   bound = 1 + belief_expand.added_at_most(game.public_game, config) * 21
   with jax.enable_x64(True):
-    whole = BeliefGTCFR(game, model, config, dtype=jnp.float64)
-    large = BeliefGTCFR(game, model, config, dtype=jnp.float64, capacity=bound)
+    whole = GTCFR(game, model, config, dtype=jnp.float64)
+    large = GTCFR(game, model, config, dtype=jnp.float64, capacity=bound)
     assert whole.capacity < large.capacity
     a, b = (jax.tree.map(np.asarray, s.search(rng)) for s in (whole, large))
   n = int(a.tree.num_nodes)
@@ -275,7 +275,7 @@ def test_a_pool_of_the_whole_tree_searches_as_a_larger_one():
 def test_the_pool_search_refuses_a_pool_too_small_for_one_expansion():
   game = registry.load("kuhn_poker")
   with pytest.raises(ValueError, match="capacity must be None"):
-    BeliefGTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4), capacity=2)
+    GTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4), capacity=2)
 
 
 def _bad_start(start, change: str):
@@ -323,7 +323,7 @@ def test_the_pool_search_refuses_a_bad_start(change, match):
   named, before the search where the host can tell, and after it where the branch must be grown
   (a slot with no child, a terminal focus)."""
   game = registry.load("kuhn_poker")
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=2), branch_depth=3
   )
   with pytest.raises(ValueError, match=match):
@@ -349,7 +349,7 @@ def test_a_batch_of_oracle_searches_is_each_search_alone():
   model = belief_oracle.exact_leaf_model(game, iterations=5, warm_start=True)
   rngs = jax.random.split(jax.random.PRNGKey(2), 2)
   with jax.enable_x64(True):
-    searcher = BeliefGTCFR(game, model, types.GTCFRConfig(simulations=4), dtype=jnp.float64)
+    searcher = GTCFR(game, model, types.GTCFRConfig(simulations=4), dtype=jnp.float64)
     batch = jax.tree.map(np.asarray, searcher.search_batch(rngs))
     for row in range(2):
       alone = jax.tree.map(np.asarray, searcher.search(rngs[row]))
@@ -362,7 +362,7 @@ def test_a_pool_oracle_too_small_for_the_subgame_values_its_leaves_nan():
   solve of the wrong subgame."""
   game = registry.load("kuhn_poker")
   model = belief_oracle.exact_leaf_model(game, iterations=2, capacity=4)
-  searcher = BeliefGTCFR(game, model, types.GTCFRConfig(simulations=2))
+  searcher = GTCFR(game, model, types.GTCFRConfig(simulations=2))
   assert np.isnan(np.asarray(searcher.search(jax.random.PRNGKey(0)).values)).any()
 
 

@@ -15,7 +15,7 @@ from sog.eval import best_response
 from sog.games import public_game
 from sog.search import gadget as gadget_lib
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
@@ -53,7 +53,7 @@ def test_an_exact_oracle_search_is_sound_in_a_leduc_subgame(rng):
   oracle = belief_oracle.exact_leaf_model(game, 2, warm_start=True)
   curve = []
   for simulations in (10, 100, 1000):
-    searcher = BeliefGTCFR(game, oracle, types.GTCFRConfig(simulations=simulations))
+    searcher = GTCFR(game, oracle, types.GTCFRConfig(simulations=simulations))
     results = jax.device_get(searcher.search_from_batch(rngs, starts))
     curve.append(
       np.mean(
@@ -75,7 +75,7 @@ def test_once_the_tree_is_the_whole_game_the_completion_is_the_search_policy():
   exploitability is the game's for that policy; bad arguments are refused."""
   game = load("kuhn_poker")
   oracle = belief_oracle.exact_leaf_model(game, 50)
-  searcher = BeliefGTCFR(game, oracle, types.GTCFRConfig(simulations=30))
+  searcher = GTCFR(game, oracle, types.GTCFRConfig(simulations=30))
   result = jax.device_get(searcher.search(jax.random.PRNGKey(0)))
   n = int(result.tree.num_nodes)
   assert bool(result.complete) and n == game.tree.num_nodes

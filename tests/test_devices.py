@@ -23,7 +23,7 @@ import numpy as np
 import sog
 from sog.protocol import composed
 from sog.search import leaf_models, predecessors, types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 
 def leaves(result):
   return [np.asarray(x) for x in jax.tree.leaves(result)]
@@ -39,8 +39,8 @@ game = sog.load("kuhn_poker")
 leaf = leaf_models.zero_leaf_model()
 config = types.GTCFRConfig(simulations=4)
 depth = predecessors.branch_depth(game.tree)
-both = BeliefGTCFR(game, leaf, config, branch_depth=depth)
-one = BeliefGTCFR(game, leaf, config, devices=jax.local_devices()[:1], branch_depth=depth)
+both = GTCFR(game, leaf, config, branch_depth=depth)
+one = GTCFR(game, leaf, config, devices=jax.local_devices()[:1], branch_depth=depth)
 rngs = jax.random.split(jax.random.PRNGKey(3), 4)
 ranges = np.random.default_rng(0).dirichlet(np.ones(game.tree.root_ranges.shape[-1]), size=(4, 2))
 # Four searches, two a device: each device computes exactly what one device does for its two.

@@ -1,4 +1,4 @@
-"""How GT-CFR grows and averages its tree on the belief pool (``BeliefGTCFR``): redrawn walks,
+"""How GT-CFR grows and averages its tree on the belief pool (``GTCFR``): redrawn walks,
 PUCT's tie-break, chance nodes opened with their parent, per-node averaging, the growth counters,
 and which search a re-solve continues."""
 
@@ -13,7 +13,7 @@ from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search import types
 from sog.search import walks
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
@@ -23,7 +23,7 @@ from sog.search.pool import passes
 from tests.conftest import load
 
 
-def _phases(searcher: BeliefGTCFR, seed: int = 0):
+def _phases(searcher: GTCFR, seed: int = 0):
   """A root search of ``searcher`` (c = 1) to drive phase by phase: its initial state (the focus
   expanded) and one phase, ``belief_search.run``'s loop body: CFR+ updates, then one simulation
   (walks as long as the whole search's)."""
@@ -56,7 +56,7 @@ def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 
   """Runs a root search on the pool phase by phase (c = 1); returns per simulation the tree's size
   before and after it and whether the tree was fully grown before it, the final state, and the
   searcher's own search from the same key (the same search, in one call)."""
-  searcher = BeliefGTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
+  searcher = GTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
   state, phase = _phases(searcher, seed)
   sizes = []
   for _ in range(config.phases):
@@ -97,7 +97,7 @@ def test_growth_counters():
   at s = 30), without them each simulation is one walk and some add nothing."""
   game = load("leduc_poker")
   for redraws in (0, 8):
-    searcher = BeliefGTCFR(
+    searcher = GTCFR(
       game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=30, redraws=redraws)
     )
     result = searcher.search(jax.random.PRNGKey(3))
@@ -145,7 +145,7 @@ def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
   game = load("leduc_poker")
   model = belief_oracle.exact_leaf_model(game, iterations=10)
   results = {
-    tie: BeliefGTCFR(game, model, types.GTCFRConfig(simulations=40, tie_break=tie)).search(
+    tie: GTCFR(game, model, types.GTCFRConfig(simulations=40, tie_break=tie)).search(
       jax.random.PRNGKey(1)
     )
     for tie in types.TIE_BREAKS
@@ -166,12 +166,12 @@ def test_chance_nodes_open_with_their_parent():
   frontiers = {}
   for mode in types.OPEN_CHANCE:
     config = types.GTCFRConfig(simulations=10, open_chance=mode, redraws=0, tie_break="action")
-    searcher = BeliefGTCFR(game, model, config)
+    searcher = GTCFR(game, model, config)
     result = searcher.search(jax.random.PRNGKey(0))
     tree = jax.tree.map(np.asarray, result.tree)
     assert int(tree.num_nodes) <= searcher.capacity
     if mode == "with_parent":
-      larger = BeliefGTCFR(game, model, config, capacity=2 * searcher.capacity)
+      larger = GTCFR(game, model, config, capacity=2 * searcher.capacity)
       assert _grown_states(larger.search(jax.random.PRNGKey(0))) == _grown_states(result)
     chance = tree.used & (tree.kind == public_game.CHANCE)
     assert chance.any()  # the search reached the public card's deal
@@ -191,9 +191,7 @@ def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updat
   public = game.public_game
   capacity = game.tree.num_nodes
   model = leaf_models.zero_leaf_model()
-  batches = BeliefGTCFR(
-    game, model, types.GTCFRConfig(simulations=20), capacity=capacity
-  ).leaf_batches
+  batches = GTCFR(game, model, types.GTCFRConfig(simulations=20), capacity=capacity).leaf_batches
   start = belief_search.root_start(public, public_game.prior_ranges(public))
   policies = {}
   for averaging in types.AVERAGING:
@@ -223,7 +221,7 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
   iterations: 1 at its first update. Checked update by update against the pass's own ranges."""
   game = load("leduc_poker")
   config = types.GTCFRConfig(simulations=30, updates="simultaneous", averaging="per_node")
-  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), config)
   state, phase = _phases(searcher)
   checked_late = 0
   for t in range(1, 31):
@@ -269,7 +267,7 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
   game = load("kuhn_poker")
   tree = game.tree
   depth = max(predecessors.branch_depth(tree, p) for p in predecessors.PREDECESSORS)
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game,
     leaf_models.zero_leaf_model(),
     types.GTCFRConfig(simulations=5, redraws=0),

@@ -1,4 +1,4 @@
-"""GT-CFR on the belief pool (``BeliefGTCFR``): CFR+ on a grown tree, the prior's temperature, the
+"""GT-CFR on the belief pool (``GTCFR``): CFR+ on a grown tree, the prior's temperature, the
 leaf models' error and warm starts, when and how wide the leaf model is called, the result's
 invariants, bad settings, and top-k expansion.
 
@@ -27,7 +27,7 @@ from sog.search import leaf_models
 from sog.search import solver
 from sog.search import tables as tables_lib
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
@@ -112,7 +112,7 @@ def test_infinite_prior_temperature_is_the_uniform_prior():
 
   def search(leaf_model, temperature):
     config = types.GTCFRConfig(simulations=20, prior_temperature=temperature)
-    return BeliefGTCFR(game, leaf_model, config).search(jax.random.PRNGKey(2))
+    return GTCFR(game, leaf_model, config).search(jax.random.PRNGKey(2))
 
   uniform = search(leaf_models.zero_leaf_model(), 1.0)
   ignored = search(leaf_models.stateless(_random_logits_leaf), float("inf"))
@@ -251,7 +251,7 @@ def test_a_search_stops_calling_the_leaf_model_once_its_tree_is_complete(rng):
   start, size = _leduc_subgame_start(rng)
   config = types.GTCFRConfig(simulations=20)
   capacity = belief_search.subgame_capacity(game.public_game, config, size)
-  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config, capacity=capacity)
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), config, capacity=capacity)
   one = jax.block_until_ready(searcher.search_from(jax.random.PRNGKey(4), start))
   assert bool(one.complete) and int(one.tree.num_nodes) == size
   every_pass = 2 + config.phases * config.updates_per_phase * config.passes_per_update
@@ -280,7 +280,7 @@ def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   are those sizes."""
   game = load("leduc_poker")
   ran = []
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game,
     _counting(leaf_models.zero_leaf_model(), ran),
     types.GTCFRConfig(simulations=10, simulations_per_phase=1),
@@ -304,7 +304,7 @@ def test_search_result_is_consistent():
   one leaf-model call at the root, one per CFR pass and one at the end."""
   game = load("scotland_yard(map=glasses_short)")
   tree = game.tree
-  searcher = BeliefGTCFR(
+  searcher = GTCFR(
     game,
     leaf_models.zero_leaf_model(),
     types.GTCFRConfig(simulations=30, simulations_per_phase=0.5, query_samples=8),
@@ -384,15 +384,15 @@ def test_bad_config_raises_before_tracing():
   model = leaf_models.stateless(apply)
   config = types.GTCFRConfig(simulations=2)
   with pytest.raises(ValueError, match="capacity must be None"):
-    BeliefGTCFR(game, model, config, capacity=2)
+    GTCFR(game, model, config, capacity=2)
   with pytest.raises(ValueError, match="search root is terminal"):
-    BeliefGTCFR(_ended(game.public_game), model, config)
+    GTCFR(_ended(game.public_game), model, config)
   assert not traced
   with pytest.raises(ValueError, match="oracle iterations"):
     leaf_models.exact_leaf_model(0)
   with pytest.raises(ValueError, match="oracle iterations"):
     belief_oracle.exact_leaf_model(game, 0)
-  searcher = BeliefGTCFR(game, model, config)
+  searcher = GTCFR(game, model, config)
   assert len(traced) == 1
   with pytest.raises(ValueError, match="root ranges must have shape"):
     searcher.search(jax.random.PRNGKey(0), np.ones((3, 3)))
@@ -409,7 +409,7 @@ def test_top_k_expansion_grows_one_action_at_a_time():
   game = load("scotland_yard(map=glasses_short)")
   public, tree = game.public_game, game.tree
   config = types.GTCFRConfig(simulations=40, expansion_k=1)
-  searcher = BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), config)
   assert searcher.k == 1
   apply = searcher.leaf_model.apply
 
@@ -471,7 +471,7 @@ def test_perfect_information_expansion_adds_one_child_per_simulation():
   game = load("connect_four")
   public = game.public_game
   config = types.GTCFRConfig(simulations=40)
-  searcher = BeliefGTCFR(game, _last_action_prior_model(), config)
+  searcher = GTCFR(game, _last_action_prior_model(), config)
   assert searcher.k == 1
   config, apply, batches = searcher.config, searcher.leaf_model.apply, searcher.leaf_batches
   state = jax.jit(

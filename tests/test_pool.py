@@ -110,7 +110,7 @@ def test_a_perfect_information_search_equals_the_table_search(options):
   game = load(_C4)
   config = types.GTCFRConfig(simulations=40, expansion_k=game.tree.num_actions, **options)
   leaf = _fixed_leaf(game.tree.num_nodes, game.tree.num_actions)
-  searcher = pool.BeliefGTCFR(_NodeIndexGame(game.tree), leaf, config)
+  searcher = pool.GTCFR(_NodeIndexGame(game.tree), leaf, config)
   case = table_case("c4", "fixed", settings=options)
   for seed in range(2):
     table = table_search(f"node_pool/{case}/{seed}")
@@ -149,7 +149,7 @@ def test_pgx_searches_equal_the_perfect_information_pool(name, leaf):
     model = checkpoint.restore_leaf_model(directory, name)
     config = settings_lib.read(directory).search_config(100)
     assert config.prior_temperature == 1.5
-  searcher = pool.BeliefGTCFR(game, model, config)
+  searcher = pool.GTCFR(game, model, config)
   rules = game.public_game
   with np.load(ROOT / "tests" / "fixtures" / "pool_searches.npz") as fixtures:
     for where, state in [("root", rules.root()), ("two_moves", _two_moves(rules))]:
@@ -177,7 +177,7 @@ def test_pgx_searches_equal_the_perfect_information_pool(name, leaf):
 def test_batched_equals_unbatched():
   game = sog.games.load("pgx/tic_tac_toe")
   config = types.GTCFRConfig(simulations=30)
-  searcher = pool.BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  searcher = pool.GTCFR(game, leaf_models.zero_leaf_model(), config)
   rules = game.public_game
   states = jax.tree.map(lambda *x: jnp.stack(x), rules.root(), _two_moves(rules), rules.root())
   rngs = jax.random.split(jax.random.PRNGKey(3), 3)
@@ -194,8 +194,8 @@ def test_the_pool_searches_a_games_jax_definition_as_its_tables():
   game = load(_C4)
   config = types.GTCFRConfig(simulations=30)
   model = leaf_models.zero_leaf_model()
-  on_tables = pool.BeliefGTCFR(_NodeIndexGame(game.tree), model, config)
-  on_rules = pool.BeliefGTCFR(game.public_game, model, config)
+  on_tables = pool.GTCFR(_NodeIndexGame(game.tree), model, config)
+  on_rules = pool.GTCFR(game.public_game, model, config)
   tables, rules = (s.search(jax.random.PRNGKey(4)) for s in (on_tables, on_rules))
   assert int(rules.tree.num_nodes) == int(tables.tree.num_nodes)
   np.testing.assert_array_equal(rules.tree.children, tables.tree.children)
@@ -220,7 +220,7 @@ def test_pgx_search_finds_the_win(mover_wins):
   root = _play(game.public_game, moves)
   mover = int(game.public_game.kind(root))
   config = types.GTCFRConfig(simulations=100)
-  searcher = pool.BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  searcher = pool.GTCFR(game, leaf_models.zero_leaf_model(), config)
   result = searcher.search_state(jax.random.PRNGKey(0), root)
   policy = np.asarray(result.focus_policy[0])
   win = 2 if mover == 0 else 5
@@ -299,8 +299,8 @@ def test_bad_searches_of_pgx_games_are_refused():
   game = sog.games.load("pgx/tic_tac_toe")
   model, config = leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=5)
   with pytest.raises(ValueError, match=r"capacity must be None .* or an int >= 10"):
-    pool.BeliefGTCFR(game, model, config, capacity=5)
-  searcher = pool.BeliefGTCFR(game, model, config)
+    pool.GTCFR(game, model, config, capacity=5)
+  searcher = pool.GTCFR(game, model, config)
   with pytest.raises(ValueError, match="a search root is terminal"):
     searcher.search_state(jax.random.PRNGKey(0), _play(game.public_game, [0, 3, 1, 4, 2]))
   with pytest.raises(ValueError, match="states must be public states of pgx/tic_tac_toe"):
@@ -311,7 +311,7 @@ def test_bad_searches_of_pgx_games_are_refused():
   )
   with pytest.raises(ValueError, match="a search root is terminal"):  # one of a batch
     searcher.search_state_batch(jax.random.split(jax.random.PRNGKey(0), 2), over)
-  kuhn = pool.BeliefGTCFR(load("kuhn_poker"), model, config)
+  kuhn = pool.GTCFR(load("kuhn_poker"), model, config)
   with pytest.raises(ValueError, match="kuhn_poker has private information"):
     kuhn.search_state(jax.random.PRNGKey(0), kuhn.game.root())
   with pytest.raises(ValueError, match="AlphaZero searches a perfect-information game"):
@@ -323,7 +323,7 @@ def test_query_sample_holds_frontier_states():
   and not terminal (a later simulation may have expanded them since)."""
   game = sog.games.load("pgx/connect_four")
   config = types.GTCFRConfig(simulations=30, query_samples=16)
-  searcher = pool.BeliefGTCFR(game, leaf_models.zero_leaf_model(), config)
+  searcher = pool.GTCFR(game, leaf_models.zero_leaf_model(), config)
   result = searcher.search(jax.random.PRNGKey(0))
   assert bool(np.isfinite(result.queries.keys).all())
   nodes = np.asarray(result.queries.nodes)

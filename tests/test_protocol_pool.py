@@ -18,7 +18,7 @@ from sog.protocol import composed
 from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_search
 from tests.conftest import ROOT
@@ -34,7 +34,7 @@ def _fixture(name: str) -> dict:
 
 def _pool(game, model, config, predecessor="own", dtype=jnp.float64):
   depth = predecessors.branch_depth(game.tree, predecessor)
-  return BeliefGTCFR(game, model, config, dtype=dtype, branch_depth=depth)
+  return GTCFR(game, model, config, dtype=dtype, branch_depth=depth)
 
 
 # From the nearest predecessor: `make test-slow` (the branch of any depth is checked in the default
@@ -132,8 +132,8 @@ def test_the_pool_protocol_refuses_what_it_cannot_run():
   game = load("kuhn_poker")
   model = leaf_models.zero_leaf_model()
   config = types.GTCFRConfig(simulations=2)
-  shallow = BeliefGTCFR(game, model, config)
-  with pytest.raises(ValueError, match="runs a BeliefGTCFR or its SizedPools"):
+  shallow = GTCFR(game, model, config)
+  with pytest.raises(ValueError, match="runs a GTCFR or its SizedPools"):
     composed.compose(object(), [0])
   with pytest.raises(ValueError, match="needs the game's enumerated tree"):
     composed.compose(shallow, [0])
@@ -194,13 +194,11 @@ def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_larg
   depth = int(tree.depth[node])
   model, config = leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=20)
   with jax.enable_x64(True):
-    largest = BeliefGTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    largest = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
     capacity = belief_search.subgame_capacity(
       game.public_game, largest.config, int(sizes[node]), depth
     )
-    smallest = BeliefGTCFR(
-      game, model, config, dtype=jnp.float64, branch_depth=depth, capacity=capacity
-    )
+    smallest = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth, capacity=capacity)
     assert smallest.capacity < largest.capacity
     results = []
     for searcher in (largest, smallest):

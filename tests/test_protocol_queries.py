@@ -18,7 +18,7 @@ from sog.protocol import queries as queries_lib
 from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search import types as search_types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
 from sog.search.pool import beliefs
 from tests.conftest import ROOT
@@ -36,7 +36,7 @@ def _constant_model(value: float) -> leaf_models.LeafModel:
 
 def _pool(game, config, dtype=jnp.float32):
   depth = predecessors.branch_depth(game.tree, "own")
-  return BeliefGTCFR(game, leaf_models.zero_leaf_model(), config, dtype=dtype, branch_depth=depth)
+  return GTCFR(game, leaf_models.zero_leaf_model(), config, dtype=dtype, branch_depth=depth)
 
 
 def test_recorded_queries_are_labelled_by_where_they_sit(tmp_path):

@@ -139,7 +139,7 @@ def test_solve_search_and_protocol_on_a_registered_game(coin_game):
     for n in (10, 300)
   ]
   assert errors[1] < errors[0] and errors[1] < 1e-3
-  searcher = search.BeliefGTCFR(
+  searcher = search.GTCFR(
     coin_game,
     pool.belief_oracle.exact_leaf_model(coin_game, 50),
     search.GTCFRConfig(simulations=30, simulations_per_phase=1.0),
@@ -156,7 +156,7 @@ def test_a_users_game_is_searched_on_the_belief_pool_without_enumeration():
   """The game's functions alone (no tree built) grow the search; the tree grown whole is the
   enumerated one, and the search's policy, evaluated exactly there, is nearly an equilibrium."""
   game = CoinShowdown(cards=4)
-  searcher = pool.BeliefGTCFR(
+  searcher = pool.GTCFR(
     game, search.zero_leaf_model(), search.GTCFRConfig(simulations=30, simulations_per_phase=0.2)
   )
   result = jax.tree.map(np.asarray, searcher.search(jax.random.PRNGKey(0)))
@@ -219,7 +219,7 @@ def test_a_game_too_large_to_enumerate_is_self_played_from_its_functions_alone(
     lambda: sog.eval.exploitability(too_large, np.zeros((1, 3, 2))),
     lambda: search.solve(too_large, iterations=1),
     lambda: composed.compose(
-      search.BeliefGTCFR(too_large, search.zero_leaf_model()), [0], tree=too_large.tree
+      search.GTCFR(too_large, search.zero_leaf_model()), [0], tree=too_large.tree
     ),
   ):
     with pytest.raises(ValueError, match=r"not enumerable.*search it with sog\.search\.pool"):

@@ -18,7 +18,7 @@ from sog.search import leaf_models
 from sog.search import predecessors
 from sog.search import resolving
 from sog.search import types
-from sog.search.pool import BeliefGTCFR
+from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_search
@@ -62,11 +62,11 @@ def test_gadget_follows_where_the_subgame_pays_more_and_terminates_where_it_pays
 
 
 @functools.cache
-def _leduc_searcher() -> BeliefGTCFR:
+def _leduc_searcher() -> GTCFR:
   """SoG(30, 1) on Leduc with the zero leaf, its branch as long as any path of the game (a plan's
   ``branch_depth``): one compiled search shared by the Leduc tests (one xdist group)."""
   game = load("leduc_poker")
-  return BeliefGTCFR(
+  return GTCFR(
     game,
     leaf_models.zero_leaf_model(),
     types.GTCFRConfig(simulations=30),
@@ -78,7 +78,7 @@ def _path(moves, length: int) -> jax.Array:
   return jnp.asarray(beliefs.padded_path(moves, length))
 
 
-def _initial_summary(searcher: BeliefGTCFR) -> belief_resolving.BeliefSummary:
+def _initial_summary(searcher: GTCFR) -> belief_resolving.BeliefSummary:
   marginals = jnp.asarray(public_game.prior_ranges(searcher.game), searcher.dtype)
   return belief_resolving.initial_summary(searcher.empty, marginals, searcher.branch_depth)
 
@@ -289,11 +289,11 @@ def test_previous_decisions_are_the_same_players_last_decision_above():
   assert by_path[(0, 1)] == node[()]
 
 
-def _protocol_searcher(name: str, oracle: dict, simulations: int, **config) -> BeliefGTCFR:
+def _protocol_searcher(name: str, oracle: dict, simulations: int, **config) -> GTCFR:
   """SoG(s, 1) on the belief pool with the pool's exact oracle (``oracle``: its arguments), its
   branch as long as the protocol's re-solves need."""
   game = load(name)
-  return BeliefGTCFR(
+  return GTCFR(
     game,
     belief_oracle.exact_leaf_model(game, **oracle),
     types.GTCFRConfig(simulations=simulations, **config),
@@ -302,7 +302,7 @@ def _protocol_searcher(name: str, oracle: dict, simulations: int, **config) -> B
 
 
 @functools.cache
-def _kuhn_oracle_searcher(simulations: int) -> BeliefGTCFR:
+def _kuhn_oracle_searcher(simulations: int) -> GTCFR:
   """Kuhn with the exact oracle (50 CFR+ iterations a call): shared by the Kuhn tests (one xdist
   group), so that s = 100 compiles once."""
   return _protocol_searcher("kuhn_poker", dict(iterations=50), simulations)

@@ -28,7 +28,6 @@ from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 from sog.selfplay import learner as learner_lib
 from sog.selfplay import loop
-from sog.selfplay import pool_config
 from sog.selfplay import query_solver
 from sog.selfplay import run
 from tests.conftest import ROOT
@@ -213,11 +212,9 @@ def test_config_files_load_and_bad_values_are_named():
     config = runpy.run_path(str(path))["get_config"]()
     if "rebel" in config:  # ReBeL's self-play (sog.baselines.rebel)
       experiment = rebel_selfplay.from_config_dict(config).base
-    elif "pool" in config:  # self-play on a pgx game (sog.selfplay.pool_selfplay)
-      experiment = pool_config.from_config_dict(config)
     else:
       experiment = config_lib.from_config_dict(config)
-    sog.games.load(experiment.game)
+    loop.check_enumerable(experiment, sog.games.load(experiment.game))
   config = config_lib.default_config_dict("kuhn_poker")
   config.selfplay.q_search = 1.5
   with pytest.raises(ValueError, match=r"selfplay\.q_search must be in"):

@@ -28,18 +28,18 @@ def test_a_leaf_model_of_another_game_is_refused_by_every_searcher(kuhn_checkpoi
   kuhn_leaf = checkpoint.restore_leaf_model(kuhn_checkpoint, "kuhn_poker")
   assert kuhn_leaf.game == "kuhn_poker"
   message = "the leaf model values kuhn_poker, but the game searched is leduc_poker"
-  with pytest.raises(ValueError, match=f"BeliefGTCFR: {message}"):
-    search.BeliefGTCFR(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
-  with pytest.raises(ValueError, match=f"BeliefGTCFR: {message}"):
+  with pytest.raises(ValueError, match=f"GTCFR: {message}"):
+    search.GTCFR(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
+  with pytest.raises(ValueError, match=f"GTCFR: {message}"):
     search.SoGAgent(leduc, kuhn_leaf, search.GTCFRConfig(simulations=4))
   with pytest.raises(ValueError, match=f"ReBeL: {message}"):
     rebel.ReBeL(leduc, kuhn_leaf)
   with pytest.raises(ValueError, match=f"Solver: {message}"):
     search.Solver(search.subgame_tree(leduc, 0, max_depth=2), leaf=kuhn_leaf)
   with pytest.raises(ValueError, match=r"must be a sog\.search\.LeafModel"):
-    search.BeliefGTCFR(leduc, lambda *args: None)
+    search.GTCFR(leduc, lambda *args: None)
   # Game-independent models search any game; a model keeps its game through with_value_error.
-  search.BeliefGTCFR(leduc, search.zero_leaf_model(), search.GTCFRConfig(simulations=4))
+  search.GTCFR(leduc, search.zero_leaf_model(), search.GTCFRConfig(simulations=4))
   noisy = search.leaf_models.with_value_error(kuhn_leaf, 0.1)
   assert noisy.game == "kuhn_poker"
 

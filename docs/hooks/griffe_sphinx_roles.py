@@ -1,7 +1,7 @@
 """A griffe extension for the API pages: Sphinx roles in sog's docstrings as Markdown code spans.
 
 The docstrings cross-reference with reStructuredText roles
-(``:class:`~sog.search.BeliefGTCFR```), which Markdown renders verbatim. This rewrites each role to
+(``:class:`~sog.search.GTCFR```), which Markdown renders verbatim. This rewrites each role to
 a code span of its target (the last component when the target starts with ``~``, the text before
 ``<target>`` when there is one) while griffe reads the sources; nothing is imported and the sources
 are not changed.

@@ -335,7 +335,7 @@ def not_enumerable(name: str, purpose: str) -> ValueError:
   """The error for a game that is not enumerable given to ``purpose``, naming what serves it."""
   return ValueError(
     f"{name} is not enumerable (its PublicGame sets enumerable = False): {purpose} needs its "
-    "enumerated public tree; search it with sog.search.pool.BeliefGTCFR and self-play it with "
+    "enumerated public tree; search it with sog.search.pool.GTCFR and self-play it with "
     "scripts/train.py (no evaluation, random queries or value diagnostics)"
   )
 

@@ -1,14 +1,11 @@
 """The CVPN as a leaf model (:class:`~sog.search.leaf_models.LeafModel`): it values GT-CFR's
 frontier and gives PUCT its prior, and values the leaves of depth-limited solves
-(:class:`sog.search.Solver`) and mctx's AlphaZero search (:mod:`sog.search.alphazero`); and the PBS
-batch of a perfect-information game's states (:func:`pool_pbs`), what self-play on pgx games trains
-on."""
+(:class:`sog.search.Solver`) and mctx's AlphaZero search (:mod:`sog.search.alphazero`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import chex
 import jax.numpy as jnp
 
 from sog.nets import cvpn as cvpn_lib
@@ -67,16 +64,3 @@ def ensemble_leaf_model(models: Sequence[leaf_models.LeafModel]) -> leaf_models.
     )
 
   return leaf_models.LeafModel(init, apply, tuple(model.params for model in models), games.pop())
-
-
-def pool_pbs(encoding: chex.Array, mover: chex.Array, legal: chex.Array) -> cvpn_lib.PBS:
-  """The PBS batch of perfect-information states (one infostate per player, both reached): their
-  encodings [B, E], movers [B] (TERMINAL where none) and legal actions [B, A]."""
-  batch = encoding.shape[0]
-  acts = mover[:, None] == jnp.arange(2)[None, :]
-  return cvpn_lib.PBS(
-    encoding=encoding,
-    ranges=jnp.ones((batch, 2, 1)),
-    valid=jnp.ones((batch, 2, 1), bool),
-    policy_mask=acts[:, :, None, None] & legal[:, None, None, :],
-  )

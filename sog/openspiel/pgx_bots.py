@@ -73,9 +73,7 @@ class SoGBot(_PgxBot):
   there (as AlphaZero plays its most visited one in evaluation), or with ``sample`` an action drawn
   from that policy (SoG's play in self-play)."""
 
-  def __init__(
-    self, searcher: pool.BeliefGTCFR, player_id: int, seed: int = 0, sample: bool = False
-  ):
+  def __init__(self, searcher: pool.GTCFR, player_id: int, seed: int = 0, sample: bool = False):
     super().__init__(searcher.game, player_id, seed)
     self.searcher, self.sample = searcher, sample
 

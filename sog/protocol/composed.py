@@ -8,7 +8,7 @@ compose the policies the searches give at their public states into one policy ov
 tree; compute its exact exploitability. Over N seeds, report min / mean / max (the paper used 50).
 
 Searches at one breadth-first depth are independent given the depths above, so they run as vmapped
-batches of a fixed size, on the belief pool (:class:`~sog.search.pool.BeliefGTCFR`): each grows its
+batches of a fixed size, on the belief pool (:class:`~sog.search.pool.GTCFR`): each grows its
 own tree from its re-solving root s_prev, in a pool sized to s_prev's subgame, so a deep re-solve
 costs what its subgame costs, and nothing but the evaluation needs the enumerated tree.
 """
@@ -33,7 +33,7 @@ from sog.search import resolving
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
 from sog.search.pool import sized
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +145,7 @@ class _PoolByNode:
 
 
 def compose(
-  searcher: BeliefGTCFR | sized.SizedPools,
+  searcher: GTCFR | sized.SizedPools,
   seeds: Sequence[int],
   resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   batch_size: int = 32,
@@ -159,7 +159,7 @@ def compose(
   """Runs the protocol with ``searcher`` for each seed and evaluates each composed policy exactly
   (float64).
 
-  ``searcher`` is a :class:`~sog.search.pool.BeliefGTCFR` of the game with a ``branch_depth`` of at
+  ``searcher`` is a :class:`~sog.search.pool.GTCFR` of the game with a ``branch_depth`` of at
   least :func:`~sog.search.predecessors.branch_depth`, each search run in a pool sized to its
   subgame (one compilation per pool size; :mod:`sog.search.pool.sized`), or the
   :class:`~sog.search.pool.sized.SizedPools` of one for ``tree`` (their compiled searches reused:
@@ -176,9 +176,9 @@ def compose(
   searched, whether it continued a predecessor's search) of the chunk's row
   (:class:`sog.protocol.queries.QueryRecorder` collects their leaf queries).
   """
-  if not isinstance(searcher, BeliefGTCFR | sized.SizedPools):
+  if not isinstance(searcher, GTCFR | sized.SizedPools):
     raise ValueError(
-      f"compose runs a BeliefGTCFR or its SizedPools, got {type(searcher).__name__} (ReBeL's "
+      f"compose runs a GTCFR or its SizedPools, got {type(searcher).__name__} (ReBeL's "
       "protocol is sog.baselines.rebel.composed)"
     )
   if tree is None:
@@ -186,7 +186,7 @@ def compose(
       "compose needs the game's enumerated tree, the composed policy's home: pass tree=game.tree"
     )
   length = tree.max_moves
-  if isinstance(searcher, BeliefGTCFR):
+  if isinstance(searcher, GTCFR):
     pools = sized.SizedPools(searcher, length, tree)
   elif searcher.tree is not tree or searcher.path_length < length:
     raise ValueError(
@@ -199,7 +199,7 @@ def compose(
   if pools.searcher.branch_depth < deepest:
     raise ValueError(
       f"compose: the protocol's re-solving branches on {tree.name} reach {deepest} public "
-      f"moves; build the BeliefGTCFR with branch_depth >= {deepest} "
+      f"moves; build the GTCFR with branch_depth >= {deepest} "
       "(sog.search.predecessors.branch_depth)"
     )
   resolver = _PoolByNode(pools, tree, resolving_config)

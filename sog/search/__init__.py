@@ -1,5 +1,5 @@
 """Search: public-tree CFR+ (full games, subgames, depth-limited), GT-CFR on the belief pool
-(:class:`BeliefGTCFR`), continual re-solving with the safe gadget, and the SoG agent (its OpenSpiel
+(:class:`GTCFR`), continual re-solving with the safe gadget, and the SoG agent (its OpenSpiel
 bot is :class:`sog.openspiel.SoGBot`)."""
 
 from sog.search.agent import SoGAgent
@@ -11,7 +11,7 @@ from sog.search.leaf_models import exact_leaf_model
 from sog.search.leaf_models import stateless
 from sog.search.leaf_models import uniform_logits
 from sog.search.leaf_models import zero_leaf_model
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 from sog.search.pool.belief_state import BeliefSearchResult
 from sog.search.pool.belief_state import BeliefStart
 from sog.search.resolving import ResolvingConfig
@@ -28,7 +28,7 @@ from sog.search.tables import make_tables
 from sog.search.types import GTCFRConfig
 
 __all__ = [
-  "BeliefGTCFR",
+  "GTCFR",
   "BeliefSearchResult",
   "BeliefStart",
   "CFRState",

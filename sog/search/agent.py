@@ -10,7 +10,7 @@ re-solves them too.
 A decision is named by its public state's path of child slots from the game's root (what
 :func:`sog.openspiel.locate` finds for an OpenSpiel state) and checked against the game's rules
 one public state at a time (:func:`sog.games.walk.shared_walk`). The searches run on the belief pool
-(:class:`sog.search.pool.BeliefGTCFR`): each grows its own tree from s_prev, so the game is never
+(:class:`sog.search.pool.GTCFR`): each grows its own tree from s_prev, so the game is never
 enumerated.
 """
 
@@ -31,7 +31,7 @@ from sog.search import leaf_models
 from sog.search import resolving
 from sog.search import types
 from sog.search.pool import belief_resolver
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 
 
 class SoGAgent:
@@ -58,7 +58,7 @@ class SoGAgent:
     self.perfect_information = public_game.is_perfect_information(game.public_game)
     self.resolving_config = resolving_config
     self._walk = walk_lib.shared_walk(game.public_game)
-    self.searcher = BeliefGTCFR(
+    self.searcher = GTCFR(
       game,
       leaf_model,
       config,

@@ -3,7 +3,7 @@
 A leaf model maps a batch of L public belief states of a search's tree (node indices and ranges,
 with a mask for the batch's padding) to counterfactual values [L, 2, S] and policy logits [L, 2, S,
 A] (the prior PUCT uses). The tree is the belief pool in GT-CFR's searches
-(:class:`~sog.search.pool.BeliefGTCFR`), and the search tables in ReBeL's depth-limited solves and
+(:class:`~sog.search.pool.GTCFR`), and the search tables in ReBeL's depth-limited solves and
 the exact solver's. Four are provided here: zeros, the tables' exact oracle (a full subgame solve
 at each leaf's current ranges; the pool's is :mod:`sog.search.pool.belief_oracle`), its
 warm-started form (each call continues the previous call's solve), and, in :mod:`sog.nets.leaf`,

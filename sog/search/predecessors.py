@@ -37,7 +37,7 @@ def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> n
 
 def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
   """The longest branch a protocol's re-solving search on the belief pool plans, from s_prev down
-  to the decision it searches (what :class:`~sog.search.pool.BeliefGTCFR`'s ``branch_depth`` must
+  to the decision it searches (what :class:`~sog.search.pool.GTCFR`'s ``branch_depth`` must
   hold): a first search starts at the game's root; a later one at the deepest public state of its
   predecessor's tree on the way, at least a child of the predecessor (each search expands its
   focus)."""

@@ -1,7 +1,7 @@
 """What every GT-CFR search shares: SoG(s, c) and the constants the paper leaves open
 (:class:`GTCFRConfig`), and the sample of a search's leaf queries (:class:`QuerySample`).
 
-Kept apart from the search (:class:`sog.search.pool.BeliefGTCFR`) so that configs, scripts and
+Kept apart from the search (:class:`sog.search.pool.GTCFR`) so that configs, scripts and
 self-play can name them without importing a searcher."""
 
 from __future__ import annotations

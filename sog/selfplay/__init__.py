@@ -15,11 +15,6 @@ from sog.selfplay.config import default_config_dict
 from sog.selfplay.config import from_config_dict
 from sog.selfplay.learner import Learner
 from sog.selfplay.loop import SelfPlay
-from sog.selfplay.pool_config import PoolExperiment
-from sog.selfplay.pool_config import default_config_dict as pool_default_config_dict
-from sog.selfplay.pool_config import from_config_dict as pool_from_config_dict
-from sog.selfplay.pool_selfplay import PoolSelfPlay
-from sog.selfplay.pool_selfplay import train as train_pool
 from sog.selfplay.query_solver import QuerySolver
 from sog.selfplay.run import train
 
@@ -29,8 +24,6 @@ __all__ = [
   "Examples",
   "Experiment",
   "Learner",
-  "PoolExperiment",
-  "PoolSelfPlay",
   "Queries",
   "QueryBuffer",
   "QuerySolver",
@@ -40,8 +33,5 @@ __all__ = [
   "SelfPlayConfig",
   "default_config_dict",
   "from_config_dict",
-  "pool_default_config_dict",
-  "pool_from_config_dict",
   "train",
-  "train_pool",
 ]

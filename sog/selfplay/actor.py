@@ -4,16 +4,19 @@ G games are played side by side. At every move each game's acting player re-solv
 of its own last search (continual re-solving on the belief pool,
 :mod:`sog.search.pool.belief_resolver`; the game's root beliefs at its first decision), exactly as
 :class:`sog.search.SoGAgent` does, and samples its action from (1 - eps) * search policy + eps *
-uniform; chance then acts by its distribution given the world state. The G searches of a move run
-as vmapped chunks of ``chunk`` searches, each in a pool sized to its subgame
+uniform; chance then acts by its distribution given the world state. In a perfect-information game
+(one infostate per player) nothing is re-solved: each search is the plain search from the state the
+game is at, as the SoG bot on a pgx game plays (:class:`sog.openspiel.pgx_bots.SoGBot`). The G
+searches of a move run as vmapped chunks of ``chunk`` searches, each in a pool sized to its subgame
 (:mod:`sog.search.pool.sized`; one compilation per pool size for every decision of the game); the
 worlds step from the game's functions (:mod:`sog.games.worlds`), vmapped over the games.
 
 What the actors hand on, per search of the played line:
   * a policy example: the PBS at the searched public state (both ranges under the search's average
     policy) with the search's policy for every infostate of the actor as the policy target; with
-    probability p_td1 it also carries a TD(1) value target, the game's outcome at the infostate each
-    player held (a sample of that infostate's value, in the network's per-opponent-mass units);
+    ``actor_value_targets`` the search's values there as value targets; with probability p_td1 a
+    TD(1) value target, the game's outcome at the infostate each player held (a sample of that
+    infostate's value, in the network's per-opponent-mass units), in their place there;
   * each of its sampled leaf queries (``GTCFRConfig.query_samples`` of them, a uniform sample of
     every PBS its leaf model was asked for), with probability q_search, to the query buffer.
 An example keeps its public state's network input and masks
@@ -36,8 +39,9 @@ from sog.games import worlds
 from sog.search import predecessors
 from sog.search import resolving
 from sog.search.pool import belief_resolving
+from sog.search.pool import beliefs
 from sog.search.pool import sized
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
@@ -45,11 +49,12 @@ from sog.selfplay import config as config_lib
 @dataclasses.dataclass
 class Game:
   """A game in progress: the path of child slots from the game's root to the public state to move
-  at, each player's summary of its last search, and the moves so far (its world state is row g of
+  at, each player's summary of its last search (None after a plain search of a
+  perfect-information game), and the moves so far (its world state is row g of
   :attr:`Actors.worlds`)."""
 
   path: list[int]
-  summaries: list[belief_resolving.BeliefSummary]
+  summaries: list[belief_resolving.BeliefSummary | None]
   line: list[dict] = dataclasses.field(default_factory=list)
 
 
@@ -59,17 +64,23 @@ def pools_for(game: registry.Game, leaf_model, config, dtype=jnp.float32) -> siz
   pool sized to its subgame (:mod:`sog.search.pool.sized`) and the branch holds every re-solve
   continuing the player's own last search (:func:`sog.search.predecessors.branch_depth`), as the
   protocol's; where it is not, every search runs in the searcher's pool, its branch as long as the
-  game (``max_moves``)."""
+  game (``max_moves``), or none in a perfect-information game (its searches start at their
+  states)."""
   tree = game.tree if game.enumerable else None
-  depth = game.max_moves if tree is None else predecessors.branch_depth(tree, "own")
-  searcher = BeliefGTCFR(game, leaf_model, config, dtype=dtype, branch_depth=depth)
+  if tree is not None:
+    depth = predecessors.branch_depth(tree, "own")
+  else:
+    depth = 0 if public_game.is_perfect_information(game.public_game) else game.max_moves
+  searcher = GTCFR(game, leaf_model, config, dtype=dtype, branch_depth=depth)
   return sized.SizedPools(searcher, game.max_moves, tree)
 
 
 class Actors:
   """G self-play games of the SoG agent on ``game``, searching with ``pools`` (:func:`pools_for`:
   the belief pool's searchers of the game, their leaf model a CVPN or any leaf model taking the same
-  params).
+  params). In a perfect-information game each search is the plain search from the state the game
+  is at (W = 1, both ranges 1: the state is all either player knows), as the SoG bot's on pgx, and
+  its queries are states (:func:`~sog.selfplay.buffers.searched`).
 
   ``play(params, key, rng)`` makes one move in every game and returns the examples of the games that
   ended and the queries handed to the solver.
@@ -84,6 +95,10 @@ class Actors:
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
     self.config, self.chunk, self.path_length = config, chunk, pools.path_length
+    self.pools, self.perfect_information = (
+      pools,
+      public_game.is_perfect_information(game.public_game),
+    )
     self._resolver = sized.SizedResolver(pools, resolving_config)
     self._initial = self._resolver.initial_summary()
     rules = game.public_game
@@ -141,7 +156,7 @@ class Actors:
     first = [game.summaries[kinds[g]] is self._initial for g, game in enumerate(self.games)]
     moves = self._search(params, search_key, kinds)
     queries, actions = [], np.zeros(count, np.int32)
-    for g, (game, (facts, ranges, policy, legal, sample, summary)) in enumerate(
+    for g, (game, (facts, ranges, policy, legal, values, sample, summary)) in enumerate(
       zip(self.games, moves, strict=True)
     ):
       player = int(kinds[g])
@@ -153,7 +168,9 @@ class Actors:
       actions[g] = rng.choice(
         own.size, p=(1.0 - self.config.eps) * played + self.config.eps * uniform
       )
-      game.line.append({"facts": facts, "world": infostates, "ranges": ranges, "policy": policy})
+      game.line.append(
+        {"facts": facts, "world": infostates, "ranges": ranges, "policy": policy, "values": values}
+      )
       game.summaries[player] = summary
       q = self.config.q_first if first[g] and self.config.q_first is not None else None
       queries.append((*sample, np.full(sample[2].shape, self.config.q_search if q is None else q)))
@@ -174,29 +191,49 @@ class Actors:
     return examples, buffers.hand_on(paths, ranges, keys, probability, rng), len(finished)
 
   def _search(self, params, key: chex.PRNGKey, kinds: np.ndarray) -> list[tuple]:
-    """Every game's re-solving search: per game, the facts of the public state searched, the
-    beliefs there [2, S], the policy [S, A], the legal actions [S, A], the query sample (paths,
-    ranges, keys) and the new summary."""
+    """Every game's search: per game, the facts of the public state searched, the beliefs there
+    [2, S], the policy [S, A], the legal actions [S, A], the value targets [2, S] (None without
+    ``actor_value_targets``), the query sample (paths, ranges, keys) and the player's new
+    summary."""
+    rngs = _per_game(key, len(self.games))
+    if self.perfect_information:
+      return self._search_states(params, rngs)
     requests = [
       (game.summaries[int(kinds[g])], game.path, int(kinds[g])) for g, game in enumerate(self.games)
     ]
-    rngs = _per_game(key, len(self.games))
     out: list[tuple | None] = [None] * len(self.games)
     for resolved in self._resolver.resolve(requests, rngs, self.chunk, params):
       summaries = resolved.summaries()
       results, root_paths = jax.device_get((resolved.results, resolved.planned.root_path))
       for row, g in enumerate(resolved.jobs):
-        facts, sample = buffers.searched(results, row, root_paths[row], self.path_length)
-        focus = int(results.focus[row])
-        out[g] = (
-          facts,
-          results.ranges[row, focus],
-          results.focus_policy[row],
-          results.tree.legal[row, focus],
-          sample,
-          summaries[row],
-        )
+        out[g] = (*self._move_of(results, row, root_paths[row]), summaries[row])
     return out
+
+  def _search_states(self, params, rngs: chex.PRNGKey) -> list[tuple]:
+    """:meth:`_search` in a perfect-information game: each game's plain search from its state (no
+    summary: nothing is re-solved)."""
+    paths = [beliefs.padded_path(game.path, self.path_length) for game in self.games]
+    out: list[tuple | None] = [None] * len(self.games)
+    for jobs, rows, searcher in self.pools.chunks(paths, self.chunk):
+      states = jax.tree.map(lambda x, rows=rows: x[rows], self.worlds.state)
+      results = jax.device_get(searcher.search_state_batch(rngs[rows], states, params))
+      for row, g in enumerate(jobs):
+        out[g] = (*self._move_of(results, row, paths[g]), None)
+    return out
+
+  def _move_of(self, results, row: int, root_path: np.ndarray) -> tuple:
+    """What row ``row`` of a chunk's search ``results`` (its root at ``root_path``) gives a move:
+    the facts, ranges, policy, legal actions and value targets at its focus, and its query
+    sample."""
+    facts, sample = buffers.searched(
+      results, row, root_path, self.path_length, self.perfect_information
+    )
+    focus = int(results.focus[row])
+    ranges = results.ranges[row, focus]
+    values = None
+    if self.config.actor_value_targets:
+      values = buffers.root_values(results, row, ranges, self.config.unreached_targets)
+    return facts, ranges, results.focus_policy[row], results.tree.legal[row, focus], values, sample
 
   def _line_examples(
     self, line: list[dict], utility: np.ndarray, rng: np.random.Generator
@@ -206,14 +243,18 @@ class Actors:
     facts = buffers.PublicFacts.stack([m["facts"] for m in line])
     ranges = np.stack([m["ranges"] for m in line])
     world = np.stack([m["world"] for m in line])
-    examples = buffers.search_examples(facts, ranges, np.stack([m["policy"] for m in line]))
+    searched = None if line[0]["values"] is None else np.stack([m["values"] for m in line])
+    examples = buffers.search_examples(
+      facts, ranges, np.stack([m["policy"] for m in line]), searched
+    )
     td1 = rng.random(len(line)) < self.config.p_td1
     rows = np.arange(len(line))
     values, has_value = examples.values.copy(), examples.has_value.copy()
     opponent_mass = ranges.sum(-1)[:, ::-1]
     for p in range(2):
-      values[rows, p, world[:, p]] = np.where(td1, utility[p] * opponent_mass[:, p], 0.0)
-      has_value[rows, p, world[:, p]] = td1
+      held = rows, p, world[:, p]
+      values[held] = np.where(td1, utility[p] * opponent_mass[:, p], values[held])
+      has_value[held] = td1 | has_value[held]
     return examples.replace(values=values, has_value=has_value)
 
 

@@ -296,13 +296,38 @@ def node_paths(tree, nodes: np.ndarray, length: int) -> np.ndarray:
   return paths
 
 
-def searched(results, row: int, root_path: np.ndarray, length: int):
+def searched(results, row: int, root_path: np.ndarray, length: int, as_states: bool = False):
   """Row ``row`` of a batch of belief-pool search ``results`` (host arrays), its root at
   ``root_path`` from the game's root: the facts of its focus (:class:`PublicFacts`, one row) and its
   sample of leaf queries as (paths [Q, length], ranges, keys), for :func:`search_examples` and
-  :func:`hand_on`."""
+  :func:`hand_on`.
+
+  With ``as_states`` (a perfect-information game: one infostate per player, so a public state is
+  all either player knows and its PBS is the state at any reach) each sampled state is asked once,
+  at ranges 1: the sample draws among (frontier node, pass) pairs, so a later draw of a node already
+  drawn is dropped (its key made infinite), and a state the search's average policy does not reach
+  is still asked."""
   pool = jax.tree.map(lambda x: x[row], results.tree)
   asked = results.queries
-  paths = beliefs.slot_paths(pool, asked.nodes[row], root_path, length)
+  nodes, ranges, keys = (np.asarray(x[row]) for x in (asked.nodes, asked.ranges, asked.keys))
+  if as_states:
+    drawn = np.isfinite(keys)
+    first = np.zeros_like(drawn)
+    first[np.unique(np.where(drawn, nodes, -1), return_index=True)[1]] = True
+    keys = np.where(first, keys, np.inf)
+    ranges = np.asarray(pool.valid)[nodes].astype(ranges.dtype)
+  paths = beliefs.slot_paths(pool, nodes, root_path, length)
   facts = PublicFacts.at(pool, np.array([int(results.focus[row])]))
-  return facts, (paths, asked.ranges[row], asked.keys[row])
+  return facts, (paths, ranges, keys)
+
+
+def root_values(results, row: int, ranges: np.ndarray, unreached_targets: str) -> np.ndarray:
+  """[2, S] the value targets of row ``row`` of a batch of belief-pool search ``results`` (host
+  arrays): its counterfactual values at the focus, whose ``ranges`` [2, S] are the search's there;
+  at an infostate they do not reach, with ``unreached_targets="best_response"``, the best response's
+  value (see :class:`~sog.selfplay.config.SelfPlayConfig`)."""
+  values = np.asarray(results.focus_values[row])
+  if unreached_targets == "best_response":
+    best = results.best_response_values[row, int(results.focus[row])]
+    values = np.where(ranges <= 0, best, values)
+  return values

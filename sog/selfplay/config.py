@@ -50,6 +50,12 @@ class SelfPlayConfig:
       opponent's average policy (what a deviation into the query's public state is worth, the value
       CFR's regrets above the query and the gadget read); ``"average"``, the search's value there
       under its average policy, which with no own reach to weigh it plays uniformly below.
+    actor_value_targets: whether an actor's examples also carry value targets from its search: the
+      search's counterfactual values at the public state it decided at (unreached infostates by
+      ``unreached_targets``), as the solver's examples carry. False is SoG's: an actor's search
+      gives the policy target, values come from solved queries and TD(1). True bootstraps every
+      visited state from its search's root, as AlphaZero-style self-play on a perfect-information
+      game does (``configs/pgx_*.py``).
     random_queries: queries added per round at random public belief states (uniform non-terminal
       public states, ranges of random policies or Dirichlet noise: ``sog.nets.dataset.random_pbs``),
       beside the searches' own. The protocol re-solves at every public state, with ranges the
@@ -76,6 +82,7 @@ class SelfPlayConfig:
   q_recursive: float = 0.1
   q_first: float | None = None
   unreached_targets: str = "best_response"
+  actor_value_targets: bool = False
   random_queries: int = 0
   query_capacity: int = 20_000
   replay_capacity: int = 100_000
@@ -107,6 +114,10 @@ class SelfPlayConfig:
         continue
       if not 0.0 <= getattr(self, name) <= 1.0:
         raise ValueError(f"selfplay.{name} must be in [0, 1], got {getattr(self, name)!r}")
+    if not isinstance(self.actor_value_targets, bool):
+      raise ValueError(
+        f"selfplay.actor_value_targets must be True or False, got {self.actor_value_targets!r}"
+      )
     if self.unreached_targets not in UNREACHED_TARGETS:
       raise ValueError(
         f"selfplay.unreached_targets must be one of {UNREACHED_TARGETS}, got "

@@ -26,6 +26,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from sog.games import public_game
 from sog.games import registry
 from sog.nets import checkpoint as checkpoint_lib
 from sog.nets import cvpn as cvpn_lib
@@ -234,7 +235,10 @@ class SelfPlay:
 
   def search_settings(self) -> settings_lib.SearchSettings:
     """The actors' search and re-solving (the protocol evaluation uses them too, each setting with
-    its own s and c)."""
+    its own s and c); the search alone for a perfect-information game that is not enumerated
+    (nothing re-solves it: its searches start at their states, and there is no protocol)."""
+    if not self.game.enumerable and public_game.is_perfect_information(self.game.public_game):
+      return settings_lib.of(self.experiment.actor)
     return settings_lib.of(self.experiment.actor, self.experiment.resolving, "own")
 
   def save_network(self, directory: str | pathlib.Path) -> None:

@@ -12,18 +12,16 @@ bootstrapped through ever deeper searches (SoG's recursive queries).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from sog.games import public_game
 from sog.games import registry
 from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 from sog.search.pool import sized
-from sog.search.pool.belief_searcher import BeliefGTCFR
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
 
@@ -33,7 +31,9 @@ class QuerySolver:
   ``pools`` (:func:`sog.selfplay.actor.pools_for`): the queries needing one pool size (their
   subgames, :mod:`sog.search.pool.sized`) as vmapped chunks of ``chunk`` searches (a short chunk
   padded by repeating a query; one compilation per pool size). A query's public state and pair
-  weights are grown from its path (:func:`sog.search.pool.beliefs.along`)."""
+  weights are grown from its path (:func:`sog.search.pool.beliefs.along`). In a
+  perfect-information game its ranges are 1 (the actors and the solver ask states:
+  :func:`~sog.selfplay.buffers.searched`), so its search is the plain search from its state."""
 
   def __init__(
     self,
@@ -45,6 +45,7 @@ class QuerySolver:
     self.config, self.chunk, self.pools = config, chunk, pools
     self.path_length = pools.path_length
     rules, searcher = game.public_game, pools.searcher
+    self.perfect_information = public_game.is_perfect_information(rules)
 
     def start(path, ranges):
       state, weight = beliefs.along(rules, path, searcher.dtype)
@@ -53,17 +54,6 @@ class QuerySolver:
       return plain.replace(state=state, weight=weight)
 
     self._starts = jax.jit(jax.vmap(start))
-
-  def _chunks(self, queries: buffers.Queries) -> Iterator[tuple[np.ndarray, BeliefGTCFR]]:
-    """The queries' searches as chunks of ``chunk`` rows of one pool size (a short chunk padded
-    with its last row), each with its searcher."""
-    for capacity, jobs in self.pools.by_pool(queries.paths):
-      for begin in range(0, len(jobs), self.chunk):
-        rows = jobs[begin : begin + self.chunk]
-        yield (
-          np.asarray(rows + [rows[-1]] * (self.chunk - len(rows))),
-          self.pools.searcher_for(capacity),
-        )
 
   def solve(
     self, params, queries: buffers.Queries, key: chex.PRNGKey, rng: np.random.Generator
@@ -77,17 +67,17 @@ class QuerySolver:
     values = np.zeros(queries.ranges.shape, np.float32)
     policy, facts, sample = [None] * count, [None] * count, [None] * count
     rngs = jax.random.split(key, count)
-    for rows, searcher in self._chunks(queries):
-      jobs = list(dict.fromkeys(rows.tolist()))  # (the padding repeats the last)
+    for jobs, rows, searcher in self.pools.chunks(queries.paths, self.chunk):
       starts = self._starts(jnp.asarray(queries.paths[rows]), jnp.asarray(queries.ranges[rows]))
       results = jax.device_get(searcher.search_from_batch(rngs[rows], starts, params))
       for row, i in enumerate(jobs):
-        values[i], policy[i] = results.focus_values[row], results.focus_policy[row]
-        facts[i], sample[i] = buffers.searched(results, row, queries.paths[i], self.path_length)
-        if self.config.unreached_targets == "best_response":
-          unreached = queries.ranges[i] <= 0
-          best = results.best_response_values[row, results.focus[row]]
-          values[i] = np.where(unreached, best, values[i])
+        values[i] = buffers.root_values(
+          results, row, queries.ranges[i], self.config.unreached_targets
+        )
+        policy[i] = results.focus_policy[row]
+        facts[i], sample[i] = buffers.searched(
+          results, row, queries.paths[i], self.path_length, self.perfect_information
+        )
     examples = buffers.search_examples(
       buffers.PublicFacts.stack(facts), queries.ranges, np.stack(policy), values
     )

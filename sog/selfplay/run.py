@@ -8,6 +8,7 @@ The work directory holds:
   * ``evaluation.csv``: one row per evaluation and setting (step, seconds, min / mean / max);
   * ``tensorboard/``: the same rows (and the diagnostics') as TensorBoard scalars, tagged
     ``metrics/FIELD``, ``evaluation/SETTING/FIELD`` and ``diagnostics/FIELD``;
+  * ``losses.png``: the value and policy losses against train steps (written at the end);
   * ``exploitability.png``: exploitability against train steps for every evaluated setting (SoG fig.
     3);
   * ``snapshots/step_N/``: the network at step N, if the experiment asks for snapshots (for
@@ -51,6 +52,7 @@ PLOT = "exploitability.png"
 DIAGNOSTICS = "diagnostics.csv"
 TENSORBOARD = monitoring.metrics.TENSORBOARD
 DIAGNOSTICS_PLOT = "value_errors.png"
+LOSSES_PLOT = "losses.png"
 _METRIC_FIELDS = (
   "step",
   *loop.COUNTERS,
@@ -136,6 +138,25 @@ def plot_diagnostics(workdir: str | pathlib.Path, title: str) -> pathlib.Path | 
     "mean |conditional value error| vs exact",
   )
   return workdir / DIAGNOSTICS_PLOT
+
+
+def plot_losses(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
+  """Writes ``losses.png`` from ``metrics.csv``: the value and policy losses (each row's mean over
+  its train steps) against train steps; None before the first train step."""
+  workdir = pathlib.Path(workdir)
+  if not (workdir / METRICS).is_file():
+    return None
+  with (workdir / METRICS).open() as f:
+    rows = [row for row in csv.DictReader(f) if row.get("loss")]
+  if not rows:
+    return None
+  steps = [int(row["step"]) for row in rows]
+  series = {
+    name.replace("_", " "): (steps, [float(row[name]) for row in rows])
+    for name in ("value_loss", "policy_loss")
+  }
+  plotting.line_plot(workdir / LOSSES_PLOT, series, title, "train steps", "loss")
+  return workdir / LOSSES_PLOT
 
 
 class _Rates:
@@ -237,6 +258,7 @@ def drive(
         f"games, replay {stats['replay']}, queries waiting {stats['queries_waiting']}"
       )
     last = _loop(run, experiment, workdir, title, writer, progress, budget_done, log_every_seconds)
+  plot_losses(workdir, f"{run.game.name}: {title}, losses")
   stats = run.stats()
   seconds = stats["seconds"]
   return {

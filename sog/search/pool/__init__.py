@@ -10,7 +10,7 @@ infostates, grown from any game), ``passes`` (its frontier, regret matching), ``
 and GT-CFR on it: ``belief_state`` (its state and result), ``belief_update`` (the CFR phase),
 ``belief_expand`` (the walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any
 public state as its root, a branch down to the focus, the safe re-solving gadget),
-``belief_searcher`` (:class:`BeliefGTCFR`), ``belief_resolving`` (continual re-solving: summaries
+``belief_searcher`` (:class:`GTCFR`), ``belief_resolving`` (continual re-solving: summaries
 keyed by public state, and the plan of the next search's start), ``belief_resolver`` (batches of
 re-solving searches, what SoG's protocol runs on the pool), ``sized`` (searches in pools sized to
 their subgames where the game is enumerated), ``belief_oracle`` (the exact oracle: each leaf's
@@ -26,13 +26,13 @@ from sog.search.pool import beliefs
 from sog.search.pool import completion
 from sog.search.pool import sized
 from sog.search.pool import worlds
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 from sog.search.pool.belief_state import BeliefSearchResult
 from sog.search.pool.belief_state import BeliefStart
 from sog.search.pool.beliefs import BeliefTree
 
 __all__ = [
-  "BeliefGTCFR",
+  "GTCFR",
   "BeliefSearchResult",
   "BeliefStart",
   "BeliefTree",

@@ -6,7 +6,7 @@ search, or the game's start), the public state s_pub it now decides at, named by
 slots from the game's root, and the acting player. :class:`BeliefResolver` plans each request's
 start (:func:`~sog.search.pool.belief_resolving.plan`, vmapped over a chunk), refuses unsound plans
 (:func:`~sog.search.pool.belief_resolving.check`) and runs the chunk's searches as one vmapped batch
-(:meth:`~sog.search.pool.BeliefGTCFR.search_from_batch`), yielding one :class:`BeliefResolved` at a
+(:meth:`~sog.search.pool.GTCFR.search_from_batch`), yielding one :class:`BeliefResolved` at a
 time. Every chunk has the same shape (a short one is padded with copies of its last request), so
 one compilation serves every decision of a game. Summaries are kept on the host cut to the slots
 their trees use (:func:`trimmed`) and put back in the searcher's pool to plan (:func:`padded`).
@@ -29,7 +29,7 @@ from sog.search import resolving
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 
 #: (the player's summary, the path of child slots from the game's root to s_pub, the acting player)
 Request = tuple[belief_resolving.BeliefSummary, Sequence[int], int]
@@ -131,7 +131,7 @@ class BeliefResolver:
 
   def __init__(
     self,
-    searcher: BeliefGTCFR,
+    searcher: GTCFR,
     path_length: int,
     config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):

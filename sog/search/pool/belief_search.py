@@ -1,7 +1,7 @@
 """One GT-CFR search on the belief pool as pure functions: ``init``, ``run`` (phases of CFR+
 updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it; to vmap
 it, give it ``leaf_calls.leaf_batches(frontier_capacity(...), SEARCH_AXIS)`` and vmap with
-``axis_name=SEARCH_AXIS``, as :class:`~sog.search.pool.BeliefGTCFR` does).
+``axis_name=SEARCH_AXIS``, as :class:`~sog.search.pool.GTCFR` does).
 
 SoG's Algorithm 1 for any :class:`~sog.games.public_game.PublicGame`, grown without enumeration:
 the pool holds the public states the search added, each with its pair weights W(s0, s1), the

@@ -1,4 +1,4 @@
-"""The host side of GT-CFR on the belief pool: :class:`BeliefGTCFR`, compiled once per game, leaf
+"""The host side of GT-CFR on the belief pool: :class:`GTCFR`, compiled once per game, leaf
 model and config, for one search or a vmapped batch."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 
 
-class BeliefGTCFR:
+class GTCFR:
   """GT-CFR searches of any :class:`~sog.games.public_game.PublicGame` on the belief pool (nothing
   enumerated), compiled once.
 
@@ -67,15 +67,14 @@ class BeliefGTCFR:
     game = game.public_game if isinstance(game, registry.Game) else game
     if not isinstance(game, public_game.PublicGame):
       raise ValueError(
-        f"BeliefGTCFR searches a sog.games.PublicGame (or a registered game), got "
-        f"{type(game).__name__}"
+        f"GTCFR searches a sog.games.PublicGame (or a registered game), got {type(game).__name__}"
       )
-    leaf_models.check_model_game(leaf_model, game.name, "BeliefGTCFR")
+    leaf_models.check_model_game(leaf_model, game.name, "GTCFR")
     if int(game.kind(game.root())) == public_game.TERMINAL:
       raise ValueError("the search root is terminal: there is nothing to search")
     if not isinstance(branch_depth, int) or branch_depth < 0:
       raise ValueError(
-        f"BeliefGTCFR: branch_depth (the most moves from a start's root to its focus) must be an "
+        f"GTCFR: branch_depth (the most moves from a start's root to its focus) must be an "
         f"int >= 0, got {branch_depth!r}"
       )
     # k: the children of k actions per expansion; by default all of them (imperfect information)
@@ -88,7 +87,7 @@ class BeliefGTCFR:
     smallest = belief_search.first_expansion_bound(game, config, branch_depth)
     if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
       raise ValueError(
-        f"BeliefGTCFR: capacity must be None (the most s simulations can add, or the whole game "
+        f"GTCFR: capacity must be None (the most s simulations can add, or the whole game "
         f"where that is smaller) or an int >= {smallest} (the root, the branch's children and the "
         f"focus's on {game.name}), got {capacity!r}"
       )
@@ -132,7 +131,7 @@ class BeliefGTCFR:
       )
     except AttributeError as error:
       raise ValueError(
-        f"BeliefGTCFR: the leaf model reads what the belief pool does not have ({error}); the "
+        f"GTCFR: the leaf model reads what the belief pool does not have ({error}); the "
         "pool offers kind, legal, valid and encoding at its slots (zero_leaf_model and the CVPN "
         "read only these); the exact oracle on the pool is "
         "sog.search.pool.belief_oracle.exact_leaf_model"
@@ -321,7 +320,7 @@ class BeliefGTCFR:
     an imperfect-information game or a terminal state."""
     if not public_game.is_perfect_information(self.game):
       raise ValueError(
-        f"BeliefGTCFR.search_state starts from a public state of a perfect-information game; "
+        f"GTCFR.search_state starts from a public state of a perfect-information game; "
         f"{self.game.name} has private information: a search from one of its public states needs "
         "the beliefs there (search_from with a BeliefStart, or continual re-solving: "
         "sog.search.pool.belief_resolver)"

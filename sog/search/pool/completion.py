@@ -39,7 +39,7 @@ def completed_policy(
   ``iterations`` CFR+ iterations at the leaf's final ranges.
 
   ``tree`` is the enumerated tree rooted where the search's pool is (the game's tree for
-  :meth:`~sog.search.pool.BeliefGTCFR.search`, ``game.tree.subtree(node)`` for a search from
+  :meth:`~sog.search.pool.GTCFR.search`, ``game.tree.subtree(node)`` for a search from
   ``node``); ``result`` one search's result (not a batch's).
   """
   if iterations < 1:

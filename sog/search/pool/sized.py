@@ -26,7 +26,7 @@ from sog.search import resolving
 from sog.search.pool import belief_resolver
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_search
-from sog.search.pool.belief_searcher import BeliefGTCFR
+from sog.search.pool.belief_searcher import GTCFR
 
 #: The smallest pool searches are compiled for, and the factor between one size and the next up to
 #: the searcher's (each size is a compiled program held in memory; docs/results/pool.md compares 2
@@ -44,14 +44,14 @@ def pool_size(need: int, bound: int) -> int:
 
 
 class SizedPools:
-  """``searcher`` (a :class:`~sog.search.pool.BeliefGTCFR`) and its copies in smaller pools: with
+  """``searcher`` (a :class:`~sog.search.pool.GTCFR`) and its copies in smaller pools: with
   the game's enumerated ``tree``, one per size a public state's subgame needs, at least
   ``path_length + 1`` slots where a re-solve plans from a summary cut to one path of that many
   moves (:func:`~sog.search.pool.belief_resolver.pruned`); without, the searcher alone."""
 
   def __init__(
     self,
-    searcher: BeliefGTCFR,
+    searcher: GTCFR,
     path_length: int,
     tree: tree_lib.PublicTree | None = None,
   ):
@@ -66,11 +66,11 @@ class SizedPools:
       self.capacity = np.array([sizes[int(need)] for need in needs])
     self._searchers = {searcher.capacity: searcher}
 
-  def searcher_for(self, capacity: int) -> BeliefGTCFR:
+  def searcher_for(self, capacity: int) -> GTCFR:
     """The searcher with a pool of ``capacity`` slots (built, and compiled, on first use)."""
     if capacity not in self._searchers:
       base = self.searcher
-      self._searchers[capacity] = BeliefGTCFR(
+      self._searchers[capacity] = GTCFR(
         base.game,
         base.leaf_model,
         base.config,
@@ -95,6 +95,17 @@ class SizedPools:
     for job, path in enumerate(paths):
       groups.setdefault(self.capacity_at(path), []).append(job)
     return sorted(groups.items())
+
+  def chunks(
+    self, paths: Sequence[Sequence[int]], chunk: int
+  ) -> Iterator[tuple[list[int], np.ndarray, GTCFR]]:
+    """The searches focused on ``paths`` as vmapped chunks of ``chunk`` rows of one pool size: per
+    chunk, its jobs (indices of ``paths``), its rows (the jobs, a short chunk padded by repeating
+    its last) and the searcher of that pool size."""
+    for capacity, jobs in self.by_pool(paths):
+      for begin in range(0, len(jobs), chunk):
+        part = jobs[begin : begin + chunk]
+        yield part, np.asarray(part + [part[-1]] * (chunk - len(part))), self.searcher_for(capacity)
 
 
 class SizedResolver:
