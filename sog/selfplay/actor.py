@@ -95,10 +95,8 @@ class Actors:
     resolving_config: resolving.ResolvingConfig = resolving.ResolvingConfig(),
   ):
     self.config, self.chunk, self.path_length = config, chunk, pools.path_length
-    self.pools, self.perfect_information = (
-      pools,
-      public_game.is_perfect_information(game.public_game),
-    )
+    self.pools = pools
+    self.perfect_information = public_game.is_perfect_information(game.public_game)
     self._resolver = sized.SizedResolver(pools, resolving_config)
     self._initial = self._resolver.initial_summary()
     rules = game.public_game

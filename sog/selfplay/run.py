@@ -121,42 +121,53 @@ def plot_evaluation(
   return workdir / png_name
 
 
+def _plot_columns(
+  workdir: pathlib.Path,
+  csv_name: str,
+  png_name: str,
+  columns: Mapping[str, str],
+  title: str,
+  ylabel: str,
+) -> pathlib.Path | None:
+  """Writes ``png_name`` in ``workdir``: the ``columns`` of ``csv_name`` (a line per label, its
+  column's values) against train steps, over the rows that hold them all; None without such rows."""
+  if not (workdir / csv_name).is_file():
+    return None
+  with (workdir / csv_name).open() as f:
+    rows = [row for row in csv.DictReader(f) if all(row.get(c) for c in columns.values())]
+  if not rows:
+    return None
+  steps = [int(row["step"]) for row in rows]
+  series = {
+    label: (steps, [float(row[column]) for row in rows]) for label, column in columns.items()
+  }
+  plotting.line_plot(workdir / png_name, series, title, "train steps", ylabel)
+  return workdir / png_name
+
+
 def plot_diagnostics(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
   """Writes ``value_errors.png`` from ``diagnostics.csv`` (each error against train steps)."""
-  workdir = pathlib.Path(workdir)
-  if not (workdir / DIAGNOSTICS).is_file():
-    return None
-  with (workdir / DIAGNOSTICS).open() as f:
-    rows = list(csv.DictReader(f))
-  steps = [int(row["step"]) for row in rows]
-  series = {name: (steps, [float(row[name]) for row in rows]) for name in diagnostics_lib.ERRORS}
-  plotting.line_plot(
-    workdir / DIAGNOSTICS_PLOT,
-    series,
+  return _plot_columns(
+    pathlib.Path(workdir),
+    DIAGNOSTICS,
+    DIAGNOSTICS_PLOT,
+    {name: name for name in diagnostics_lib.ERRORS},
     title,
-    "train steps",
     "mean |conditional value error| vs exact",
   )
-  return workdir / DIAGNOSTICS_PLOT
 
 
 def plot_losses(workdir: str | pathlib.Path, title: str) -> pathlib.Path | None:
   """Writes ``losses.png`` from ``metrics.csv``: the value and policy losses (each row's mean over
   its train steps) against train steps; None before the first train step."""
-  workdir = pathlib.Path(workdir)
-  if not (workdir / METRICS).is_file():
-    return None
-  with (workdir / METRICS).open() as f:
-    rows = [row for row in csv.DictReader(f) if row.get("loss")]
-  if not rows:
-    return None
-  steps = [int(row["step"]) for row in rows]
-  series = {
-    name.replace("_", " "): (steps, [float(row[name]) for row in rows])
-    for name in ("value_loss", "policy_loss")
-  }
-  plotting.line_plot(workdir / LOSSES_PLOT, series, title, "train steps", "loss")
-  return workdir / LOSSES_PLOT
+  return _plot_columns(
+    pathlib.Path(workdir),
+    METRICS,
+    LOSSES_PLOT,
+    {"value loss": "value_loss", "policy loss": "policy_loss"},
+    title,
+    "loss",
+  )
 
 
 class _Rates:
