@@ -262,7 +262,8 @@ def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
     batch_size=flags.DEFINE_integer(
       "batch_size",
       1,
-      "Searches per vmapped batch (one breadth-first depth at a time; 1 is fastest on a CPU).",
+      "Searches per vmapped batch in the smallest pool, proportionally fewer in larger ones (one "
+      "breadth-first depth at a time; sog.search.pool.sized.SizedPools.rows).",
       lower_bound=1,
     ),
     safe=flags.DEFINE_bool(

@@ -164,7 +164,8 @@ def compose(
   subgame (one compilation per pool size; :mod:`sog.search.pool.sized`), or the
   :class:`~sog.search.pool.sized.SizedPools` of one for ``tree`` (their compiled searches reused:
   what self-play's evaluation passes). ``tree`` is the game's enumerated tree, the composed
-  policy's home.
+  policy's home. A vmapped batch of searches holds ``batch_size`` of them in the smallest pool
+  and proportionally fewer in larger ones (:meth:`~sog.search.pool.sized.SizedPools.rows`).
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   ``predecessor`` picks the search each re-solve continues

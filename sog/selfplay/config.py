@@ -33,8 +33,10 @@ class SelfPlayConfig:
     games: actor games played side by side (each round makes one move in every one of them).
     solver_batch: queries the query solver answers per round.
     search_chunk: searches per vmapped batch on the belief pool, for the actors' moves and the
-      solver's queries alike (a batch holds searches of one pool size; one compiled search per
-      config and pool size).
+      solver's queries alike (a batch holds searches of one pool size, ``search_chunk`` of them in
+      the smallest pool and proportionally fewer in larger ones:
+      :meth:`~sog.search.pool.sized.SizedPools.rows`; one compiled search per config and pool
+      size).
     eps: an actor plays from (1 - eps) * search policy + eps * uniform over the legal actions.
     p_td1: probability that a search of the played line also becomes a TD(1) value example (the
       game's outcome at the visited infostates).
@@ -180,8 +182,9 @@ class EvaluationConfig:
       ``Experiment.snapshot_every_steps``).
     seeds: composed policies per setting.
     every_steps: train steps between evaluations (0: only at the start and the end).
-    batch_size: searches per vmapped batch of the protocol (1, the default, is fastest on a CPU and
-      shares the actors' compiled search when the settings match theirs).
+    batch_size: searches per vmapped batch of the protocol in the smallest pool (fewer in larger
+      pools, as ``search_chunk``; 1, the default, shares the actors' compiled search when the
+      settings match theirs).
     first_seed: the protocol's seeds are first_seed, ..., first_seed + seeds - 1 (a selection of
       networks uses seeds beyond every reported one).
     keep_best: keep the network of the evaluation with the lowest mean exploitability at the first

@@ -6,7 +6,10 @@ states below a search's focus are known, so it can run in the smallest pool of
 :data:`SMALLEST_POOL` x :data:`POOL_GROWTH`^j slots (or its searcher's own) that holds every
 expansion of that subgame (:func:`~sog.search.pool.belief_search.subgame_capacity`): the search it
 would run in the searcher's pool, at the cost of the pool it can fill, with one compilation per pool
-size. Where it is not, every search runs in the searcher's pool. :class:`SizedPools` holds the
+size. Where it is not, every search runs in the searcher's pool. A vmapped chunk of ``chunk``
+searches is planned for the smallest pool: a larger pool's chunk holds proportionally fewer rows
+(:meth:`SizedPools.rows`, at least one), so every chunk holds about as many slots, and a few
+searches near the root are not padded to a chunk of the largest pool. :class:`SizedPools` holds the
 searchers; :class:`SizedResolver` batches re-solves by their pool size (what the protocol and
 self-play's actors run). Searches are named by their focus's path of child slots from the game's
 root, so nothing here needs the tree beyond the sizes.
@@ -21,6 +24,7 @@ import dataclasses
 import chex
 import numpy as np
 
+from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search import resolving
 from sog.search.pool import belief_resolver
@@ -64,7 +68,21 @@ class SizedPools:
       needs = np.maximum(room + tree.subgame_sizes(), path_length + 1)
       sizes = {int(need): pool_size(int(need), searcher.capacity) for need in np.unique(needs)}
       self.capacity = np.array([sizes[int(need)] for need in needs])
+    # the smallest pool a search uses (none starts at a terminal)
+    self.smallest = (
+      searcher.capacity
+      if tree is None
+      else int(self.capacity[tree.kind != public_game.TERMINAL].min())
+    )
     self._searchers = {searcher.capacity: searcher}
+
+  def rows(self, capacity: int, chunk: int) -> int:
+    """The rows of a vmapped chunk in the pool of ``capacity`` slots, where a chunk of the smallest
+    pool has ``chunk``: as many slots as that chunk, at least one row (``ValueError`` for a chunk
+    below 1)."""
+    if chunk < 1:
+      raise ValueError(f"chunk must be >= 1, got {chunk}")
+    return max(1, min(chunk, chunk * self.smallest // capacity))
 
   def searcher_for(self, capacity: int) -> GTCFR:
     """The searcher with a pool of ``capacity`` slots (built, and compiled, on first use)."""
@@ -99,13 +117,15 @@ class SizedPools:
   def chunks(
     self, paths: Sequence[Sequence[int]], chunk: int
   ) -> Iterator[tuple[list[int], np.ndarray, GTCFR]]:
-    """The searches focused on ``paths`` as vmapped chunks of ``chunk`` rows of one pool size: per
-    chunk, its jobs (indices of ``paths``), its rows (the jobs, a short chunk padded by repeating
-    its last) and the searcher of that pool size."""
+    """The searches focused on ``paths`` as vmapped chunks of one pool size, ``chunk`` rows in the
+    smallest pool (:meth:`rows` in the others): per chunk, its jobs (indices of ``paths``), its
+    rows (the jobs, a short chunk padded by repeating its last) and the searcher of that pool
+    size."""
     for capacity, jobs in self.by_pool(paths):
-      for begin in range(0, len(jobs), chunk):
-        part = jobs[begin : begin + chunk]
-        yield part, np.asarray(part + [part[-1]] * (chunk - len(part))), self.searcher_for(capacity)
+      size = self.rows(capacity, chunk)
+      for begin in range(0, len(jobs), size):
+        part = jobs[begin : begin + size]
+        yield part, np.asarray(part + [part[-1]] * (size - len(part))), self.searcher_for(capacity)
 
 
 class SizedResolver:
@@ -140,10 +160,12 @@ class SizedResolver:
   ) -> Iterator[belief_resolver.BeliefResolved]:
     """The re-solves of ``requests`` (summary, path, player) with ``rngs`` [J]:
     :meth:`BeliefResolver.resolve <sog.search.pool.belief_resolver.BeliefResolver.resolve>` per
-    pool size (``jobs`` index ``requests``)."""
+    pool size, ``chunk`` rows in the smallest pool (:meth:`SizedPools.rows` in the others;
+    ``jobs`` index ``requests``)."""
     for capacity, jobs in self.pools.by_pool([request[1] for request in requests]):
       asked = [
         (belief_resolver.pruned(requests[j][0], [requests[j][1]]), *requests[j][1:]) for j in jobs
       ]
-      for resolved in self.resolver(capacity).resolve(asked, rngs[np.asarray(jobs)], chunk, params):
+      rows = self.pools.rows(capacity, chunk)
+      for resolved in self.resolver(capacity).resolve(asked, rngs[np.asarray(jobs)], rows, params):
         yield dataclasses.replace(resolved, jobs=[jobs[row] for row in resolved.jobs])
