@@ -216,38 +216,43 @@ def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_larg
   np.testing.assert_allclose(small.values[:used], big.values[:used], atol=1e-12)
 
 
-def test_a_protocol_chunk_holds_fewer_rows_in_a_larger_pool_and_composes_the_same():
-  """Liar's Dice 1x4, zero leaf, s = 10, float64: its searches run in pools of 64 and 109 slots;
-  a chunk of 4 rows in the smaller pool holds 2 in the larger (``SizedPools.rows``: about as many
-  slots), and the protocol composes the same exploitability in chunks of 4 as one search at a time
-  (to 1e-9; a vmapped batch sums in another order, 1e-16 apart, and at 2 of the 512 searches
-  a near tie amplifies that, as it does in float32 runs)."""
+def test_a_chunk_holds_fewer_rows_in_a_larger_pool(monkeypatch):
+  """Liar's Dice 1x4, s = 10: its searches run in pools of 64 and 109 slots; a chunk of 4 rows in
+  the smaller pool holds 2 in the larger (``SizedPools.rows``: about as many slots), for the
+  actors' and the solver's searches (``chunks``) and for the protocol's re-solves
+  (``SizedResolver``). That a vmapped chunk gives each search's result is
+  ``test_belief_resolving``'s; nothing here is compiled."""
   game = load("liars_dice(faces=4)")
-  with jax.enable_x64(True):
-    searcher = _pool(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10))
-    pools = sized.SizedPools(searcher, game.tree.max_moves, game.tree)
-    capacities = sorted(set(pools.capacity[game.tree.kind < 2].tolist()))
-    assert capacities == [64, 109] and pools.smallest == 64
-    assert [pools.rows(c, 4) for c in capacities] == [4, 2]
-    assert [pools.rows(c, 1) for c in capacities] == [1, 1]
-    chunks = []  # (pool size, rows) of every chunk the protocol ran
-
-    def count(searches, resolved):
-      del searches
-      chunks.append(tuple(resolved.results.tree.parent.shape[:2][::-1]))
-
-    composition = {
-      chunk: composed.compose(pools, range(2), batch_size=chunk, on_resolved=count, tree=game.tree)
-      for chunk in (4, 1)
-    }
-  assert {(64, 4), (109, 2), (64, 1), (109, 1)} == set(chunks)
-  np.testing.assert_allclose(
-    composition[4].exploitability, composition[1].exploitability, atol=1e-9
-  )
-  differ = np.abs(composition[4].policies - composition[1].policies).max(axis=(2, 3)) > 1e-12
-  assert differ.sum() <= 2
+  tree = game.tree
+  config = types.GTCFRConfig(simulations=10)
+  searcher = _pool(game, leaf_models.zero_leaf_model(), config, dtype=jnp.float32)
+  pools = sized.SizedPools(searcher, tree.max_moves, tree)
+  decisions = np.flatnonzero(tree.kind < 2)
+  assert sorted(set(pools.capacity[decisions].tolist())) == [64, 109] and pools.smallest == 64
+  assert [pools.rows(c, 4) for c in (64, 109)] == [4, 2]
+  assert [pools.rows(c, 1) for c in (64, 109)] == [1, 1]
   with pytest.raises(ValueError, match="chunk must be >= 1"):
     pools.rows(64, 0)
+  paths = [tree.paths[n] for n in decisions]
+  for chunk in (4, 1):
+    seen = []
+    for jobs, rows, pooled in pools.chunks(paths, chunk):
+      assert len(rows) == pools.rows(pooled.capacity, chunk) >= len(jobs)
+      assert {int(pools.capacity[decisions[j]]) for j in jobs} == {pooled.capacity}
+      seen += jobs
+    assert sorted(seen) == list(range(len(paths)))
+  asked = []  # (pool size, rows) of each resolver call
+
+  def resolve(self, requests, rngs, chunk=1, params=None):
+    asked.append((self.searcher.capacity, chunk))
+    return iter(())
+
+  monkeypatch.setattr(belief_resolver.BeliefResolver, "resolve", resolve)
+  resolver = sized.SizedResolver(pools)
+  summary = resolver.initial_summary()
+  requests = [(summary, tree.paths[n], int(tree.kind[n])) for n in decisions]
+  list(resolver.resolve(requests, jax.random.split(jax.random.PRNGKey(0), len(requests)), 4))
+  assert asked == [(64, 4), (109, 2)]
 
 
 @pytest.mark.slow
