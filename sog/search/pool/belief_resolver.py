@@ -35,6 +35,14 @@ from sog.search.pool.belief_searcher import GTCFR
 Request = tuple[belief_resolving.BeliefSummary, Sequence[int], int]
 
 
+def chunked(jobs: Sequence[int], size: int) -> Iterator[tuple[list[int], list[int]]]:
+  """``jobs`` in chunks of ``size``: each chunk's jobs and its rows, the jobs with a short chunk
+  padded by repeating its last (every chunk one shape, so one compilation serves them all)."""
+  for begin in range(0, len(jobs), size):
+    part = list(jobs[begin : begin + size])
+    yield part, part + [part[-1]] * (size - len(part))
+
+
 @dataclasses.dataclass(frozen=True)
 class BeliefResolved:
   """One chunk of re-solving searches on the pool.
@@ -182,9 +190,7 @@ class BeliefResolver:
     paths = np.stack([self.path(path) for _, path, _ in requests]) if requests else None
     players = np.array([int(player) for _, _, player in requests], np.int32)
     capacity = self.searcher.capacity
-    for begin in range(0, len(requests), chunk):
-      jobs = list(range(begin, min(begin + chunk, len(requests))))
-      rows = jobs + [jobs[-1]] * (chunk - len(jobs))
+    for jobs, rows in chunked(range(len(requests)), chunk):
       summaries = jax.tree.map(
         lambda *xs: np.stack(xs), *[padded(requests[j][0], capacity) for j in rows]
       )

@@ -123,9 +123,8 @@ class SizedPools:
     size."""
     for capacity, jobs in self.by_pool(paths):
       size = self.rows(capacity, chunk)
-      for begin in range(0, len(jobs), size):
-        part = jobs[begin : begin + size]
-        yield part, np.asarray(part + [part[-1]] * (size - len(part))), self.searcher_for(capacity)
+      for part, rows in belief_resolver.chunked(jobs, size):
+        yield part, np.asarray(rows), self.searcher_for(capacity)
 
 
 class SizedResolver:
