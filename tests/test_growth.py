@@ -25,17 +25,18 @@ from tests.conftest import load
 
 def _phases(searcher: GTCFR, seed: int = 0):
   """A root search of ``searcher`` (c = 1) to drive phase by phase: its initial state (the focus
-  expanded) and one phase, ``belief_search.run``'s loop body: CFR+ updates, then one simulation
-  (walks as long as the whole search's)."""
+  expanded: ``run``'s opening expansion) and one phase: CFR+ updates, then one simulation (walks as
+  long as the whole search's), as ``belief_search.run``'s loop runs them."""
   public, model, config = searcher.game, searcher.leaf_model, searcher.config
   batches, start = searcher.leaf_batches, searcher.start()
 
   @jax.jit
   def init(rng):
     leaf_state = model.init(searcher.empty, start)
-    return belief_search.init(
+    state = belief_search.init(
       public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
     )
+    return belief_expand.grow(public, state, config, opening=True)
 
   @jax.jit
   def phase(state):
@@ -110,6 +111,37 @@ def test_growth_counters():
     assert walks <= 30 * (1 + redraws)
     # Each growing walk expanded one node: the focus's first expansion, then one per growing walk.
     assert int(np.asarray(result.tree.expanded).sum()) == 1 + growing
+
+
+@pytest.mark.parametrize("open_chance", types.OPEN_CHANCE)
+def test_the_opening_walk_is_the_focus_expansion(open_chance):
+  """``run`` opens the focus with the walks' code (``grow(opening=True)``: one walk from the focus,
+  a frontier leaf): it adds what ``expand`` at the focus adds (every child; with "with_parent" the
+  outcomes of chance children too) and leaves the search's keys, visits and walk counts as they
+  were, also where the focus is already expanded and the walk goes on below it."""
+  game = load("leduc_poker")
+  config = types.GTCFRConfig(simulations=4, open_chance=open_chance)
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), config)
+  public, model, start = searcher.game, searcher.leaf_model, searcher.start()
+  assert belief_expand.opens_by_walk(public, config)
+
+  @jax.jit
+  def opened(rng):
+    state = belief_search.init(public, searcher.capacity, model.apply, None, rng, start, config)
+    by_walk = belief_expand.grow(public, state, config, opening=True)
+    by_expand = belief_expand.expand(public, state, state.focus, config)
+    return state, by_walk, by_expand, belief_expand.grow(public, by_walk, config, opening=True)
+
+  state, by_walk, by_expand, again = jax.tree.map(np.asarray, opened(jax.random.PRNGKey(4)))
+  assert int(by_walk.tree.num_nodes) > int(state.tree.num_nodes) == 1
+  assert int(again.tree.num_nodes) > int(by_walk.tree.num_nodes)  # it walked below the focus
+  check = lambda a, b: np.testing.assert_array_equal(a, b)  # noqa: E731
+  jax.tree.map(check, (by_walk.tree, by_walk.prior), (by_expand.tree, by_expand.prior))
+  jax.tree.map(check, by_walk.interior_since, by_expand.interior_since)
+  for opened_state in (by_walk, again):
+    check(opened_state.rng, state.rng)
+    assert not opened_state.visits.any()
+    assert int(opened_state.walks) == int(opened_state.growing_walks) == 0
 
 
 def test_puct_ties_follow_the_prior_then_chance():

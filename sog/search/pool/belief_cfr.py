@@ -255,7 +255,7 @@ def values_up(
   ranges: chex.Array,
   leaf_values: chex.Array | None = None,
   order: LevelOrder | None = None,
-  best_response: bool = False,
+  best_response: bool | chex.Array = False,
   visit: Callable[[Any, Visit], Any] | None = None,
   carry: Any = (),
 ) -> tuple[chex.Array, chex.Array, Any]:
@@ -264,7 +264,8 @@ def values_up(
   without) and ``carry`` with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update,
   :func:`update_rows`). With ``best_response`` each actor plays a best response instead, max_a
   Q(s, a) over its playable actions, against the other's policy in ``ranges``: both players'
-  best-response values.
+  best-response values (a traced bool too: vmapped over ``[False, True]``, one pass gives both
+  the policy's values and the best responses').
 
   The leaves first, then the interior nodes depth by depth from the deepest
   (:meth:`LevelOrder.walk`): a chunk's nodes take their values (a leaf's its own, an interior
@@ -281,10 +282,10 @@ def values_up(
     leaf = 0.0 if leaf_values is None else leaf_values[at]
     base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
     rows = policy(at, carry)
-    if best_response:
-      acting = jnp.where(beliefs.playable(tree, at), q[at], -jnp.inf).max(-1)[:, None, :]
-    else:
-      acting = (rows * q[at]).sum(-1)[:, None, :]
+    acting = (rows * q[at]).sum(-1)[:, None, :]
+    if best_response is not False:  # (traced: one pass computes both, vmapped over the flag)
+      best = jnp.where(beliefs.playable(tree, at), q[at], -jnp.inf).max(-1)[:, None, :]
+      acting = jnp.where(best_response, best, acting)
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)
     if visit is not None:

@@ -215,17 +215,29 @@ def path_length(config: search_types.GTCFRConfig) -> int:
   return per_expansion * (1 + config.phases * config.simulations_in_phase) + 1
 
 
+def opens_by_walk(game: public_game.PublicGame, config: search_types.GTCFRConfig) -> bool:
+  """Whether a search's opening expansion, every child of the focus, is a walk's (with k = all a
+  walk from the focus, a frontier leaf, adds just that) rather than :func:`expand`'s call in
+  ``init`` (k < all: a walk would add k actions' children)."""
+  return config.expansion_k is None or config.expansion_k >= game.num_actions
+
+
 def grow(
   game: public_game.PublicGame,
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
   axis_name: str | None = None,
+  opening: chex.Array = False,
 ) -> belief_state.BeliefSearchState:
   """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`;
-  ``axis_name``: the vmap axis of a batch of searches)."""
+  ``axis_name``: the vmap axis of a batch of searches), or where ``opening`` (a bool, possibly
+  traced) holds, the search's opening expansion: one walk from the focus where it opens by walk
+  (:func:`opens_by_walk`; none otherwise), not counted among the search's walks or visits and
+  drawing none of its keys. One copy of the expansion code serves both (a program's size is its
+  compile time)."""
   length = path_length(config)
   most = added_at_most(game, config)
-  return walks.expansion_phase(
+  grown = walks.expansion_phase(
     lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active),
     # no redraw once the tree is whole, or the pool has no room for another expansion
     lambda s: fully_grown(s) | (s.tree.num_nodes + most > s.tree.capacity),
@@ -233,4 +245,14 @@ def grow(
     jnp.zeros_like(state.visits),
     config,
     axis_name,
+    opening,
+    int(opens_by_walk(game, config)),
+  )
+  if opening is False:
+    return grown
+  return grown.replace(  # (its walk leaves no visits: it stops at the focus, unless given a tree
+    # already grown there)
+    visits=jnp.where(opening, state.visits, grown.visits),
+    walks=jnp.where(opening, state.walks, grown.walks),
+    growing_walks=jnp.where(opening, state.growing_walks, grown.growing_walks),
   )

@@ -1,7 +1,7 @@
-"""One GT-CFR search on the belief pool as pure functions: ``init``, ``run`` (phases of CFR+
-updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains them (jit it; to vmap
-it, give it ``leaf_calls.leaf_batches(frontier_capacity(...), SEARCH_AXIS)`` and vmap with
-``axis_name=SEARCH_AXIS``, as :class:`~sog.search.pool.GTCFR` does).
+"""One GT-CFR search on the belief pool as pure functions: ``init``, ``run`` (the focus's expansion,
+then phases of CFR+ updates then simulations, one ``fori_loop``), ``finish``; ``search`` chains
+them (jit it; to vmap it, give it ``leaf_calls.leaf_batches(frontier_capacity(...), SEARCH_AXIS)``
+and vmap with ``axis_name=SEARCH_AXIS``, as :class:`~sog.search.pool.GTCFR` does).
 
 SoG's Algorithm 1 for any :class:`~sog.games.public_game.PublicGame`, grown without enumeration:
 the pool holds the public states the search added, each with its pair weights W(s0, s1), the
@@ -144,10 +144,11 @@ def init(
   config: search_types.GTCFRConfig,
   leaf_state: Any = (),
 ) -> belief_state.BeliefSearchState:
-  """The initial tree in a pool of ``capacity`` slots (the start's root, the branch with every child
-  of its nodes, and the focus's children, with ``open_chance="with_parent"`` the outcomes of the
-  chance nodes among them) and the focus's prior (one leaf-model call at its ranges
-  under the uniform policy, from ``leaf_state``).
+  """The initial tree in a pool of ``capacity`` slots (the start's root and the branch with every
+  child of its nodes; with k < all also the focus's children, with ``open_chance="with_parent"``
+  the outcomes of the chance nodes among them, which with k = all :func:`run` adds first) and the
+  focus's prior (one leaf-model call at its ranges under the uniform policy, from
+  ``leaf_state``).
 
   ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's
   (:class:`~sog.search.leaf_models.LeafModel`); it reads the pool (``kind``, ``legal``, ``valid``,
@@ -190,6 +191,8 @@ def init(
     growing_walks=jnp.int32(0),
     rng=rng,
   )
+  if belief_expand.opens_by_walk(game, config):
+    return state  # the focus is expanded by the first phase's walk (:func:`run`)
   return belief_expand.expand(game, state, focus, config)
 
 
@@ -201,19 +204,22 @@ def run(
   config: search_types.GTCFRConfig,
   batches: leaf_calls.LeafBatches,
 ) -> belief_state.BeliefSearchState:
-  """The config's phases of CFR+ updates then expansion simulations, in one loop."""
+  """The focus's expansion, then the config's phases of CFR+ updates then expansion simulations,
+  in one loop whose step i is expansion phase i (i = 0: the focus's expansion,
+  :func:`~sog.search.pool.belief_expand.grow`) then phase i + 1's updates (none after the last):
+  the walks' code also opens the focus, so the program holds one copy of it."""
   scale = game.utility_scale
 
-  def phase(_, state):
-    state = jax.lax.fori_loop(
+  def step(i, state):
+    state = belief_expand.grow(game, state, config, batches.axis_name, opening=i == 0)
+    return jax.lax.fori_loop(
       0,
-      config.updates_per_phase,
+      jnp.where(i < config.phases, config.updates_per_phase, 0),
       lambda _, s: belief_update.cfr_update(apply, params, s, config, batches, scale),
       state,
     )
-    return belief_expand.grow(game, state, config, batches.axis_name)
 
-  return jax.lax.fori_loop(0, config.phases, phase, state)
+  return jax.lax.fori_loop(0, config.phases + 1, step, state)
 
 
 def finish(
@@ -237,8 +243,11 @@ def finish(
   called = leaf_calls.call_frontier(
     tree, apply, params, frontier, ranges, batches, state.leaf_state
   )
-  values, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order)
-  best, _, _ = belief_cfr.values_up(tree, policy, ranges, called.values, order, best_response=True)
+  values, best = jax.vmap(
+    lambda best_response: belief_cfr.values_up(
+      tree, policy, ranges, called.values, order, best_response
+    )[0]
+  )(jnp.array([False, True]))
   return belief_state.BeliefSearchResult(
     focus_policy=average[state.focus],
     focus_values=values[state.focus],
