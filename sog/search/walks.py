@@ -126,25 +126,18 @@ def expansion_phase(
   pending: chex.Array,
   config: types.GTCFRConfig,
   axis_name: str | None = None,
-  opening: chex.Array = False,
-  opening_walks: int = 1,
+  simulations: int | chex.Array | None = None,
 ):
-  """The phase's ceil(c) simulations from ``state.rng`` (its next key kept in ``state.rng``), the
-  virtual losses counted from ``pending`` (zeros shaped as the visit counts); ``axis_name``: the
-  vmap axis of a batch of searches (:func:`simulate`).
-
-  Where ``opening`` (a bool, possibly traced) holds, ``opening_walks`` simulations instead, from
-  keys that leave ``state.rng`` as it was: a search's opening expansion (a walk from the focus, a
-  frontier leaf, expands it), made by the same code as every other."""
-  kept = state.rng
-  rng, sims_rng = jax.random.split(kept)
+  """The phase's simulations from ``state.rng`` (its next key kept in ``state.rng``), the virtual
+  losses counted from ``pending`` (zeros shaped as the visit counts); ``axis_name``: the vmap axis
+  of a batch of searches (:func:`simulate`); ``simulations``: how many (possibly traced, at most
+  ceil(c)), ceil(c) when not given."""
+  rng, sims_rng = jax.random.split(state.rng)
   rngs = jax.random.split(sims_rng, config.simulations_in_phase)
-  count = config.simulations_in_phase
-  if opening is not False:
-    count = jnp.where(opening, opening_walks, count)
+  count = config.simulations_in_phase if simulations is None else simulations
 
   def one(i, carry):
     return simulate(walk, complete, *carry, config, rngs[i], axis_name)
 
   state, _ = jax.lax.fori_loop(0, count, one, (state, pending))
-  return state.replace(rng=rng if opening is False else jnp.where(opening, kept, rng))
+  return state.replace(rng=rng)

@@ -237,6 +237,9 @@ def grow(
   compile time)."""
   length = path_length(config)
   most = added_at_most(game, config)
+  simulations = None
+  if opening is not False:
+    simulations = jnp.where(opening, int(opens_by_walk(game, config)), config.simulations_in_phase)
   grown = walks.expansion_phase(
     lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active),
     # no redraw once the tree is whole, or the pool has no room for another expansion
@@ -245,14 +248,15 @@ def grow(
     jnp.zeros_like(state.visits),
     config,
     axis_name,
-    opening,
-    int(opens_by_walk(game, config)),
+    simulations,
   )
   if opening is False:
     return grown
-  return grown.replace(  # (its walk leaves no visits: it stops at the focus, unless given a tree
-    # already grown there)
-    visits=jnp.where(opening, state.visits, grown.visits),
-    walks=jnp.where(opening, state.walks, grown.walks),
-    growing_walks=jnp.where(opening, state.growing_walks, grown.growing_walks),
+  # the opening leaves the search's keys, visits and walk counts as they were (its walk leaves no
+  # visits anyway, unless given a tree already grown at the focus)
+  return grown.replace(
+    **{
+      field: jnp.where(opening, getattr(state, field), getattr(grown, field))
+      for field in ("rng", "visits", "walks", "growing_walks")
+    }
   )
