@@ -14,6 +14,9 @@ player g mod 2. Opponents, OpenSpiel's own bots:
     --opponent_simulations simulations a move, MCTS-Solver on (OpenSpiel's defaults); perfect
     information only;
   * ismcts: ``ISMCTSBot`` with the same evaluator, for imperfect-information games;
+  * pimc: determinized MCTS in JAX (``sog.search.pimc``, the family of Scotland Yard's PimBot):
+    --pimc_worlds worlds drawn from what the public history allows, each searched by mctx with
+    random rollouts, --opponent_simulations a move over all of them, the most visited action;
   * random: ``UniformRandomBot``.
 
 The agent's searches run on the belief pool (``sog.search.pool.GTCFR``: each grows its own
@@ -42,7 +45,8 @@ For a pgx game --leaf is ``zeros`` or a checkpoint trained by self-play on it
 (``configs/pgx_*.py``), which mctx's search then uses too.
 
 A game is a win, draw or loss by the sign of the agent's return. Prints progress and a summary and
-ends with one JSON line: game, games, wins, draws, losses, per seat, and the mean return.
+ends with one JSON line: game, games, wins, draws, losses, per seat, the mean return, and the win
+rate (a draw counts half) with its 95% Wilson interval.
 """
 
 import json
@@ -69,9 +73,10 @@ from sog.openspiel import pgx_bots
 from sog.search import agent as agent_lib
 from sog.search import alphazero
 from sog.search import leaf_models
+from sog.search import pimc
 from sog.search import pool
 
-OPPONENTS = ("mcts", "ismcts", "random", "mctx", "minimax")
+OPPONENTS = ("mcts", "ismcts", "pimc", "random", "mctx", "minimax")
 PGX_OPPONENTS = ("mctx", "minimax")
 
 _GAME = flags.DEFINE_string(
@@ -86,7 +91,13 @@ _PRECISION = common.define_precision_flags()
 _OPPONENT = flags.DEFINE_enum("opponent", "mcts", list(OPPONENTS), "The OpenSpiel bot to play.")
 _GAMES = flags.DEFINE_integer("games", 100, "Games to play (seats alternate).", lower_bound=1)
 _OPPONENT_SIMULATIONS = flags.DEFINE_integer(
-  "opponent_simulations", 1000, "Simulations a move of (IS-)MCTS.", lower_bound=1
+  "opponent_simulations",
+  1000,
+  "Simulations a move of (IS-)MCTS, or of PIMC over all its worlds.",
+  lower_bound=1,
+)
+_PIMC_WORLDS = flags.DEFINE_integer(
+  "pimc_worlds", 10, "Worlds PIMC searches a move (--opponent=pimc).", lower_bound=1
 )
 _UCT_C = flags.DEFINE_float("uct_c", 2.0, "UCT exploration constant of (IS-)MCTS.", lower_bound=0.0)
 _SEED = flags.DEFINE_integer("seed", 0, "Seeds both players' randomness (game g uses seed + g).")
@@ -128,19 +139,33 @@ def opponent_bot(
   if name in PGX_OPPONENTS:
     raise ValueError(
       f"--opponent={name} plays pgx games only (--game=pgx/...); valid opponents "
-      f"here: mcts, ismcts, random"
+      f"here: mcts, ismcts, pimc, random"
     )
   raise ValueError(f"unknown opponent {name!r}; valid opponents: {', '.join(OPPONENTS)}")
 
 
+def wilson_interval(rate: float, games: int, z: float = 1.96) -> tuple[float, float]:
+  """The Wilson score interval of a win rate over ``games`` games (95% at the default z)."""
+  if games == 0:
+    return 0.0, 1.0
+  centre = (rate + z * z / (2 * games)) / (1 + z * z / games)
+  half = z * np.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / (1 + z * z / games)
+  return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
 def _tally(returns: np.ndarray) -> dict:
-  """Wins, draws and losses by the sign of the agent's returns, and their mean."""
+  """Wins, draws and losses by the sign of the agent's returns, their mean, and the win rate (a
+  draw counts half) with its 95% Wilson interval."""
+  wins, draws = int((returns > 0).sum()), int((returns == 0).sum())
+  rate = (wins + draws / 2) / returns.size if returns.size else 0.0
   return {
     "games": int(returns.size),
-    "wins": int((returns > 0).sum()),
-    "draws": int((returns == 0).sum()),
+    "wins": wins,
+    "draws": draws,
     "losses": int((returns < 0).sum()),
     "mean_return": float(returns.mean()) if returns.size else 0.0,
+    "win_rate": rate,
+    "win_rate_95": list(wilson_interval(rate, int(returns.size))),
   }
 
 
@@ -163,10 +188,10 @@ def _pgx_opponent(
         f"{', '.join(pgx_bots.SOLVABLE)}; got {game.name}"
       )
     return pgx_bots.MinimaxBot(os_game, player, seed)
-  if name == "ismcts":
+  if name in ("ismcts", "pimc"):
     raise ValueError(
-      "--opponent=ismcts is for imperfect-information games; valid opponents of a pgx "
-      "game: mcts, mctx, minimax, random"
+      f"--opponent={name} draws worlds of imperfect-information games, and a pgx game has one; "
+      "valid opponents of a pgx game: mcts, mctx, minimax, random"
     )
   if name == "mcts":  # OpenSpiel's C++ MCTS: the Python bot's settings at a fraction of its time
     evaluator = pyspiel.RandomRolloutEvaluator(1, seed)
@@ -236,7 +261,20 @@ def _players(simulations: int, config):
   dtype = _PRECISION.dtype()  # (float64 switches JAX's x64 mode on before anything is built)
   game = common.load_game(_GAME.value)
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
-  opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
+  if _OPPONENT.value == "pimc":
+    player = pimc.PIMC(game, _OPPONENT_SIMULATIONS.value, _PIMC_WORLDS.value)
+    opponent = f"pimc({_OPPONENT_SIMULATIONS.value} simulations over {_PIMC_WORLDS.value} worlds)"
+
+    def opponent_of(seat, seed):
+      return bot_lib.PIMCBot(player, seat, seed)
+  else:
+    opponent_bot(_OPPONENT.value, os_game, 1, 1, _UCT_C.value, 0)  # fail before anything compiles
+
+    def opponent_of(seat, seed):
+      return opponent_bot(
+        _OPPONENT.value, os_game, seat, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed
+      )
+
   agent = agent_lib.SoGAgent(
     game, _LEAF.model(game), config, _PROTOCOL.resolving_config(), dtype=dtype
   )
@@ -254,9 +292,7 @@ def _players(simulations: int, config):
     name,
     sample,
     lambda seat, seed: bot_lib.SoGBot(agent, seat, seed=seed, sample=sample),
-    lambda seat, seed: opponent_bot(
-      _OPPONENT.value, os_game, seat, _OPPONENT_SIMULATIONS.value, _UCT_C.value, seed
-    ),
+    opponent_of,
   )
 
 
@@ -302,7 +338,8 @@ def main(argv):
   for label, t in [("all", whole), *per_seat.items()]:
     print(
       f"{label:>12}: {t['wins']} wins, {t['draws']} draws, {t['losses']} losses "
-      f"(mean return {t['mean_return']:+.3f}) in {t['games']} games"
+      f"(mean return {t['mean_return']:+.3f}; win rate {t['win_rate']:.3f}, 95% "
+      f"{t['win_rate_95'][0]:.3f}-{t['win_rate_95'][1]:.3f}) in {t['games']} games"
     )
   print(
     json.dumps(
@@ -316,6 +353,7 @@ def main(argv):
           _OPPONENT.value, _OPPONENT_SIMULATIONS.value
         ),
         "uct_c": _UCT_C.value,
+        **({"pimc_worlds": _PIMC_WORLDS.value} if _OPPONENT.value == "pimc" else {}),
         "sample": sample,
         "seconds": time.perf_counter() - started,
         **_SEARCH.record(),

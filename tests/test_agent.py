@@ -204,24 +204,30 @@ def test_play_script_swaps_seats_and_ends_with_its_json_line():
   assert bad.returncode != 0 and "perfect-information" in bad.stderr
 
 
-def test_play_script_runs_the_agent_on_the_belief_pool():
-  """scripts/play.py: Leduc against the random bot, the agent's searches on the belief pool;
-  --float64 with a pgx game (searched in float32) is refused by name."""
-  command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10", "--opponent=random"]
+def test_play_script_runs_the_agent_on_the_belief_pool_against_pimc():
+  """scripts/play.py: Leduc against determinized MCTS (PIMC, through the OpenSpiel bridge), the
+  agent's searches on the belief pool, the win rate with its 95% interval in the JSON line;
+  --float64 with a pgx game (searched in float32) and PIMC on a pgx game are refused by name."""
+  command = [sys.executable, "scripts/play.py", "--leaf=zeros", "--sims=10"]
+  pimc = ["--opponent=pimc", "--opponent_simulations=8", "--pimc_worlds=2"]
   out = subprocess.run(
-    [*command, "--game=leduc_poker", "--games=2"],
+    [*command, *pimc, "--game=leduc_poker", "--games=2"],
     capture_output=True,
     text=True,
     cwd=ROOT,
     check=True,
   )
-  assert "on the belief pool" in out.stdout
+  assert "on the belief pool" in out.stdout and "pimc(8 simulations over 2 worlds)" in out.stdout
   summary = json.loads(out.stdout.splitlines()[-1])
   assert summary["game"] == "leduc_poker" and summary["games"] == 2
-  bad = subprocess.run(
-    [*command, "--game=pgx/tic_tac_toe", "--float64", "--games=1"],
-    capture_output=True,
-    text=True,
-    cwd=ROOT,
-  )
-  assert bad.returncode != 0 and "--float64" in bad.stderr and "pgx" in bad.stderr
+  assert summary["opponent"] == "pimc" and summary["pimc_worlds"] == 2
+  low, high = summary["win_rate_95"]
+  assert 0.0 <= low <= summary["win_rate"] <= high <= 1.0
+  for flags_, named in [(["--float64"], "--float64"), (pimc, "--opponent=pimc")]:
+    bad = subprocess.run(
+      [*command, "--game=pgx/tic_tac_toe", *flags_, "--games=1"],
+      capture_output=True,
+      text=True,
+      cwd=ROOT,
+    )
+    assert bad.returncode != 0 and named in bad.stderr and "pgx" in bad.stderr

@@ -4,6 +4,7 @@ conversions, OpenSpiel's exploitability of a sog policy (the cross-check), and t
 ``pyspiel.Bot``.
 """
 
+from sog.openspiel.bot import PIMCBot
 from sog.openspiel.bot import SoGBot
 from sog.openspiel.bridge import exploitability_in_openspiel
 from sog.openspiel.bridge import from_openspiel_policy
@@ -13,6 +14,7 @@ from sog.openspiel.bridge import to_openspiel_policy
 from sog.openspiel.peers import run_peer
 
 __all__ = [
+  "PIMCBot",
   "SoGBot",
   "exploitability_in_openspiel",
   "from_openspiel_policy",

@@ -1,6 +1,6 @@
-"""An OpenSpiel bot playing by :class:`~sog.search.agent.SoGAgent`, for any game sog bridges to
-OpenSpiel (kuhn_poker, leduc_poker, liars_dice, the registered Scotland Yard, connect_four,
-tic_tac_toe)."""
+"""OpenSpiel bots playing by :class:`~sog.search.agent.SoGAgent` and by determinized MCTS
+(:class:`~sog.search.pimc.PIMC`), for any game sog bridges to OpenSpiel (kuhn_poker, leduc_poker,
+liars_dice, the registered Scotland Yard, connect_four, tic_tac_toe)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pyspiel
 
 from sog.openspiel import bridge as openspiel_bridge
 from sog.search import agent as agent_lib
+from sog.search import pimc as pimc_lib
 
 
 class SoGBot(pyspiel.Bot):
@@ -64,3 +65,41 @@ class SoGBot(pyspiel.Bot):
 
   def step(self, state: pyspiel.State) -> int:
     return self.step_with_policy(state)[1]
+
+
+class PIMCBot(pyspiel.Bot):
+  """``pyspiel.Bot`` over :class:`~sog.search.pimc.PIMC`: each OpenSpiel state is replayed through
+  sog's game rules to its public state and the bot's infostate (:func:`sog.openspiel.locate`), and
+  the bot plays PIMC's most visited action there.
+
+  Args:
+    player: the determinized MCTS player (its game must have an OpenSpiel counterpart).
+    player_id: the seat the bot plays.
+    seed: the seed of the bot's searches.
+  """
+
+  def __init__(self, player: pimc_lib.PIMC, player_id: int, seed: int = 0):
+    pyspiel.Bot.__init__(self)
+    openspiel_bridge.openspiel_name(player.game)  # a clear ValueError for games OpenSpiel lacks
+    if player_id not in (0, 1):
+      raise ValueError(f"player_id must be 0 or 1, got {player_id}")
+    self.player, self._player_id = player, player_id
+    self._rng = jax.random.PRNGKey(seed)
+
+  def player_id(self) -> int:
+    return self._player_id
+
+  def restart_at(self, state: pyspiel.State) -> None:
+    del state  # every move is searched anew
+
+  def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
+    del state, player_id, action
+
+  def step(self, state: pyspiel.State) -> int:
+    if state.current_player() != self._player_id:
+      raise ValueError(
+        f"the bot plays seat {self._player_id}, but player {state.current_player()} is to act"
+      )
+    world = openspiel_bridge.locate(self.player.game, state)
+    self._rng, rng = jax.random.split(self._rng)
+    return self.player.act(rng, world.path, world.infostates[self._player_id])

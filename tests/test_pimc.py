@@ -1,0 +1,100 @@
+"""Determinized MCTS (sog.search.pimc): worlds drawn from what the public history allows, values
+signed for turns that do not alternate, a batch of decisions searched as each alone, the win found
+in a perfect-information game, and bad settings refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from sog.games import load
+from sog.games import public_game
+from sog.games import worlds
+from sog.search import pimc
+from sog.search.pool import beliefs
+
+
+def test_worlds_are_drawn_from_what_the_public_history_allows():
+  """glasses_hidden after Mr X's first (hidden) taxi move: he started at one of stations 4-8 and
+  may now stand at any station one taxi ride from those that no detective holds (2-10); the
+  detectives' worlds are drawn over exactly those, each as often (the pair weight W(s0, s1) is one
+  on the stations the history allows and zero elsewhere)."""
+  game = load("scotland_yard(map=glasses_hidden)").public_game
+  path = jnp.asarray(beliefs.padded_path([0], game.max_moves))  # slot 0: a hidden taxi move
+  state, weight = beliefs.along(game, path)
+  assert int(game.kind(state)) == public_game.PLAYER_1
+  draws = np.asarray(
+    pimc.draw_opponents(weight, jnp.int32(1), jnp.int32(0), jax.random.PRNGKey(0), 20_000)
+  )
+  assert set(np.unique(draws)) == set(range(1, 10))  # stations 2-10, 0-based
+  observed = np.bincount(draws, minlength=11)[1:10] / draws.size
+  np.testing.assert_allclose(observed, np.full(9, 1 / 9), atol=0.015)
+
+
+def test_a_card_player_draws_only_the_cards_the_deal_leaves():
+  """Kuhn's root, player 0 holding the jack: the opponent holds the queen or the king, each half
+  the time (card removal through the deal's pair weights)."""
+  game = load("kuhn_poker").public_game
+  weight = jnp.asarray(public_game.root_weight(game), jnp.float32)
+  draws = np.asarray(
+    pimc.draw_opponents(weight, jnp.int32(0), jnp.int32(0), jax.random.PRNGKey(1), 4_000)
+  )
+  assert set(np.unique(draws)) == {1, 2}
+  assert abs((draws == 1).mean() - 0.5) < 0.03
+
+
+def test_the_discount_follows_who_moves_next():
+  """glasses_hidden: the first detective's move leads to the second detective's (the same player:
+  discount +1), the second's to Mr X's (the other: -1); no reward before the end."""
+  game = load("scotland_yard(map=glasses_hidden)").public_game
+  state, _ = beliefs.along(game, jnp.asarray(beliefs.padded_path([0], game.max_moves)))
+  world = worlds.World(state=state, infostates=jnp.array([4, 0], jnp.int32))  # Mr X at 5
+  step = pimc.recurrent_fn(game)
+  batch = lambda w: jax.tree.map(lambda x: x[None], w)  # noqa: E731
+
+  def first_legal(world):
+    return jnp.argmax(game.legal(world.state)[world.infostates[1]])[None]
+
+  out, second = step(None, jax.random.PRNGKey(0), first_legal(world), batch(world))
+  assert float(out.discount[0]) == 1.0 and float(out.reward[0]) == 0.0
+  second = jax.tree.map(lambda x: x[0], second)
+  assert int(second.state.mover) == 2
+  out, third = step(None, jax.random.PRNGKey(1), first_legal(second), batch(second))
+  assert float(out.discount[0]) == -1.0 and float(out.reward[0]) == 0.0
+  assert int(third.state.mover[0]) == 0
+
+
+def test_pimc_takes_the_win_in_a_perfect_information_game():
+  """Tic-tac-toe, X to move with two in the top row (and O two in the middle one): one world, and
+  the most visited move is the winning cell 2."""
+  player = pimc.PIMC(load("tic_tac_toe"), simulations=200, worlds=1)
+  assert player.act(jax.random.PRNGKey(0), [0, 3, 1, 4], 0) == 2
+
+
+def test_a_batch_of_decisions_is_each_decision_alone():
+  """Kuhn: two decisions searched in one vmapped call get the visits each gets alone, same key."""
+  game = load("kuhn_poker")
+  search = lambda key, path, infostate: pimc.root_visits(  # noqa: E731
+    game.public_game, 16, 4, key, path, infostate
+  )
+  paths = jnp.asarray(
+    np.stack([beliefs.padded_path(p, game.max_moves) for p in ([], [1])]), jnp.int32
+  )
+  infostates = jnp.array([0, 2], jnp.int32)
+  keys = jax.random.split(jax.random.PRNGKey(2), 2)
+  batched = np.asarray(jax.jit(jax.vmap(search))(keys, paths, infostates))
+  alone = np.stack([np.asarray(jax.jit(search)(keys[i], paths[i], infostates[i])) for i in (0, 1)])
+  np.testing.assert_array_equal(batched, alone)
+  assert (batched.sum(-1) == 4 * 16).all()
+
+
+@pytest.mark.parametrize(
+  ("kwargs", "message"),
+  [
+    ({"simulations": 5, "worlds": 10}, "simulations"),
+    ({"simulations": 100, "worlds": 0}, "worlds"),
+  ],
+)
+def test_pimc_refuses_bad_settings(kwargs, message):
+  with pytest.raises(ValueError, match=message):
+    pimc.PIMC(load("kuhn_poker"), **kwargs)
