@@ -98,3 +98,17 @@ def test_a_batch_of_decisions_is_each_decision_alone():
 def test_pimc_refuses_bad_settings(kwargs, message):
   with pytest.raises(ValueError, match=message):
     pimc.PIMC(load("kuhn_poker"), **kwargs)
+
+
+def test_pimc_refuses_what_is_no_decision():
+  """Kuhn: an infostate out of range, a path to the end of the game, and (glasses_hidden's root) a
+  station Mr X cannot start at are refused by name, not searched."""
+  player = pimc.PIMC(load("kuhn_poker"), simulations=8, worlds=2)
+  with pytest.raises(ValueError, match=r"infostates must be ints in 0\.\.2"):
+    player.act(jax.random.PRNGKey(0), [], 3)
+  with pytest.raises(ValueError, match="no player's decision"):
+    player.act(jax.random.PRNGKey(0), [0, 0], 0)  # check, check: the showdown
+  hidden = pimc.PIMC(load("scotland_yard(map=glasses_hidden)"), simulations=8, worlds=2)
+  with pytest.raises(ValueError, match="rules the infostate out"):
+    hidden.act(jax.random.PRNGKey(0), [], 0)  # station 1: not a start
+  assert hidden.act(jax.random.PRNGKey(0), [], 4) in range(hidden.game.public_game.num_actions)

@@ -173,6 +173,18 @@ def root_visits(
   return out.search_tree.summary().visit_counts.sum(0)
 
 
+def is_decision(
+  game: public_game.PublicGame, path: chex.Array, infostate: chex.Array
+) -> chex.Array:
+  """Whether the child slots ``path`` [L] reach a player's decision at which ``infostate`` is one
+  the public history allows (a pair weight W > 0 with some opponent infostate). Traceable."""
+  state, weight = beliefs.along(game, path)
+  kind = game.kind(state)
+  actor = jnp.clip(kind, 0, 1)
+  row = jnp.where(actor == 0, weight[infostate], weight[:, infostate])
+  return (kind < public_game.CHANCE) & (row.max() > 0)
+
+
 class PIMC:
   """Determinized MCTS at any decision of a game, compiled once: ``simulations`` a move in all,
   over ``worlds`` worlds (``simulations // worlds`` each).
@@ -193,10 +205,13 @@ class PIMC:
       )
     self.game, self.simulations, self.worlds = game, simulations, worlds
     self.path_length = game.max_moves
+    search = functools.partial(root_visits, game.public_game, simulations // worlds, worlds)
     self._visits = jax.jit(
       jax.vmap(
-        functools.partial(root_visits, game.public_game, simulations // worlds, worlds),
-        in_axes=(0, 0, 0),
+        lambda rng, path, infostate: (
+          search(rng, path, infostate),
+          is_decision(game.public_game, path, infostate),
+        )
       )
     )
 
@@ -204,11 +219,25 @@ class PIMC:
     """[B, A] summed root visits at B decisions: ``paths`` (sequences of child slots from the
     root) and the actors' ``infostates`` [B]."""
     padded = np.stack([beliefs.padded_path(path, self.path_length) for path in paths])
-    infostates = np.asarray(infostates, np.int32).reshape(-1)
+    infostates = np.asarray(infostates).reshape(-1)
+    S = self.game.public_game.max_infostates
     if len(padded) != len(infostates):
       raise ValueError(f"PIMC: {len(padded)} paths but {len(infostates)} infostates")
+    if (
+      not np.issubdtype(infostates.dtype, np.integer)
+      or not ((infostates >= 0) & (infostates < S)).all()
+    ):
+      raise ValueError(f"PIMC: infostates must be ints in 0..{S - 1}, got {infostates.tolist()}")
     keys = jax.random.split(rng, len(padded))
-    return np.asarray(self._visits(keys, jnp.asarray(padded), jnp.asarray(infostates)))
+    visits, ok = self._visits(keys, jnp.asarray(padded), jnp.asarray(infostates, jnp.int32))
+    if not np.asarray(ok).all():
+      bad = int(np.flatnonzero(~np.asarray(ok))[0])
+      raise ValueError(
+        f"PIMC: decision {bad} (path {list(paths[bad])}, infostate {int(infostates[bad])}) is no "
+        "player's decision at that infostate: the path ends at chance or the end of the game, or "
+        "the public history there rules the infostate out"
+      )
+    return np.asarray(visits)
 
   def act(self, rng: chex.PRNGKey, path, infostate: int) -> int:
     """The action with the most visits at one decision."""
