@@ -64,11 +64,39 @@ def test_the_discount_follows_who_moves_next():
   assert int(third.state.mover[0]) == 0
 
 
-def test_pimc_takes_the_win_in_a_perfect_information_game():
-  """Tic-tac-toe, X to move with two in the top row (and O two in the middle one): one world, and
-  the most visited move is the winning cell 2."""
-  player = pimc.PIMC(load("tic_tac_toe"), simulations=200, worlds=1)
-  assert player.act(jax.random.PRNGKey(0), [0, 3, 1, 4], 0) == 2
+@pytest.mark.parametrize(
+  ("path", "best"),
+  [
+    ([0, 3, 1, 4], 2),  # X to move, two in the top row: the win
+    ([0, 4, 1], 2),  # O to move, X two in the top row: the one move that does not lose
+  ],
+)
+def test_pimc_takes_the_win_and_blocks_the_loss_in_tic_tac_toe(path, best):
+  """Tic-tac-toe, one world: X takes its win; O blocks X's, which only a value of X's next move
+  seen from O's side (the -1 discount, player 1's sign) tells apart from O's other moves."""
+  player = pimc.PIMC(load("tic_tac_toe"), simulations=400, worlds=1)
+  assert player.act(jax.random.PRNGKey(0), path, 0) == best
+
+
+def test_the_pimc_bot_plays_scotland_yard_through_openspiel():
+  """glasses_hidden through the OpenSpiel bridge: PIMCBot against the random bot, seats swapped,
+  every move legal and every game decided."""
+  from open_spiel.python.algorithms import evaluate_bots
+  import pyspiel
+
+  from sog import openspiel as sog_openspiel
+
+  game = load("scotland_yard(map=glasses_hidden)")
+  player = pimc.PIMC(game, simulations=40, worlds=4)
+  os_game = sog_openspiel.openspiel_game(game)
+  for seat in (0, 1):
+    bots = [None, None]
+    bots[seat] = sog_openspiel.PIMCBot(player, seat, seed=seat)
+    bots[1 - seat] = pyspiel.make_uniform_random_bot(1 - seat, seat)
+    returns = evaluate_bots.evaluate_bots(
+      os_game.new_initial_state(), bots, np.random.RandomState(seat)
+    )
+    assert sorted(returns) == [-1.0, 1.0]
 
 
 def test_a_batch_of_decisions_is_each_decision_alone():
@@ -92,6 +120,7 @@ def test_a_batch_of_decisions_is_each_decision_alone():
   ("kwargs", "message"),
   [
     ({"simulations": 5, "worlds": 10}, "simulations"),
+    ({"simulations": 1000, "worlds": 3}, "multiple of worlds=3"),
     ({"simulations": 100, "worlds": 0}, "worlds"),
   ],
 )

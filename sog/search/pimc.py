@@ -9,8 +9,9 @@ probability proportional to W(s_i, s_j), the pair weight the public history leav
 Where the deal's marginals are uniform (every game here), that is the deal conditioned on the public
 history: uniform over Mr X's possible stations, card removal in poker. It
 searches each world as a perfect-information game with mctx's PUCT MCTS (``mctx.muzero_policy``):
-the game's own rules as the model (:mod:`sog.games.worlds`; chance below the root drawn as it
-comes), uniform priors over the legal actions, the value of a new node the return of one uniformly
+the game's own rules as the model (:mod:`sog.games.worlds`; a chance event below the root drawn
+when its edge is first expanded, then fixed in that world's tree), uniform priors over the legal
+actions, the value of a new node the return of one uniformly
 random rollout to the end (OpenSpiel's ``RandomRolloutEvaluator`` with one rollout). It plays the
 action with the most root visits summed over the n worlds.
 
@@ -187,7 +188,7 @@ def is_decision(
 
 class PIMC:
   """Determinized MCTS at any decision of a game, compiled once: ``simulations`` a move in all,
-  over ``worlds`` worlds (``simulations // worlds`` each).
+  over ``worlds`` worlds (``simulations / worlds`` each).
 
   ``visits(rng, paths, infostates)`` searches a batch of decisions (each a path of child slots from
   the root and the actor's infostate) at once; ``act`` plays one, the action with the most visits
@@ -198,10 +199,10 @@ class PIMC:
       raise ValueError(f"PIMC plays a registered game (sog.games.load), got {type(game).__name__}")
     if not isinstance(worlds, int) or worlds < 1:
       raise ValueError(f"PIMC: worlds must be an int >= 1, got {worlds!r}")
-    if not isinstance(simulations, int) or simulations < worlds:
+    if not isinstance(simulations, int) or simulations < 1 or simulations % worlds:
       raise ValueError(
-        f"PIMC: simulations (a move, over all worlds) must be an int >= worlds={worlds}, got "
-        f"{simulations!r}"
+        f"PIMC: simulations (a move, over all worlds) must be a positive multiple of "
+        f"worlds={worlds}, got {simulations!r}"
       )
     self.game, self.simulations, self.worlds = game, simulations, worlds
     self.path_length = game.max_moves
