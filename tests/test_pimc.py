@@ -104,7 +104,7 @@ def test_a_batch_of_decisions_is_each_decision_alone():
   game = load("kuhn_poker")
   search = lambda key, path, infostate: pimc.root_visits(  # noqa: E731
     game.public_game, 16, 4, key, path, infostate
-  )
+  )[0]
   paths = jnp.asarray(
     np.stack([beliefs.padded_path(p, game.max_moves) for p in ([], [1])]), jnp.int32
   )

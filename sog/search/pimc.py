@@ -87,9 +87,9 @@ def rollout(game: public_game.PublicGame, world: worlds_lib.World, rng: chex.PRN
   return worlds_lib.utility(game, end).astype(jnp.float32)
 
 
-def _for_mover(game: public_game.PublicGame, world: worlds_lib.World, utility: chex.Array):
-  """Player 0's ``utility`` as the value of ``world``'s mover (player 1 gets its negation)."""
-  return jnp.where(_mover(game, world) == 1, -utility, utility)
+def _for_mover(mover: chex.Array, utility: chex.Array) -> chex.Array:
+  """Player 0's ``utility`` as the value of player ``mover`` (player 1 gets its negation)."""
+  return jnp.where(mover == 1, -utility, utility)
 
 
 def recurrent_fn(game: public_game.PublicGame):
@@ -105,10 +105,10 @@ def recurrent_fn(game: public_game.PublicGame):
     child = _advance(game, world, action, move_key)
     child = jax.tree.map(lambda new, old: jnp.where(over, old, new), child, world)
     ends = (game.kind(child.state) == public_game.TERMINAL) & ~over
-    reward = jnp.where(ends, _for_mover(game, world, worlds_lib.utility(game, child)), 0.0)
-    same = _mover(game, child) == _mover(game, world)
-    discount = jnp.where(ends | over, 0.0, jnp.where(same, 1.0, -1.0))
-    value = jnp.where(ends | over, 0.0, _for_mover(game, child, rollout(game, child, rollout_key)))
+    mover, next_mover = _mover(game, world), _mover(game, child)
+    reward = jnp.where(ends, _for_mover(mover, worlds_lib.utility(game, child)), 0.0)
+    discount = jnp.where(ends | over, 0.0, jnp.where(next_mover == mover, 1.0, -1.0))
+    value = jnp.where(ends | over, 0.0, _for_mover(next_mover, rollout(game, child, rollout_key)))
     logits = jnp.where(_legal(game, child), 0.0, _MASKED)
     return mctx.RecurrentFnOutput(
       reward=reward.astype(jnp.float32),
@@ -125,14 +125,20 @@ def recurrent_fn(game: public_game.PublicGame):
   return batched
 
 
+def _opponent_weights(weight: chex.Array, actor: chex.Array, infostate: chex.Array) -> chex.Array:
+  """[S] W(s_i, s_j) over the opponent's s_j, for the actor i at ``infostate`` s_i (pair weights
+  ``weight`` [S, S], indexed [s0, s1])."""
+  return jnp.where(actor == 0, weight[infostate], weight[:, infostate])
+
+
 def draw_opponents(
   weight: chex.Array, actor: chex.Array, infostate: chex.Array, rng: chex.PRNGKey, count: int
 ) -> chex.Array:
   """[count] int32: the opponent's private states of ``count`` worlds, each drawn with probability
   proportional to W(s_i, s_j) for the actor i at ``infostate`` s_i (pair weights ``weight`` [S, S],
   indexed [s0, s1])."""
-  row = jnp.where(actor == 0, weight[infostate], weight[:, infostate])
-  return jax.random.categorical(rng, jnp.log(row), shape=(count,)).astype(jnp.int32)
+  odds = _opponent_weights(weight, actor, infostate)
+  return jax.random.categorical(rng, jnp.log(odds), shape=(count,)).astype(jnp.int32)
 
 
 def root_visits(
@@ -142,12 +148,16 @@ def root_visits(
   rng: chex.PRNGKey,
   path: chex.Array,
   infostate: chex.Array,
-) -> chex.Array:
+) -> tuple[chex.Array, chex.Array]:
   """[A] the root visits of ``worlds`` determinized MCTS searches of ``simulations`` simulations
   each, summed, at the decision the child slots ``path`` [L] (-1 past the end) reach, for the actor
-  holding ``infostate``. Traceable."""
+  holding ``infostate``; and whether that is a decision: a player moves there, and the public
+  history allows ``infostate`` (a pair weight W > 0 with some opponent infostate; the visits mean
+  nothing otherwise). Traceable."""
   state, weight = beliefs.along(game, path)
-  actor = jnp.clip(game.kind(state), 0, 1)
+  kind = game.kind(state)
+  actor = jnp.clip(kind, 0, 1)
+  decision = (kind < public_game.CHANCE) & (_opponent_weights(weight, actor, infostate).max() > 0)
   draw_key, rollout_key, search_key = jax.random.split(rng, 3)
   opponents = draw_opponents(weight, actor, infostate, draw_key, worlds)
   own = jnp.full(worlds, infostate, jnp.int32)
@@ -158,9 +168,10 @@ def root_visits(
   )
   legal = jnp.broadcast_to(game.legal(state)[infostate], (worlds, game.num_actions))
   returns = jax.vmap(functools.partial(rollout, game))(roots, jax.random.split(rollout_key, worlds))
-  values = jnp.where(actor == 1, -returns, returns)
   root = mctx.RootFnOutput(
-    prior_logits=jnp.where(legal, 0.0, _MASKED), value=values, embedding=roots
+    prior_logits=jnp.where(legal, 0.0, _MASKED),
+    value=_for_mover(actor, returns),
+    embedding=roots,
   )
   out = mctx.muzero_policy(
     None,
@@ -171,19 +182,7 @@ def root_visits(
     invalid_actions=~legal,
     dirichlet_fraction=0.0,
   )
-  return out.search_tree.summary().visit_counts.sum(0)
-
-
-def is_decision(
-  game: public_game.PublicGame, path: chex.Array, infostate: chex.Array
-) -> chex.Array:
-  """Whether the child slots ``path`` [L] reach a player's decision at which ``infostate`` is one
-  the public history allows (a pair weight W > 0 with some opponent infostate). Traceable."""
-  state, weight = beliefs.along(game, path)
-  kind = game.kind(state)
-  actor = jnp.clip(kind, 0, 1)
-  row = jnp.where(actor == 0, weight[infostate], weight[:, infostate])
-  return (kind < public_game.CHANCE) & (row.max() > 0)
+  return out.search_tree.summary().visit_counts.sum(0), decision
 
 
 class PIMC:
@@ -206,14 +205,8 @@ class PIMC:
       )
     self.game, self.simulations, self.worlds = game, simulations, worlds
     self.path_length = game.max_moves
-    search = functools.partial(root_visits, game.public_game, simulations // worlds, worlds)
     self._visits = jax.jit(
-      jax.vmap(
-        lambda rng, path, infostate: (
-          search(rng, path, infostate),
-          is_decision(game.public_game, path, infostate),
-        )
-      )
+      jax.vmap(functools.partial(root_visits, game.public_game, simulations // worlds, worlds))
     )
 
   def visits(self, rng: chex.PRNGKey, paths, infostates) -> np.ndarray:
