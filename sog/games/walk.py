@@ -30,8 +30,9 @@ import numpy as np
 from sog.games import public_game as public_game_lib
 
 _TOLERANCE = 1e-6
-#: Public states evaluated in one vmapped call.
-BATCH = 256
+#: The most public states evaluated in one vmapped call, and the most bytes their results take (a
+#: game with large per-state arrays, such as Scotland Yard's board, gets fewer states a call).
+BATCH, BATCH_BYTES = 256, 1 << 26
 
 
 #: A public state as a hashable key, its leaves' bytes.
@@ -89,6 +90,8 @@ class PublicGameWalk:
   Attributes:
     game: the public-state game it walks.
     name, num_infostates, num_actions: the game's.
+    batch: how many public states one vmapped call evaluates (:data:`BATCH`, fewer where their
+      results would take more than :data:`BATCH_BYTES`).
   """
 
   def __init__(self, game: public_game_lib.PublicGame, float64: bool = True):
@@ -103,6 +106,11 @@ class PublicGameWalk:
     self._facts: dict[PublicStateKey, Facts] = {}
     self._handed_out: collections.deque[PublicStateKey] = collections.deque()
     self._evaluate = jax.jit(jax.vmap(self._evaluate_state))
+    with jax.enable_x64(float64):
+      root = game.root()
+      shapes = self._guarded(root, lambda: jax.eval_shape(self._evaluate_state, root))
+    size = sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree_util.tree_leaves(shapes))
+    self.batch = int(np.clip(BATCH_BYTES // max(size, 1), 1, BATCH))
 
   def _evaluate_state(self, state: chex.ArrayTree) -> tuple:
     game = self.game
@@ -140,20 +148,19 @@ class PublicGameWalk:
     return key
 
   def facts(self, key: PublicStateKey) -> Facts:
-    """The game's functions at the public state ``key``, checked when first read. A miss
-    evaluates it together with the states handed to the builder and not evaluated yet (the
-    builder walks breadth first, so a batch is mostly one depth), :data:`BATCH` at a time."""
+    """The game's functions at the public state ``key``. A miss evaluates (and checks) it
+    together with the states handed to the builder and not evaluated yet (the builder walks
+    breadth first, so a batch is mostly one depth), :attr:`batch` at a time."""
     facts = self._facts.get(key)
     if facts is None:
       if key not in self._evaluated:
         batch = {key: None}  # ordered, without repeats
-        while self._handed_out and len(batch) < BATCH:
+        while self._handed_out and len(batch) < self.batch:
           pending = self._handed_out.popleft()
           if pending not in self._facts and pending not in self._evaluated:
             batch[pending] = None
         self._evaluate_batch(list(batch))
       kind, legal, transitions, children, utility, encoding = self._evaluated.pop(key)
-      _check_state(self.game, self._states[key], kind, legal, transitions, utility, encoding)
       slots = [
         self._key(jax.tree_util.tree_map(lambda x, k=k: x[k], children)) if present else None
         for k, present in enumerate(transitions.present.tolist())
@@ -161,21 +168,53 @@ class PublicGameWalk:
       facts = self._facts[key] = Facts(kind, legal, transitions, tuple(slots), utility, encoding)
     return facts
 
+  def _guarded(self, state: chex.ArrayTree, evaluate):
+    """``evaluate()``, with a failure of the game's functions as a ``ValueError`` naming
+    ``state``."""
+    try:
+      return evaluate()
+    except Exception as error:
+      raise ValueError(
+        f"{_describe(self.game, state)}: its functions failed: {type(error).__name__}: {error}"
+      ) from error
+
+  def _kept(
+    self, kind: int, transitions: public_game_lib.Transitions
+  ) -> public_game_lib.Transitions:
+    """The part of a checked state's transitions the walk reads again: at a player node the
+    actor's rows of ``child`` (one column where no child depends on the opponent) and no
+    likelihoods, at a chance node no ``child``; kilobytes a state on a large board, not
+    megabytes."""
+    t = transitions
+    no_likelihood = np.array(t.likelihood[:, :0, :0])
+    if kind == public_game_lib.CHANCE:
+      return t.replace(child=np.array(t.child[:0]))
+    if kind == public_game_lib.TERMINAL:
+      return t.replace(child=np.array(t.child[:0]), likelihood=no_likelihood)
+    child = t.child[: self.num_infostates[kind]]
+    if (child == child[..., :1]).all():
+      child = child[..., :1]
+    return t.replace(child=np.array(child), likelihood=no_likelihood)
+
   def _evaluate_batch(self, keys: list[PublicStateKey]) -> None:
     states = [self._states[key] for key in keys]
-    padded = states + states[:1] * (BATCH - len(states))  # one compiled batch size
+    padded = states + states[:1] * (self.batch - len(states))  # one compiled batch size
     stacked = jax.tree_util.tree_map(lambda *leaves: np.stack(leaves), *padded)
     with jax.enable_x64(self.float64):
-      try:
-        evaluated = jax.tree_util.tree_map(np.asarray, self._evaluate(stacked))
-      except Exception as error:
-        raise ValueError(
-          f"{_describe(self.game, states[0])}: its functions failed: {type(error).__name__}: "
-          f"{error}"
-        ) from error
+      evaluated = self._guarded(
+        states[0], lambda: jax.tree_util.tree_map(np.asarray, self._evaluate(stacked))
+      )
+    # A state's results are views into the batch's arrays; a padded batch's are copied, so that
+    # the padding is not kept alive with them.
+    take = (lambda x, i: x[i]) if len(keys) == self.batch else (lambda x, i: x[i].copy())
     for i, key in enumerate(keys):
-      kind, *rest = jax.tree_util.tree_map(lambda x, i=i: x[i], evaluated)
-      self._evaluated[key] = (int(kind), *rest)
+      kind, legal, transitions, children, utility, encoding = jax.tree_util.tree_map(
+        lambda x, i=i: take(x, i), evaluated
+      )
+      kind = int(kind)
+      _check_state(self.game, self._states[key], kind, legal, transitions, utility, encoding)
+      transitions = self._kept(kind, transitions)
+      self._evaluated[key] = (kind, legal, transitions, children, utility, encoding)
 
   def state(self, key: PublicStateKey) -> chex.ArrayTree:
     """The public state (NumPy leaves) a key names."""
