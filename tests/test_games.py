@@ -75,7 +75,21 @@ def _broken_trees():
       _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2),
     ),
     (conformance.max_moves_bounds_the_tree, _shorter(kuhn)),
+    (conformance.world_rows_match_transitions, _wrong_world_rows(kuhn)),
   ]
+
+
+def _wrong_world_rows(game):
+  """``game`` whose ``world_row`` sends each world's actor to the next infostate up."""
+  rules = copy.copy(game.public_game)
+  right = type(rules).world_row
+
+  def world_row(state, infostates):
+    row = right(rules, state, infostates)
+    return row.replace(next_infostate=row.next_infostate + 1)
+
+  rules.world_row = world_row
+  return types.SimpleNamespace(public_game=rules, tree=game.tree)
 
 
 def _shorter(game):
@@ -134,9 +148,9 @@ def test_aliases_load_the_same_game():
     ("liars_dice(dice=2)", "valid parameters: faces"),
     ("kuhn_poker(players=3)", "valid parameters: none"),
     (
-      "scotland_yard(map=london)",
+      "scotland_yard(map=paris)",
       "valid choices: glasses, glasses_hidden, glasses_hidden6, glasses_hidden_short, "
-      "glasses_short, "
+      "glasses_short, london, "
       "or a path to a .json",
     ),
     ("", "unknown game"),

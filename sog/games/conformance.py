@@ -12,8 +12,11 @@ instead (:func:`check_walks`).
 from __future__ import annotations
 
 from collections.abc import Callable
+import functools
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from sog.games import propagation
@@ -217,6 +220,62 @@ def max_moves_bounds_the_tree(game, rng: np.random.Generator) -> None:
   )
 
 
+@functools.cache
+def _rows_and_transitions(game: public_game.PublicGame):
+  """A compiled function of a public state: its transitions, and the game's ``world_row`` for
+  every pair (s0, s1) [S0, S1, ...]."""
+  S0, S1 = game.num_infostates
+
+  def rows(state):
+    pairs = jnp.stack(jnp.meshgrid(jnp.arange(S0), jnp.arange(S1), indexing="ij"), -1)
+    row = jax.vmap(jax.vmap(lambda pair: game.world_row(state, pair)))(pairs)
+    return game.kind(state), game.legal(state), game.transitions(state), row
+
+  return jax.jit(rows)
+
+
+def check_world_rows(game: public_game.PublicGame, state) -> None:
+  """``world_row`` at ``state`` is the row of ``transitions`` for every world (s0, s1): the slot
+  and next infostate of each legal action of the actor, the chance outcomes and likelihoods."""
+  kind, legal, t, row = jax.tree.map(np.asarray, _rows_and_transitions(game)(state))
+  S0, S1 = game.num_infostates
+  problem = None
+  if kind == public_game.CHANCE:
+    C = game.max_chance_outcomes
+    if not (row.outcomes == t.present[:C]).all():
+      problem = "its chance outcomes"
+    elif not np.allclose(row.likelihood, t.likelihood[:, :S0, :S1].transpose(1, 2, 0)):
+      problem = "its chance likelihoods"
+  elif kind < public_game.CHANCE:
+    rows = row if kind == 0 else jax.tree.map(lambda x: x.swapaxes(0, 1), row)  # [actor, opp]
+    own, opponents = (S0, S1) if kind == 0 else (S1, S0)
+    columns = np.arange(opponents) if game.child_depends_on_opponent else np.zeros(opponents, int)
+    expected_child = t.child[:own][:, :, columns].transpose(0, 2, 1)  # [s, o, A]
+    mask = np.broadcast_to(legal[:own, None, :], expected_child.shape)
+    next_infostate = np.broadcast_to(t.next_infostate[:own, None, :], mask.shape)
+    if not (rows.child == expected_child)[mask].all():
+      problem = "the child slot of an action"
+    elif not (rows.next_infostate == next_infostate)[mask].all():
+      problem = "the next infostate of an action"
+  if problem is not None:
+    raise ValueError(
+      f"{game.name}: world_row disagrees with transitions on {problem} at a "
+      f"{public_game.KIND_NAMES[int(kind)]} state"
+    )
+
+
+def world_rows_match_transitions(game, rng: np.random.Generator) -> None:
+  """On 8 random paths of public states, ``world_row`` is each world's row of ``transitions``
+  (:func:`check_world_rows`)."""
+  walk = walk_lib.shared_walk(game.public_game)
+  for _ in range(8):
+    key = walk.root()
+    while walk.kind(key) != public_game.TERMINAL:
+      check_world_rows(game.public_game, walk.state(key))
+      children = [child for child in walk.facts(key).children if child is not None]
+      key = children[rng.integers(len(children))]
+
+
 CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   terminal_values_are_zero_sum,
   utility_scale_is_the_largest_payoff,
@@ -228,6 +287,7 @@ CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   prior_weights_bound_every_range,
   root_ranges_are_prior_marginals,
   max_moves_bounds_the_tree,
+  world_rows_match_transitions,
 )
 
 
@@ -236,9 +296,10 @@ def check_walks(game: public_game.PublicGame, walks: int = 32, seed: int = 0) ->
   root (each present child slot equally likely) through the game's functions. Every public state on
   them keeps the interface's contract (shapes, kinds, legal actions only for the actor's
   infostates, chance probabilities that sum to one, children where the legal actions lead:
-  :class:`~sog.games.walk.PublicGameWalk` checks each), and every path ends within ``max_moves``
-  moves. The functions run in JAX's default precision, as the game's searches run them.
-  ``ValueError`` naming the game, the public state and the rule at the first that fails."""
+  :class:`~sog.games.walk.PublicGameWalk` checks each; each world's ``world_row``:
+  :func:`check_world_rows`), and every path ends within ``max_moves`` moves. The functions run
+  in JAX's default precision, as the game's searches run them. ``ValueError`` naming the game,
+  the public state and the rule at the first that fails."""
   public_game.padded_deal(game)  # the deal's probabilities
   if game.max_moves is None:
     raise ValueError(f"{game.name}: check_walks needs the game's max_moves")
@@ -250,6 +311,7 @@ def check_walks(game: public_game.PublicGame, walks: int = 32, seed: int = 0) ->
       facts = walk.facts(key)
       if facts.kind == public_game.TERMINAL:
         break
+      check_world_rows(game, walk.state(key))
       children = [child for child in facts.children if child is not None]
       if not children:
         raise ValueError(f"{game.name}: a {public_game.KIND_NAMES[facts.kind]} state has no child")

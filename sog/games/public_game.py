@@ -62,6 +62,24 @@ class Transitions:
   likelihood: chex.Array
 
 
+@flax.struct.dataclass
+class WorldRow:
+  """What one world state (s0, s1) at a public state needs of its :class:`Transitions`.
+
+  Attributes:
+    child: [A] int32, the slot each action of the actor (at its infostate) reaches, given the
+      opponent's infostate.
+    next_infostate: [A] int32, the actor's infostate there.
+    outcomes: [C] bool, the chance outcomes present.
+    likelihood: [C], P(k | s0, s1) of each chance outcome.
+  """
+
+  child: chex.Array
+  next_infostate: chex.Array
+  outcomes: chex.Array
+  likelihood: chex.Array
+
+
 class PublicGame(abc.ABC):
   """A public-state game as pure functions of a public-state pytree (see the module docstring).
 
@@ -133,6 +151,23 @@ class PublicGame(abc.ABC):
   @abc.abstractmethod
   def encode(self, state: chex.ArrayTree) -> chex.Array:
     """[E] float32: the network's input for the public state."""
+
+  def world_row(self, state: chex.ArrayTree, infostates: chex.Array) -> WorldRow:
+    """The :class:`WorldRow` of the world with private states ``infostates`` [2] (s0, s1): its
+    rows of :meth:`transitions`. A game whose transitions are large may override this with a
+    cheaper computation of the same row (a batch of worlds then never builds [S, A, O] arrays);
+    :mod:`sog.games.conformance` checks that the two agree."""
+    t = self.transitions(state)
+    actor = jnp.clip(self.kind(state), 0, 1)
+    own, opponent = infostates[actor], infostates[1 - actor]
+    admits = opponent if self.child_depends_on_opponent else 0
+    C = self.max_chance_outcomes
+    return WorldRow(
+      child=t.child[own, :, admits],
+      next_infostate=t.next_infostate[own],
+      outcomes=t.present[:C],
+      likelihood=t.likelihood[:, infostates[0], infostates[1]],
+    )
 
   def action_name(self, action: int) -> str:
     return str(action)

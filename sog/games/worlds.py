@@ -66,21 +66,16 @@ def step(
   P(k | s0, s1), ``action`` ignored), and the world there."""
   state, infostates = world.state, world.infostates
   kind = game.kind(state)
-  transitions = game.transitions(state)
+  row = game.world_row(state, infostates)
   actor = jnp.clip(kind, 0, 1)
-  own, opponent = infostates[actor], infostates[1 - actor]
-  admits = opponent if game.child_depends_on_opponent else 0
-  player_slot = transitions.child[own, action, admits]
   if game.max_chance_outcomes:
-    likelihood = transitions.likelihood[:, infostates[0], infostates[1]]
-    outcomes = transitions.present[: game.max_chance_outcomes]
-    chance_slot = draw_index(jnp.where(outcomes, likelihood, 0.0), rng)
+    chance_slot = draw_index(jnp.where(row.outcomes, row.likelihood, 0.0), rng)
   else:
     chance_slot = jnp.int32(0)
   is_chance = kind == public_game.CHANCE
-  slot = jnp.where(is_chance, chance_slot, player_slot).astype(jnp.int32)
+  slot = jnp.where(is_chance, chance_slot, row.child[action]).astype(jnp.int32)
   moved = ~is_chance & (jnp.arange(2) == actor)
-  next_infostates = jnp.where(moved, transitions.next_infostate[own, action], infostates)
+  next_infostates = jnp.where(moved, row.next_infostate[action], infostates)
   return slot, World(state=game.child(state, slot), infostates=next_infostates)
 
 
