@@ -71,6 +71,16 @@ def _mutated(**changes):
     (dict(reveal_rounds=[3, 6]), "field 'reveal_rounds' has 6; expected an integer in 1..5"),
     (dict(reveal_rounds=[0]), "field 'reveal_rounds' has 0"),
     (dict(colour="red"), "field 'colour' is unknown; valid fields: name, source, stations"),
+    (dict(detectives=3), "field 'detectives' has 3; expected an integer in 1..2"),
+    (dict(detectives=0), "field 'detectives' has 0"),
+    (dict(mr_x_black_tickets=-1), "field 'mr_x_black_tickets' has -1"),
+    (dict(mr_x_double_moves="two"), "field 'mr_x_double_moves' has 'two'"),
+    (dict(tickets_to_mr_x=1), "field 'tickets_to_mr_x' has 1; expected true or false"),
+    (dict(enumerable="no"), "field 'enumerable' has 'no'; expected true or false"),
+    (
+      dict(actions="global"),
+      "field 'actions' has 'global'; expected one of by_destination, by_station",
+    ),
   ],
 )
 def test_malformed_map_files_name_the_field(tmp_path, changes, message):

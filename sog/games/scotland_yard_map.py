@@ -1,5 +1,25 @@
 """Scotland Yard map files: a map's stations, transports, edges and game parameters
-(``sog/games/maps/NAME.json``, or any ``*.json`` by path), parsed and checked field by field."""
+(``sog/games/maps/NAME.json``, or any ``*.json`` by path), parsed and checked field by field.
+
+Required fields: ``stations`` (N, numbered 1..N), ``transports``, ``edges`` ([a, b, transport],
+both ways), ``mr_x_start`` (one station: public; several: drawn uniformly, private),
+``detective_starts``, ``mr_x_tickets`` and ``detective_tickets`` (counts by transport), ``rounds``
+and ``reveal_rounds``. Optional fields, whose defaults are the small maps' rules:
+
+  * ``detectives``: how many detectives play (default: one per detective start). Fewer than the
+    starts listed: the starts are start cards, and each detective's start is drawn from the cards
+    left (a public chance event), never Mr X's station.
+  * ``mr_x_black_tickets``: Mr X's black tickets (0): a black ticket takes any transport and hides
+    which.
+  * ``mr_x_double_moves``: Mr X's double-move cards (0): he moves twice, each move a round of
+    his own, before the detectives move.
+  * ``tickets_to_mr_x``: whether each ticket a detective uses goes to Mr X (false).
+  * ``actions``: ``"by_destination"`` (an action names a ticket and a destination station, the
+    same at every station) or ``"by_station"`` (an action is an index into the moves from the
+    mover's station, so per-infostate arrays stay small on a large board).
+  * ``enumerable``: false for a map too large to enumerate (the game is then searched without its
+    tree, and exact evaluation refuses it).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +31,7 @@ from typing import NoReturn
 import numpy as np
 
 MAPS_DIR = pathlib.Path(__file__).parent / "maps"
-MAP_FIELDS = (
-  "name",
-  "source",
+_REQUIRED_FIELDS = (
   "stations",
   "transports",
   "edges",
@@ -24,7 +42,16 @@ MAP_FIELDS = (
   "rounds",
   "reveal_rounds",
 )
-_OPTIONAL_FIELDS = ("name", "source")
+_OPTIONAL_FIELDS = (
+  "detectives",
+  "mr_x_black_tickets",
+  "mr_x_double_moves",
+  "tickets_to_mr_x",
+  "actions",
+  "enumerable",
+)
+MAP_FIELDS = ("name", "source", *_REQUIRED_FIELDS, *_OPTIONAL_FIELDS)
+ACTION_LAYOUTS = ("by_destination", "by_station")
 
 
 def available_maps() -> tuple[str, ...]:
@@ -56,11 +83,17 @@ class ScotlandYardMap:
   transports: tuple[str, ...]
   neighbours: tuple[tuple[tuple[int, int], ...], ...]  # per station: (transport, destination)
   mr_x_starts: tuple[int, ...]  # one station: a public start; several: drawn uniformly, private
-  detective_starts: tuple[int, ...]
+  detective_starts: tuple[int, ...]  # the detectives' starts, or their start cards when drawn
   mr_x_tickets: tuple[int, ...]
   detective_tickets: tuple[int, ...]
   rounds: int
   reveal_rounds: frozenset[int]  # 1-based rounds after whose Mr X move his station is revealed
+  num_detectives: int
+  black_tickets: int = 0
+  double_moves: int = 0
+  tickets_to_mr_x: bool = False
+  actions: str = "by_destination"
+  enumerable: bool = True
 
   @classmethod
   def load(cls, name: str) -> ScotlandYardMap:
@@ -98,7 +131,7 @@ class ScotlandYardMap:
     unknown = sorted(set(data) - set(MAP_FIELDS))
     if unknown:
       fail(unknown[0], f"is unknown; valid fields: {', '.join(MAP_FIELDS)}")
-    missing = [f for f in MAP_FIELDS if f not in data and f not in _OPTIONAL_FIELDS]
+    missing = [f for f in _REQUIRED_FIELDS if f not in data]
     if missing:
       fail(missing[0], "is missing")
 
@@ -150,13 +183,25 @@ class ScotlandYardMap:
         fail(field, f"has {value!r}; expected counts for transports among {transports}")
       return tuple(integer(field, value.get(t, 0), 0) for t in transports)
 
+    def flag(field: str, default: bool) -> bool:
+      value = data.get(field, default)
+      if not isinstance(value, bool):
+        fail(field, f"has {value!r}; expected true or false")
+      return value
+
     start = data["mr_x_start"]
     mr_x_starts = integers("mr_x_start", start if isinstance(start, list) else [start], 1, n)
     detective_starts = integers("detective_starts", data["detective_starts"], 1, n)
     if not mr_x_starts or not detective_starts:
       fail("mr_x_start" if not mr_x_starts else "detective_starts", "names no station")
-    if set(mr_x_starts) & set(detective_starts):
+    detectives = integer(
+      "detectives", data.get("detectives", len(detective_starts)), 1, len(detective_starts)
+    )
+    if detectives == len(detective_starts) and set(mr_x_starts) & set(detective_starts):
       fail("detective_starts", f"shares stations with Mr X's starts {list(mr_x_starts)}")
+    actions = data.get("actions", ACTION_LAYOUTS[0])
+    if actions not in ACTION_LAYOUTS:
+      fail("actions", f"has {actions!r}; expected one of {', '.join(ACTION_LAYOUTS)}")
     rounds = integer("rounds", data["rounds"], 1)
     reveal_rounds = integers("reveal_rounds", data["reveal_rounds"], 1, rounds)
     return cls(
@@ -170,6 +215,12 @@ class ScotlandYardMap:
       detective_tickets=tickets("detective_tickets"),
       rounds=rounds,
       reveal_rounds=frozenset(reveal_rounds),
+      num_detectives=detectives,
+      black_tickets=integer("mr_x_black_tickets", data.get("mr_x_black_tickets", 0), 0),
+      double_moves=integer("mr_x_double_moves", data.get("mr_x_double_moves", 0), 0),
+      tickets_to_mr_x=flag("tickets_to_mr_x", False),
+      actions=actions,
+      enumerable=flag("enumerable", True),
     )
 
   @property
@@ -177,8 +228,9 @@ class ScotlandYardMap:
     return len(self.mr_x_starts) > 1
 
   @property
-  def num_detectives(self) -> int:
-    return len(self.detective_starts)
+  def drawn_starts(self) -> bool:
+    """Whether the detectives' starts are drawn from their start cards (public chance)."""
+    return self.num_detectives < len(self.detective_starts)
 
   def adjacency(self) -> np.ndarray:
     """[T, N, N] bool: whether transport t links stations a and b."""

@@ -65,20 +65,29 @@ def _initial_world(game: registry.Game) -> WorldState:
   return WorldState((), (int(prior[0].argmax()), int(prior[1].argmax())), root)
 
 
+def _dealt_players(game: registry.Game) -> tuple[int, ...]:
+  """The players whose private state OpenSpiel deals by chance, in order: those with more than
+  one possible private state at the root (Scotland Yard's Mr X only where his start is private)."""
+  prior = public_game.prior_ranges(game.public_game)
+  return tuple(player for player in range(2) if (prior[player] > 0).sum() > 1)
+
+
 def step(
   game: registry.Game, world: WorldState, os_state: pyspiel.State, action: int, dealt: int
 ) -> tuple[WorldState, int]:
   """The world after ``os_state`` plays ``action``; ``dealt`` counts private deals so far.
 
-  A public chance outcome is the child in its slot; a move by the actor (infostate s) is the child
+  A private deal sets the dealt player's infostate; a public chance outcome (OpenSpiel's action
+  is its slot) is the child in its slot; a move by the actor (infostate s) is the child
   its action reaches from s, where the public child depends on the opponent's private state (a
   detective's move catches Mr X or not by where he is) the one the opponent's infostate reaches,
   with the actor's infostate there.
   """
   walk = walk_lib.shared_walk(game.public_game)
-  if os_state.is_chance_node() and dealt < 2:
+  dealt_players = _dealt_players(game)
+  if os_state.is_chance_node() and dealt < len(dealt_players):
     infostates = list(world.infostates)
-    infostates[dealt] = int(action)
+    infostates[dealt_players[dealt]] = int(action)
     return dataclasses.replace(world, infostates=tuple(infostates)), dealt + 1
   if os_state.is_chance_node():
     for outcome in walk.chance_outcomes(world.public):

@@ -7,7 +7,10 @@ same game as :mod:`sog.games.scotland_yard`. Infostates here have perfect recall
 is the public observation history plus his whole path, the detectives' the public history alone.
 (sog's factored model keeps only Mr X's current station; the tests show both give the same
 exploitability.) A map with a private start opens with a chance node whose outcomes are Mr X's
-possible starts (0-based stations, uniform); only he observes it.
+possible starts (0-based stations, uniform); only he observes it. A map whose detectives draw their
+starts continues with one public chance node a detective, whose outcomes are the start cards (their
+index in the map's ``detective_starts``, the public child's slot), with their probabilities given
+Mr X's station.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ class ScotlandYardGame(pyspiel.Game):
       min_utility=-1.0,
       max_utility=1.0,
       utility_sum=0.0,
-      max_game_length=m.rounds * (1 + m.num_detectives),
+      max_game_length=self.public_game.max_moves,
     )
     super().__init__(_GAME_TYPE, info, params)
 
@@ -106,9 +109,17 @@ class ScotlandYardState(pyspiel.State):
     if not self.mr_x_path:
       return pyspiel.PlayerId.CHANCE
     kind = self._kind()
+    if kind == public_game.CHANCE:
+      return pyspiel.PlayerId.CHANCE
     return pyspiel.PlayerId.TERMINAL if kind == public_game.TERMINAL else kind
 
   def chance_outcomes(self):
+    if self.mr_x_path:  # a detective's start card, given Mr X's station
+      outcomes = self.walk.chance_outcomes(self.public)
+      likelihoods = [
+        self.walk.chance_likelihood(self.public, o.slot, self.mr_x_path[-1], 0) for o in outcomes
+      ]
+      return [(o.slot, p) for o, p in zip(outcomes, likelihoods, strict=True) if p > 0]
     starts = self.public_game.map.mr_x_starts
     return [(station, 1.0 / len(starts)) for station in starts]
 
@@ -117,12 +128,17 @@ class ScotlandYardState(pyspiel.State):
 
   def _legal_actions(self, player):
     if player == pyspiel.PlayerId.CHANCE:
-      return list(self.public_game.map.mr_x_starts)
+      return [station for station, _ in self.chance_outcomes()]
     return self.walk.legal_actions(self.public, self._actor_infostate())
 
   def _apply_action(self, action):
     if not self.mr_x_path:
       self.mr_x_path.append(int(action))
+      return
+    if self._kind() == public_game.CHANCE:
+      outcomes = self.walk.chance_outcomes(self.public)
+      self.public = next(o.next_state for o in outcomes if o.slot == int(action))
+      self.slots.append(int(action))
       return
     station = self.mr_x_path[-1]
     mr_x_moves = self._kind() == public_game.PLAYER_0
@@ -135,30 +151,38 @@ class ScotlandYardState(pyspiel.State):
     self.slots.append(outcome.slot)
 
   def resample_from_infostate(self, player_id: int, probability_sampler) -> ScotlandYardState:
-    """A world state the player cannot tell from this one, uniformly over Mr X's possible paths."""
+    """A world state the player cannot tell from this one: one of Mr X's possible paths, each as
+    likely as the chance events along it (uniformly over his moves)."""
     if player_id == 0:
       return self.clone()
-    candidates = [self.get_game().new_initial_state()]
-    if candidates[0].is_chance_node():
-      candidates = [candidates[0].child(start) for start in self.public_game.map.mr_x_starts]
-    for slot in self.slots:
+    candidates = [(self.get_game().new_initial_state(), 1.0)]
+    for slot in [None, *self.slots] if self.public_game.map.private_start else self.slots:
       successors = []
-      for candidate in candidates:
-        actions = (
-          candidate.legal_actions()
-          if candidate.current_player() == 0
-          # A detective's slot is its action a (a catch) or A + a (ScotlandYard's layout).
-          else [slot % self.public_game.num_actions]
-        )
-        for action in actions:
+      for candidate, weight in candidates:
+        if candidate.is_chance_node():
+          actions = candidate.chance_outcomes()
+        elif candidate.current_player() == 0:
+          actions = [(action, 1.0) for action in candidate.legal_actions()]
+        else:  # a detective's slot is its action a (a catch) or A + a (ScotlandYard's layout)
+          actions = [(slot % self.public_game.num_actions, 1.0)]
+        for action, p in actions:
           child = candidate.child(action)
-          if child.slots[-1] == slot:
-            successors.append(child)
+          if slot is None or child.slots[-1] == slot:
+            successors.append((child, weight * p))
       candidates = successors
-    return candidates[min(int(probability_sampler() * len(candidates)), len(candidates) - 1)]
+    weights = np.array([weight for _, weight in candidates])
+    cumulative = np.cumsum(weights / weights.sum())
+    index = int(np.searchsorted(cumulative, probability_sampler(), side="right"))
+    return candidates[min(index, len(candidates) - 1)][0]
 
   def _action_to_string(self, player, action):
-    return self.public_game.action_name(action)
+    if player == pyspiel.PlayerId.CHANCE and not self.mr_x_path:
+      return f"Mr X starts at {action + 1}"
+    if player == pyspiel.PlayerId.CHANCE:
+      return f"a detective starts at {self.public_game.map.detective_starts[action] + 1}"
+    state = self.walk.state(self.public)
+    station = self.mr_x_path[-1] if player == 0 else int(state.detectives[state.mover - 1])
+    return self.public_game.describe(action, station)
 
   def is_terminal(self):
     return bool(self.mr_x_path) and self._kind() == public_game.TERMINAL
