@@ -13,6 +13,7 @@ from sog.search import cfr
 from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
 from sog.search.pool import belief_cfr
+from sog.search.pool import belief_paths
 from sog.search.pool import beliefs
 from sog.search.pool import worlds
 from tests.conftest import load
@@ -210,15 +211,15 @@ def test_world_states_walk_the_pool_as_the_tables(name):
   "name", ["leduc_poker", "liars_dice(faces=4)", "scotland_yard(map=glasses_hidden_short)"]
 )
 def test_a_path_reaches_the_state_and_pair_weights_the_pool_grows(name):
-  """``beliefs.along`` (the query solver's start): for every public state of a fully grown pool,
-  the state its path reaches and its W are the pool's, bit for bit."""
+  """``belief_paths.along`` (the query solver's start): for every public state of a fully grown
+  pool, the state its path reaches and its W are the pool's, bit for bit."""
   game, pool, _ = _grown(name)
   paths = beliefs.paths(pool)
   length = max(len(p) for p in paths)
   padded = np.full((len(paths), length), -1, np.int32)
   for row, path in enumerate(paths):
     padded[row, : len(path)] = path
-  states, weights = jax.jit(jax.vmap(lambda p: beliefs.along(game.public_game, p)))(padded)
+  states, weights = jax.jit(jax.vmap(lambda p: belief_paths.along(game.public_game, p)))(padded)
   used = int(pool.num_nodes)
   np.testing.assert_array_equal(np.asarray(weights), np.asarray(pool.weight[:used]))
   for ours, grown in zip(jax.tree.leaves(states), jax.tree.leaves(pool.states), strict=True):

@@ -21,6 +21,7 @@ from sog.search import types
 from sog.search.pool import GTCFR
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
@@ -377,7 +378,7 @@ def test_a_value_error_is_drawn_per_public_state_on_either_engine():
   )
   slots = np.arange(tree.num_nodes)
   nodes = tree.nodes_of_padded_paths(
-    beliefs.slot_paths(jax.device_get(pool), slots, np.full(1, -1), tree.max_moves)
+    belief_paths.slot_paths(jax.device_get(pool), slots, np.full(1, -1), tree.max_moves)
   )
   assert sorted(nodes.tolist()) == list(range(tree.num_nodes))  # the pool holds every node once
   ranges = jnp.asarray(np.random.default_rng(0).random(tree.valid.shape) * tree.valid, jnp.float32)

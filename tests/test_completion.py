@@ -17,6 +17,7 @@ from sog.search import gadget as gadget_lib
 from sog.search import types
 from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
 from sog.search.pool import completion
@@ -26,7 +27,7 @@ from tests.conftest import load
 
 def _start(game, path: tuple[int, ...], ranges: np.ndarray) -> belief_state.BeliefStart:
   """A plain search's start at the public state ``path`` reaches, at ``ranges`` [2, S]."""
-  state, weight = beliefs.along(game.public_game, np.asarray(path, np.int32))
+  state, weight = belief_paths.along(game.public_game, np.asarray(path, np.int32))
   return belief_state.BeliefStart(
     state=state,
     weight=weight,

@@ -31,6 +31,7 @@ from sog.search.pool import GTCFR
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import belief_update
@@ -229,7 +230,7 @@ def _leduc_subgame_start(rng) -> tuple[belief_state.BeliefStart, int]:
   game = load("leduc_poker")
   tree = game.tree
   node = int(np.flatnonzero((tree.depth == 4) & (tree.kind < public_game.CHANCE))[0])
-  state, weight = beliefs.along(game.public_game, np.asarray(tree.paths[node], np.int32))
+  state, weight = belief_paths.along(game.public_game, np.asarray(tree.paths[node], np.int32))
   valid = np.asarray(beliefs.valid_infostates(weight[None])[0])
   start = belief_state.BeliefStart(
     state=state,
@@ -353,7 +354,7 @@ def test_search_result_is_consistent():
 
 def _ended(game: public_game.PublicGame) -> public_game.PublicGame:
   """``game`` (Kuhn) starting where bet, call has ended it."""
-  over = beliefs.along(game, np.array([1, 1], np.int32))[0]
+  over = belief_paths.along(game, np.array([1, 1], np.int32))[0]
   ended = copy.copy(game)
   ended.__class__ = type("Ended", (type(game),), {"root": lambda self: over})
   return ended

@@ -22,7 +22,7 @@ from sog.search import alphazero
 from sog.search import leaf_models
 from sog.search import pool
 from sog.search import types
-from sog.search.pool import beliefs
+from sog.search.pool import belief_paths
 from sog.selfplay import actor as actor_lib
 from sog.selfplay import buffers
 from sog.selfplay import config as config_lib
@@ -142,7 +142,7 @@ def test_a_search_asks_each_sampled_state_once_at_ranges_one():
     np.testing.assert_array_equal(same_keys, result.queries.keys[b])  # without: as drawn
     assert (as_sampled < 1).any()
     for path, node in zip(paths[kept], nodes[b][kept], strict=True):
-      state, _ = beliefs.along(rules, path)
+      state, _ = belief_paths.along(rules, path)
       for leaf, tree_leaf in zip(
         jax.tree.leaves(state), jax.tree.leaves(result.tree.states), strict=True
       ):

@@ -11,7 +11,7 @@ from sog.games import load
 from sog.games import public_game
 from sog.games import worlds
 from sog.search import pimc
-from sog.search.pool import beliefs
+from sog.search.pool import belief_paths
 
 
 def test_worlds_are_drawn_from_what_the_public_history_allows():
@@ -20,8 +20,8 @@ def test_worlds_are_drawn_from_what_the_public_history_allows():
   detectives' worlds are drawn over exactly those, each as often (the pair weight W(s0, s1) is one
   on the stations the history allows and zero elsewhere)."""
   game = load("scotland_yard(map=glasses_hidden)").public_game
-  path = jnp.asarray(beliefs.padded_path([0], game.max_moves))  # slot 0: a hidden taxi move
-  state, weight = beliefs.along(game, path)
+  path = jnp.asarray(belief_paths.padded_path([0], game.max_moves))  # slot 0: a hidden taxi move
+  state, weight = belief_paths.along(game, path)
   assert int(game.kind(state)) == public_game.PLAYER_1
   draws = np.asarray(
     pimc.draw_opponents(weight, jnp.int32(1), jnp.int32(0), jax.random.PRNGKey(0), 20_000)
@@ -47,7 +47,7 @@ def test_the_discount_follows_who_moves_next():
   """glasses_hidden: the first detective's move leads to the second detective's (the same player:
   discount +1), the second's to Mr X's (the other: -1); no reward before the end."""
   game = load("scotland_yard(map=glasses_hidden)").public_game
-  state, _ = beliefs.along(game, jnp.asarray(beliefs.padded_path([0], game.max_moves)))
+  state, _ = belief_paths.along(game, jnp.asarray(belief_paths.padded_path([0], game.max_moves)))
   world = worlds.World(state=state, infostates=jnp.array([4, 0], jnp.int32))  # Mr X at 5
   step = pimc.recurrent_fn(game)
   batch = lambda w: jax.tree.map(lambda x: x[None], w)  # noqa: E731
@@ -106,7 +106,7 @@ def test_a_batch_of_decisions_is_each_decision_alone():
     game.public_game, 16, 4, key, path, infostate
   )[0]
   paths = jnp.asarray(
-    np.stack([beliefs.padded_path(p, game.max_moves) for p in ([], [1])]), jnp.int32
+    np.stack([belief_paths.padded_path(p, game.max_moves) for p in ([], [1])]), jnp.int32
   )
   infostates = jnp.array([0, 2], jnp.int32)
   keys = jax.random.split(jax.random.PRNGKey(2), 2)

@@ -20,6 +20,7 @@ from sog.search import predecessors
 from sog.search import types as search_types
 from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_paths
 from sog.search.pool import beliefs
 from tests.conftest import ROOT
 from tests.conftest import load
@@ -162,7 +163,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
       reach_threshold=threshold,
       game=game,
     )
-    branch = beliefs.padded_path(tree.paths[focus][len(root_path) :], tree.max_moves)
+    branch = belief_paths.padded_path(tree.paths[focus][len(root_path) :], tree.max_moves)
     start = types.SimpleNamespace(
       state=jax.tree.map(lambda x: x[0], pool.states), weight=pool.weight[0], branch=branch
     )

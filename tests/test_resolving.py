@@ -20,6 +20,7 @@ from sog.search import resolving
 from sog.search import types
 from sog.search.pool import GTCFR
 from sog.search.pool import belief_oracle
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_search
 from sog.search.pool import beliefs
@@ -75,7 +76,7 @@ def _leduc_searcher() -> GTCFR:
 
 
 def _path(moves, length: int) -> jax.Array:
-  return jnp.asarray(beliefs.padded_path(moves, length))
+  return jnp.asarray(belief_paths.padded_path(moves, length))
 
 
 def _initial_summary(searcher: GTCFR) -> belief_resolving.BeliefSummary:
@@ -110,8 +111,8 @@ def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to
   kept = jax.device_get(summary)  # read on the host
   start = planned.start
   assert int(planned.depth) == depth and int(planned.branch_moves) == len(target) - depth
-  np.testing.assert_array_equal(planned.root_path, beliefs.padded_path(target[:depth], L))
-  np.testing.assert_array_equal(start.branch, beliefs.padded_path(target[depth:], L))
+  np.testing.assert_array_equal(planned.root_path, belief_paths.padded_path(target[:depth], L))
+  np.testing.assert_array_equal(start.branch, belief_paths.padded_path(target[depth:], L))
   for ours, theirs in zip(
     jax.tree.leaves(start.state), jax.tree.leaves(kept.tree.states), strict=True
   ):
@@ -133,7 +134,7 @@ def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to
   np.testing.assert_array_equal(unsafe.start.ranges, start.ranges)
   at_start = jax.device_get(belief_resolving.plan(initial, _path(target, L), 1, L))
   assert int(at_start.depth) == 0 and not bool(at_start.start.gadget.enabled)
-  np.testing.assert_array_equal(at_start.start.branch, beliefs.padded_path(target, L))
+  np.testing.assert_array_equal(at_start.start.branch, belief_paths.padded_path(target, L))
   np.testing.assert_allclose(
     at_start.start.ranges, tree.root_ranges * tree.valid[0], rtol=1e-6, atol=1e-8
   )

@@ -28,8 +28,8 @@ import jax
 import numpy as np
 
 from sog.games import tree as tree_lib
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_resolver
-from sog.search.pool import beliefs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +141,7 @@ class QueryRecorder:
     for row in range(len(resolved.jobs)):
       pool = types.SimpleNamespace(parent=parent[row], slot=slot[row])  # what slot_paths reads
       slots = asked[row][valid[row]]
-      paths = beliefs.slot_paths(pool, slots, root_paths[row], self._tree.max_moves)
+      paths = belief_paths.slot_paths(pool, slots, root_paths[row], self._tree.max_moves)
       below = (depth[row, slots] > depth[row, focus[row]]) | (slots == focus[row])
       located.append((self._tree.nodes_of_padded_paths(paths), below))
     return located

@@ -5,10 +5,10 @@ Nijssen and Winands' MCTS with determinization, not public).
 At a decision of player i, holding infostate s_i at the public state x that a path of child slots
 reaches from the root, PIMC draws n worlds (x, s_i, s_j): the opponent's private state s_j with
 probability proportional to W(s_i, s_j), the pair weight the public history leaves
-(:func:`sog.search.pool.beliefs.along`), weighed by the deal alone, not by how either player plays.
-Where the deal's marginals are uniform (every game here), that is the deal conditioned on the public
-history: uniform over Mr X's possible stations, card removal in poker. It
-searches each world as a perfect-information game with mctx's PUCT MCTS (``mctx.muzero_policy``):
+(:func:`sog.search.pool.belief_paths.along`), weighed by the deal alone, not by how either player
+plays. Where the deal's marginals are uniform (every game here), that is the deal conditioned on
+the public history: uniform over Mr X's possible stations, card removal in poker. It searches each
+world as a perfect-information game with mctx's PUCT MCTS (``mctx.muzero_policy``):
 the game's own rules as the model (:mod:`sog.games.worlds`; a chance event below the root drawn
 when its edge is first expanded, then fixed in that world's tree), uniform priors over the legal
 actions, the value of a new node the return of one uniformly
@@ -34,7 +34,7 @@ import numpy as np
 from sog.games import public_game
 from sog.games import registry
 from sog.games import worlds as worlds_lib
-from sog.search.pool import beliefs
+from sog.search.pool import belief_paths
 
 _MASKED = -1e9  # (not -inf: mctx mixes logits arithmetically)
 
@@ -154,7 +154,7 @@ def root_visits(
   holding ``infostate``; and whether that is a decision: a player moves there, and the public
   history allows ``infostate`` (a pair weight W > 0 with some opponent infostate; the visits mean
   nothing otherwise). Traceable."""
-  state, weight = beliefs.along(game, path)
+  state, weight = belief_paths.along(game, path)
   kind = game.kind(state)
   actor = jnp.clip(kind, 0, 1)
   decision = (kind < public_game.CHANCE) & (_opponent_weights(weight, actor, infostate).max() > 0)
@@ -212,7 +212,7 @@ class PIMC:
   def visits(self, rng: chex.PRNGKey, paths, infostates) -> np.ndarray:
     """[B, A] summed root visits at B decisions: ``paths`` (sequences of child slots from the
     root) and the actors' ``infostates`` [B]."""
-    padded = np.stack([beliefs.padded_path(path, self.path_length) for path in paths])
+    padded = np.stack([belief_paths.padded_path(path, self.path_length) for path in paths])
     infostates = np.asarray(infostates).reshape(-1)
     S = self.game.public_game.max_infostates
     if len(padded) != len(infostates):

@@ -38,8 +38,8 @@ from sog.games import registry
 from sog.games import worlds
 from sog.search import predecessors
 from sog.search import resolving
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_resolving
-from sog.search.pool import beliefs
 from sog.search.pool import sized
 from sog.search.pool.belief_searcher import GTCFR
 from sog.selfplay import buffers
@@ -210,7 +210,7 @@ class Actors:
   def _search_states(self, params, rngs: chex.PRNGKey) -> list[tuple]:
     """:meth:`_search` in a perfect-information game: each game's plain search from its state (no
     summary: nothing is re-solved)."""
-    paths = [beliefs.padded_path(game.path, self.path_length) for game in self.games]
+    paths = [belief_paths.padded_path(game.path, self.path_length) for game in self.games]
     out: list[tuple | None] = [None] * len(self.games)
     for jobs, rows, searcher in self.pools.chunks(paths, self.chunk):
       states = jax.tree.map(lambda x, rows=rows: x[rows], self.worlds.state)

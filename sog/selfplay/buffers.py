@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from sog.nets import cvpn as cvpn_lib
-from sog.search.pool import beliefs
+from sog.search.pool import belief_paths
 
 
 @chex.dataclass(frozen=True)
@@ -292,7 +292,7 @@ def node_paths(tree, nodes: np.ndarray, length: int) -> np.ndarray:
   ``tree``, -1 past the end."""
   paths = np.full((len(nodes), length), -1, np.int32)
   for row, node in enumerate(nodes):
-    paths[row] = beliefs.padded_path(tree.paths[int(node)], length)
+    paths[row] = belief_paths.padded_path(tree.paths[int(node)], length)
   return paths
 
 
@@ -316,7 +316,7 @@ def searched(results, row: int, root_path: np.ndarray, length: int, as_states: b
     first[np.unique(np.where(drawn, nodes, -1), return_index=True)[1]] = True
     keys = np.where(first, keys, np.inf)
     ranges = np.asarray(pool.valid)[nodes].astype(ranges.dtype)
-  paths = beliefs.slot_paths(pool, nodes, root_path, length)
+  paths = belief_paths.slot_paths(pool, nodes, root_path, length)
   facts = PublicFacts.at(pool, np.array([int(results.focus[row])]))
   return facts, (paths, ranges, keys)
 

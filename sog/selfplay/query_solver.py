@@ -19,6 +19,7 @@ import numpy as np
 
 from sog.games import public_game
 from sog.games import registry
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 from sog.search.pool import sized
@@ -31,7 +32,7 @@ class QuerySolver:
   ``pools`` (:func:`sog.selfplay.actor.pools_for`): the queries needing one pool size (their
   subgames, :mod:`sog.search.pool.sized`) as vmapped chunks of ``chunk`` searches (a short chunk
   padded by repeating a query; one compilation per pool size). A query's public state and pair
-  weights are grown from its path (:func:`sog.search.pool.beliefs.along`). In a
+  weights are grown from its path (:func:`sog.search.pool.belief_paths.along`). In a
   perfect-information game its ranges are 1 (the actors and the solver ask states:
   :func:`~sog.selfplay.buffers.searched`), so its search is the plain search from its state."""
 
@@ -48,7 +49,7 @@ class QuerySolver:
     self.perfect_information = public_game.is_perfect_information(rules)
 
     def start(path, ranges):
-      state, weight = beliefs.along(rules, path, searcher.dtype)
+      state, weight = belief_paths.along(rules, path, searcher.dtype)
       valid = beliefs.valid_infostates(weight[None])[0]
       plain = belief_search.root_start(rules, ranges * valid, searcher.dtype, searcher.branch_depth)
       return plain.replace(state=state, weight=weight)

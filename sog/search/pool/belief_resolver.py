@@ -26,9 +26,9 @@ import numpy as np
 
 from sog.games import public_game
 from sog.search import resolving
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_resolving
 from sog.search.pool import belief_state
-from sog.search.pool import beliefs
 from sog.search.pool.belief_searcher import GTCFR
 
 #: (the player's summary, the path of child slots from the game's root to s_pub, the acting player)
@@ -174,7 +174,7 @@ class BeliefResolver:
         f"a path of {moves.size} public moves is longer than the resolver's path_length="
         f"{self.path_length}"
       )
-    return beliefs.padded_path(moves, self.path_length)
+    return belief_paths.padded_path(moves, self.path_length)
 
   def resolve(
     self,

@@ -20,7 +20,6 @@ not added), so a fully grown pool is the game's public tree in another order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import functools
 
 import chex
@@ -86,6 +85,11 @@ class BeliefTree(types.Slots):
   height: chex.Array
 
 
+#: The most entries of an expansion's per-slot arrays ([K, S, A, S] below a player node) a pool
+#: takes on: about 2 GB of booleans.
+MAX_EXPANSION_ENTRIES = 1 << 31
+
+
 def valid_infostates(weight: chex.Array) -> chex.Array:
   """[n, 2, S] bool: the infostates each player can hold under pair weights ``weight`` [n, S, S]
   (W(s0, s1) > 0 for some s1, and for some s0)."""
@@ -99,7 +103,7 @@ def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
   return jnp.where(actor_valid[:, None], legal, first[None, :])
 
 
-def _actor_legal(
+def actor_legal(
   game: public_game.PublicGame, state: chex.ArrayTree, kind: chex.Array, weight: chex.Array
 ) -> chex.Array:
   """[S, A] the actor's legal actions in :class:`BeliefTree`'s convention, from the state, its kind
@@ -116,7 +120,7 @@ def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: che
   """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff and encoding from its
   state and pair weight."""
   kind = jnp.asarray(game.kind(state), jnp.int32)
-  legal = _actor_legal(game, state, kind, weight)
+  legal = actor_legal(game, state, kind, weight)
   payoff = jnp.where(
     (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state), 0.0
   )
@@ -135,6 +139,12 @@ def empty(
   [S, S] (traceable; a re-solving search's s_prev), by default the game's root (after the private
   deal)."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
+  if K * S * A * S > MAX_EXPANSION_ENTRIES:
+    raise ValueError(
+      f"{game.name}: the belief pool cannot grow this game: expanding one public state holds a "
+      f"[K, S, A, S] = [{K}, {S}, {A}, {S}] array ({K * S * A * S:.2g} entries, more than "
+      f"{MAX_EXPANSION_ENTRIES:.2g}); its rules still play through the OpenSpiel bridge"
+    )
   if (root is None) != (weight is None):
     raise ValueError("empty: give both the root's public state and its pair weight, or neither")
   if root is None:
@@ -200,27 +210,6 @@ def _chance_children(transitions: public_game.Transitions, weight, num_slots: in
     jnp.pad(child_weight, [(0, pad), (0, 0), (0, 0)]),
     jnp.pad(probability, [(0, pad)]),
   )
-
-
-def along(
-  game: public_game.PublicGame, path: chex.Array, dtype=jnp.float32
-) -> tuple[chex.ArrayTree, chex.Array]:
-  """The public state that ``path`` [L] int32 (child slots from the game's root, -1 past the end)
-  reaches, and its pair weight W [S, S], as a pool grows them (:func:`add_children`), computing
-  only the nodes on the path. Traceable."""
-
-  def down(carry, k):
-    state, weight = carry
-    kind = jnp.asarray(game.kind(state), jnp.int32)
-    legal = _actor_legal(game, state, kind, weight)
-    child_weight = _children(game, game.transitions(state), kind, weight, legal)[2]
-    slot = jnp.maximum(k, 0)
-    keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(k >= 0, n, o), new, old)  # noqa: E731
-    return (keep(game.child(state, slot), state), keep(child_weight[slot], weight)), None
-
-  root = (game.root(), jnp.asarray(public_game.root_weight(game), dtype))
-  (state, weight), _ = jax.lax.scan(down, root, jnp.asarray(path, jnp.int32))
-  return state, weight
 
 
 def _children(
@@ -364,33 +353,6 @@ def paths(tree: BeliefTree) -> list[tuple[int, ...]]:
   out: list[tuple[int, ...]] = []
   for n in range(int(tree.num_nodes)):
     out.append(() if parent[n] < 0 else (*out[parent[n]], int(slot[n])))
-  return out
-
-
-def padded_path(moves: Sequence[int], length: int) -> np.ndarray:
-  """[length] int32: the child slots ``moves`` (from the game's root), -1 past the end
-  (``ValueError`` for more than ``length`` moves)."""
-  moves = np.asarray(moves, np.int32).reshape(-1)
-  if moves.size > length:
-    raise ValueError(f"a path of {moves.size} public moves is longer than {length}")
-  return np.pad(moves, (0, length - moves.size), constant_values=-1)
-
-
-def slot_paths(
-  tree: BeliefTree, slots: Sequence[int], root_path: np.ndarray, length: int
-) -> np.ndarray:
-  """[len(slots), length] int32: the child slots from the game's root to ``slots`` of one search's
-  host ``tree`` (its root at ``root_path`` from the game's root, -1 past the end), -1 past the
-  end."""
-  parent, slot = np.asarray(tree.parent), np.asarray(tree.slot)
-  root = [int(k) for k in root_path if k >= 0]
-  out = np.empty((len(slots), length), np.int32)
-  for row, at in enumerate(slots):
-    tail, at = [], int(at)
-    while parent[at] >= 0:
-      tail.append(int(slot[at]))
-      at = int(parent[at])
-    out[row] = padded_path(root + tail[::-1], length)
   return out
 
 
