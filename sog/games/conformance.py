@@ -220,7 +220,7 @@ def max_moves_bounds_the_tree(game, rng: np.random.Generator) -> None:
   )
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8)
 def _rows_and_transitions(game: public_game.PublicGame):
   """A compiled function of a public state: its transitions, and the game's ``world_row`` for
   every pair (s0, s1) [S0, S1, ...]."""

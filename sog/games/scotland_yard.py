@@ -216,7 +216,8 @@ class ScotlandYard(public_game.PublicGame):
     per_draw = jnp.where(earlier[:, None] < drawn, C - earlier[:, None] - on_a_card[None, :], 1)
     taken = ~left[:, None] & (cards[:, None] == jnp.arange(self.map.num_stations)[None, :])
     weight = jnp.asarray(self.deal()[:, 0]) / jnp.prod(per_draw, 0) * ~taken.any(0)
-    probability = likelihood @ (weight / weight.sum())
+    total = weight.sum()  # 0 only after the draws, where the probabilities are not read
+    probability = likelihood @ (weight / jnp.where(total > 0, total, 1.0))
     return left, likelihood, probability
 
   def transitions(self, state: ScotlandYardState) -> public_game.Transitions:

@@ -29,8 +29,10 @@ class ActionTable:
   """The moves behind each action at each station, [N, A] arrays (PASS included, as no move).
 
   Attributes:
-    ticket: the ticket kind an action uses (0 where it is no move).
-    destination: the station it reaches (the station itself where it is no move).
+    ticket: the ticket kind an action uses (0 for PASS and a by-station layout's padding; by
+      destination, every action keeps its ticket, an edge or not).
+    destination: the station it reaches (the station itself for PASS and padding; by destination,
+      every action keeps its destination, an edge or not).
     double: whether it is the first move of a double move.
     exists: whether it is a move from that station at all (an edge of its transport, or any edge
       for a black ticket), before tickets and occupied stations are checked.

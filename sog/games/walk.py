@@ -72,7 +72,7 @@ class Facts:
 
   kind: int
   legal: np.ndarray  # [S, A]
-  transitions: public_game_lib.Transitions  # NumPy leaves
+  transitions: public_game_lib.Transitions  # NumPy leaves, trimmed (PublicGameWalk._kept)
   children: tuple[PublicStateKey | None, ...]  # [K]: None for an empty slot
   utility: np.ndarray  # [S, S]
   encoding: np.ndarray  # [E]
@@ -102,7 +102,7 @@ class PublicGameWalk:
     self.num_actions = int(game.num_actions)
     self._states: dict[PublicStateKey, chex.ArrayTree] = {}
     self._signature: tuple | None = None  # the root's tree structure, leaf shapes and dtypes
-    self._evaluated: dict[PublicStateKey, tuple] = {}  # evaluated, not yet read (nor checked)
+    self._evaluated: dict[PublicStateKey, tuple] = {}  # evaluated and checked, not yet read
     self._facts: dict[PublicStateKey, Facts] = {}
     self._handed_out: collections.deque[PublicStateKey] = collections.deque()
     self._evaluate = jax.jit(jax.vmap(self._evaluate_state))
@@ -181,14 +181,15 @@ class PublicGameWalk:
   def _kept(
     self, kind: int, transitions: public_game_lib.Transitions
   ) -> public_game_lib.Transitions:
-    """The part of a checked state's transitions the walk reads again: at a player node the
-    actor's rows of ``child`` (one column where no child depends on the opponent) and no
-    likelihoods, at a chance node no ``child``; kilobytes a state on a large board, not
-    megabytes."""
+    """The part of a checked state's transitions the walk reads again: at a player node
+    ``child`` [S_actor, A, O or 1] (the actor's rows; one column where no child depends on the
+    opponent) and ``likelihood`` [C, 0, 0], at a chance node ``child`` [0, A, O] and the
+    likelihoods (copied out of the batch), at a terminal neither: kilobytes a player state on a
+    large board, not megabytes."""
     t = transitions
     no_likelihood = np.array(t.likelihood[:, :0, :0])
     if kind == public_game_lib.CHANCE:
-      return t.replace(child=np.array(t.child[:0]))
+      return t.replace(child=np.array(t.child[:0]), likelihood=np.array(t.likelihood))
     if kind == public_game_lib.TERMINAL:
       return t.replace(child=np.array(t.child[:0]), likelihood=no_likelihood)
     child = t.child[: self.num_infostates[kind]]

@@ -151,8 +151,9 @@ class ScotlandYardState(pyspiel.State):
     self.slots.append(outcome.slot)
 
   def resample_from_infostate(self, player_id: int, probability_sampler) -> ScotlandYardState:
-    """A world state the player cannot tell from this one: one of Mr X's possible paths, each as
-    likely as the chance events along it (uniformly over his moves)."""
+    """A world state the player cannot tell from this one: one of Mr X's possible paths, drawn
+    in proportion to the probability of the chance events along it (uniformly over his paths
+    where those are equal)."""
     if player_id == 0:
       return self.clone()
     candidates = [(self.get_game().new_initial_state(), 1.0)]

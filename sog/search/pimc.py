@@ -7,8 +7,9 @@ reaches from the root, PIMC draws n worlds (x, s_i, s_j): the opponent's private
 probability proportional to W(s_i, s_j), the pair weight the public history leaves
 (:func:`sog.search.pool.belief_paths.along`), weighed by the deal alone, not by how either player
 plays. Where the deal's marginals are uniform (every game here), that is the deal conditioned on
-the public history: uniform over Mr X's possible stations, card removal in poker. It searches each
-world as a perfect-information game with mctx's PUCT MCTS (``mctx.muzero_policy``):
+the public history: card removal in poker, on the glasses maps uniform over Mr X's possible
+stations (on london the start draws weigh his station 132, on both decks, apart). It searches
+each world as a perfect-information game with mctx's PUCT MCTS (``mctx.muzero_policy``):
 the game's own rules as the model (:mod:`sog.games.worlds`; a chance event below the root drawn
 when its edge is first expanded, then fixed in that world's tree), uniform priors over the legal
 actions, the value of a new node the return of one uniformly

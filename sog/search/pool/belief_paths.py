@@ -19,8 +19,9 @@ def along(
   game: public_game.PublicGame, path: chex.Array, dtype=jnp.float32
 ) -> tuple[chex.ArrayTree, chex.Array]:
   """The public state that ``path`` [L] int32 (child slots from the game's root, -1 past the end)
-  reaches, and its pair weight W [S, S], as a pool grows them (:func:`add_children`), computing
-  only the nodes on the path and, at each, only the child on it. Traceable."""
+  reaches, and its pair weight W [S, S], as a pool grows them
+  (:func:`sog.search.pool.beliefs.add_children`), computing only the nodes on the path and, at
+  each, only the child on it. Traceable."""
 
   def down(carry, k):
     state, weight = carry
@@ -44,8 +45,10 @@ def _slot_weight(
   legal: chex.Array,
   slot: chex.Array,
 ) -> chex.Array:
-  """The pair weight [S, S] of the child in ``slot`` alone: :func:`_children`'s, in O(S A O) rather
-  than O(K S A O) (a large board's K S A O does not fit in memory)."""
+  """The pair weight [S, S] of the child in ``slot`` alone: what the pool's expansion
+  (``sog.search.pool.beliefs._children``) gives that slot, in O(S A O) rather than O(K S A O) (a
+  large board's K S A O does not fit in memory); ``tests/test_belief_pool.py`` holds the two equal
+  bit for bit."""
   S = legal.shape[0]
   actor = jnp.clip(kind, 0, 1)
   oriented = jnp.where(actor == 0, weight, weight.T)  # [actor s, opponent o]
