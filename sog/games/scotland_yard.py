@@ -224,11 +224,22 @@ class ScotlandYard(public_game.PublicGame):
     N, table = self.map.num_stations, self.actions
     stations = jnp.arange(N)
     detective_slot = self._detective_slots(state, stations).T  # [A, O]
+    mr_x_slot = self._mr_x_slots(state, stations)  # [S, A]
     is_mr_x = state.mover == 0
-    child = jnp.where(is_mr_x, self._mr_x_slots(state, stations)[:, :, None], detective_slot[None])
+    child = jnp.where(is_mr_x, mr_x_slot[:, :, None], detective_slot[None])
     legal = self.legal(state)
-    reached = jnp.broadcast_to(legal[:, :, None], child.shape)
-    present = jnp.zeros(self.max_children, jnp.int32).at[child.ravel()].add(reached.ravel()) > 0
+    # the slots present, from each mover's own [S, A] or [A, O] table rather than the [S, A, O]
+    # child (the detectives' one infostate is row 0)
+    by_detective = jnp.broadcast_to(legal[0][:, None], detective_slot.shape)
+    present = jnp.zeros(self.max_children, jnp.int32)
+    present = (
+      jnp.where(
+        is_mr_x,
+        present.at[mr_x_slot.ravel()].add(legal.ravel()),
+        present.at[detective_slot.ravel()].add(by_detective.ravel()),
+      )
+      > 0
+    )
     next_infostate = jnp.where(is_mr_x, jnp.asarray(table.destination), 0)
     if not self.max_chance_outcomes:
       probability, likelihood = jnp.zeros(0), jnp.zeros((0, N, N))
