@@ -44,9 +44,11 @@ def test_a_fully_grown_pool_is_the_enumerated_tree(name):
   assert int(pool.height) == tree.num_levels - 1
   np.testing.assert_array_equal(np.asarray(pool.kind), tree.kind[nodes])
   np.testing.assert_array_equal(np.asarray(pool.depth), tree.depth[nodes])
-  np.testing.assert_allclose(np.asarray(pool.weight), tree.pair_weight[nodes], rtol=1e-6)
+  weight = pool.pair_weight(np.arange(pool.capacity))
+  np.testing.assert_allclose(np.asarray(weight), tree.pair_weight[nodes], rtol=1e-6)
   np.testing.assert_array_equal(np.asarray(pool.valid), tree.valid[nodes])
-  np.testing.assert_allclose(np.asarray(pool.payoff), tree.payoff[nodes], rtol=1e-6, atol=1e-7)
+  payoff = beliefs.padded_pairs(pool.payoff, game.public_game.max_infostates)
+  np.testing.assert_allclose(np.asarray(payoff), tree.payoff[nodes], rtol=1e-6, atol=1e-7)
   np.testing.assert_array_equal(np.asarray(pool.legal), tree.legal[nodes])
   np.testing.assert_allclose(np.asarray(pool.encoding), tree.encoding[nodes], rtol=1e-6)
   np.testing.assert_allclose(
@@ -221,7 +223,7 @@ def test_a_path_reaches_the_state_and_pair_weights_the_pool_grows(name):
     padded[row, : len(path)] = path
   states, weights = jax.jit(jax.vmap(lambda p: belief_paths.along(game.public_game, p)))(padded)
   used = int(pool.num_nodes)
-  np.testing.assert_array_equal(np.asarray(weights), np.asarray(pool.weight[:used]))
+  np.testing.assert_array_equal(np.asarray(weights), np.asarray(pool.pair_weight(np.arange(used))))
   for ours, grown in zip(jax.tree.leaves(states), jax.tree.leaves(pool.states), strict=True):
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(grown[:used]))
 

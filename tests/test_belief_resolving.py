@@ -93,7 +93,7 @@ def _assert_same_plan(game, grown, planned, table: dict, node: int, moves: int):
       getattr(planned.start.gadget, field), table[f"gadget_{field}"], atol=1e-12, err_msg=field
     )
   s_prev = beliefs.tree_nodes(grown, game.tree).tolist().index(int(table["root"]))
-  np.testing.assert_allclose(planned.start.weight, grown.weight[s_prev], atol=1e-12)
+  np.testing.assert_allclose(planned.start.weight, grown.pair_weight(s_prev), atol=1e-12)
 
 
 def test_a_batch_of_resolving_searches_is_each_search_alone():

@@ -158,7 +158,7 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
       jax.random.PRNGKey(3),
       belief_state.BeliefStart(
         state=jax.tree.map(lambda x: x[slot], grown.states),
-        weight=grown.weight[slot],
+        weight=grown.pair_weight(slot),
         branch=np.asarray(branch, np.int32),
         ranges=jnp.asarray(table["start_ranges"]),
         gadget=gadget,

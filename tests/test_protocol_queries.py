@@ -130,7 +130,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   later = _rooted_pool(
     public,
     jax.tree.map(lambda x: x[s_prev], whole.states),
-    whole.weight[s_prev],
+    whole.pair_weight(s_prev),
     tree.num_nodes,
   )
   draws = np.random.default_rng(0)
@@ -165,7 +165,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
     )
     branch = belief_paths.padded_path(tree.paths[focus][len(root_path) :], tree.max_moves)
     start = types.SimpleNamespace(
-      state=jax.tree.map(lambda x: x[0], pool.states), weight=pool.weight[0], branch=branch
+      state=jax.tree.map(lambda x: x[0], pool.states), weight=pool.pair_weight(0), branch=branch
     )
     state = model.init(pool, start)
     out = jax.jit(model.apply)(

@@ -119,7 +119,7 @@ def test_plan_starts_at_the_closest_state_of_the_summary_with_the_branch_down_to
     np.testing.assert_array_equal(ours, theirs[s_prev])
   grown = beliefs.grow(game.public_game, tree.num_nodes)
   whole = beliefs.paths(grown).index(target[:depth])
-  np.testing.assert_allclose(start.weight, grown.weight[whole], rtol=1e-6)
+  np.testing.assert_allclose(start.weight, grown.pair_weight(whole), rtol=1e-6)
   np.testing.assert_array_equal(start.ranges, kept.ranges[s_prev])
   gadget = start.gadget
   assert bool(gadget.enabled) and int(gadget.player) == 0  # player 1 re-solves
@@ -186,7 +186,7 @@ def test_gadget_mixes_ranges_in_range_units_after_leducs_board_card(rng, alpha):
   planned = belief_resolving.plan(summary, _path(path, length), 1, length, config)
   assert int(planned.depth) == len(path) - 1 and int(planned.branch_moves) == 1
   start = planned.start
-  np.testing.assert_array_equal(start.weight, summary.tree.weight[s_prev])
+  np.testing.assert_array_equal(start.weight, summary.tree.pair_weight(s_prev))
   assert bool(start.gadget.enabled) and int(start.gadget.player) == 0
   valid = np.asarray(summary.tree.valid[s_prev])
   S = valid.shape[-1]

@@ -15,7 +15,12 @@ import sog.games
 from sog.games import conformance
 from sog.games import public_game
 from sog.games import scotland_yard_map
+from sog.search import leaf_models
 from sog.search import pimc
+from sog.search import types
+from sog.search.pool import GTCFR
+from sog.search.pool import belief_paths
+from sog.search.pool import belief_search
 from sog.search.pool import beliefs
 
 _LONDON = json.loads((scotland_yard_map.MAPS_DIR / "london.json").read_text())
@@ -375,17 +380,60 @@ def test_the_board_and_every_option_pass_the_conformance_checks(tmp_path, london
   sog.games.check_game(sog.games.load(_harbour(tmp_path, "by_station")))
 
 
-def test_the_pool_refuses_the_board_and_pimc_plays_it(london):
-  """SoG's belief pool would build a [K, S, A, S] array of 4.2e9 entries to expand one public
-  state of the board, so it refuses it by name; PIMC plays it, through each world's own row."""
+def test_sog_grows_and_searches_the_board_and_pimc_plays_it(london):
+  """The belief pool expands the board's public states from each world's own row: at Mr X's first
+  move and at a detective's after it, the children it adds, their edges and their valid
+  infostates are exactly those ``world_row`` gives the valid worlds one at a time (an
+  implementation of the board's moves apart from ``transitions``), and each child's pair weight
+  is ``along``'s bit for bit. SoG(4, 1) and PIMC(20, 2 worlds) search Mr X's first move and put
+  their play on his legal moves only."""
   game = sog.games.load("scotland_yard(map=london)")
-  with pytest.raises(ValueError, match=r"\[K, S, A, S\] = \[1991, 199, 53, 199\]"):
-    beliefs.empty(game.public_game, 16)
+  pg = london.game
+  path = [0, 1, 2, 3, 4]  # the first five start cards
+  state, weight = belief_paths.along(pg, np.array(path))
+  tree = beliefs.empty(pg, 400, root=state, weight=weight)
+  add = jax.jit(lambda tree, node: beliefs.add_children(pg, tree, node, reserve=1))
+  tree = add(tree, 0)
+  tree = add(tree, 1)  # the first child: a detective moves
+  along = jax.jit(lambda p: belief_paths.along(pg, p)[1])
+  world_row = jax.jit(pg.world_row)
+  for node in (0, 1):
+    parent_state = jax.tree.map(lambda x, n=node: x[n], tree.states)
+    kind, valid = int(tree.kind[node]), np.asarray(tree.valid[node])
+    actor = min(kind, 1)
+    expected: dict[int, tuple[set, set]] = {}  # slot: (the actor's (s, a), next infostates)
+    for s0 in np.flatnonzero(valid[0]):
+      row = world_row(parent_state, np.array([s0, 0]))
+      own = (s0, 0)[actor]
+      for a in np.flatnonzero(np.asarray(pg.legal(parent_state))[own]):
+        edges, lands = expected.setdefault(int(row.child[a]), (set(), set()))
+        edges.add((own, int(a)))
+        lands.add(int(row.next_infostate[a]) if actor == 0 else int(s0))
+    children = np.asarray(tree.children[node])
+    assert {int(k) for k in np.flatnonzero(children >= 0)} == set(expected)
+    for k, (edges, lands) in expected.items():
+      child = int(children[k])
+      assert {tuple(e) for e in np.argwhere(np.asarray(tree.edges[child]))} == edges
+      assert set(np.flatnonzero(np.asarray(tree.valid[child, 0]))) == lands
+      child_path = (*path, *beliefs.paths(tree)[child])
+      np.testing.assert_array_equal(
+        tree.pair_weight(child), along(belief_paths.padded_path(child_path, len(path) + 2))
+      )
+  config = types.GTCFRConfig(simulations=4)
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), config, capacity=2100)
+  start = belief_search.root_start(pg, public_game.prior_ranges(pg)).replace(
+    state=state, weight=weight
+  )
+  result = searcher.search_from(jax.random.key(0), start)
+  assert int(result.nodes) > int(tree.num_nodes)
+  legal, mr_x = np.asarray(pg.legal(state)), np.asarray(tree.valid[0, 0])
+  policy = np.asarray(result.focus_policy)
+  np.testing.assert_allclose(policy[mr_x].sum(-1), 1.0, rtol=1e-5)
+  assert not (policy[mr_x] * ~legal[mr_x]).any()
   player = pimc.PIMC(game, simulations=20, worlds=2)
-  path, station = [0, 1, 2, 3, 4], 34  # the first five start cards; Mr X at 35
+  station = 34  # Mr X at 35
   visits = player.visits(jax.random.key(0), [path], [station])[0]
-  legal = np.asarray(london.legal(_after(london.game, path)))[station]
-  assert visits.sum() == 20 and (visits > 0).any() and not (visits[~legal] > 0).any()
+  assert visits.sum() == 20 and (visits > 0).any() and not (visits[~legal[station]] > 0).any()
 
 
 def _after(game, path):

@@ -5,7 +5,10 @@ nothing is ever enumerated. The library's one GT-CFR engine, for perfect and imp
 The belief pool, for every :class:`~sog.games.public_game.PublicGame`, enumerable or not (pgx's
 perfect-information games are the case of one infostate per player): ``types`` (what a pool of
 slots answers), ``beliefs`` (:class:`BeliefTree`, a pool of public states with both players'
-infostates, grown from any game), ``passes`` (its frontier, regret matching), ``belief_cfr``
+infostates, grown from any game), ``belief_children`` (a node's children, computed from its world
+states, never laid out over all K child slots), ``belief_paths`` (the public state and W a path of
+child slots reaches, computed along it alone), ``passes`` (its frontier, regret matching),
+``belief_cfr``
 (CFR+ passes over it, each node touched once), ``worlds`` (world states drawn and stepped on it),
 and GT-CFR on it: ``belief_state`` (its state and result), ``belief_update`` (the CFR phase),
 ``belief_expand`` (the walks), ``belief_search`` (the pure search, from a :class:`BeliefStart`: any

@@ -280,7 +280,8 @@ def values_up(
     at = jnp.minimum(nodes, P - 1)
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
     leaf = 0.0 if leaf_values is None else leaf_values[at]
-    base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
+    payoff = beliefs.padded_pairs(node.payoff, S)
+    base = jnp.where(terminal, propagation.payoff_values(payoff, ranges[at], jnp), leaf)
     rows = policy(at, carry)
     acting = (rows * q[at]).sum(-1)[:, None, :]
     if best_response is not False:  # (traced: one pass computes both, vmapped over the flag)

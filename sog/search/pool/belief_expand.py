@@ -63,29 +63,52 @@ def expand(
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
   "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
   prior, and a node that becomes interior records the iteration. Where the pool has no room for
-  the most an expansion can add (:func:`added_at_most`), or where ``allowed`` (a bool, possibly
-  traced) is False, nothing is added: the node stays a frontier leaf, and the search goes on with
-  the tree it has."""
+  the node's new children (and, opened with them, their outcomes), or where ``allowed`` (a bool,
+  possibly traced) is False, nothing is added: the node stays a frontier leaf, and the search goes
+  on with the tree it has."""
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
   most = added_at_most(game, dataclasses.replace(config, expansion_k=k))
   num_actions = tree.added.shape[-1]
   actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
-  room = before + most <= tree.capacity
-  tree = beliefs.add_children(game, tree, node, room & allowed, actions, children_at_most(game, k))
+  # room for the node's children and, opened with their parent, the outcomes of each
+  with_outcomes = config.open_chance == "with_parent" and game.max_chance_outcomes
+  reserve = 1 + game.max_chance_outcomes if with_outcomes else 1
+  tree = beliefs.add_children(
+    game, tree, node, allowed, actions, children_at_most(game, k), reserve=reserve
+  )
   if config.open_chance == "with_parent":
     tree = open_chance(game, tree, tree.children[node])
-  new = before + jnp.arange(most)
-  fresh = uniform_prior(tree.legal[jnp.minimum(new, tree.capacity - 1)]).astype(state.prior.dtype)
-  fresh = jnp.where((new < tree.num_nodes)[:, None, None], fresh, state.prior[new])
-  opened = jnp.where(tree.expanded[new] & (new < tree.num_nodes), state.cfr.iteration, -1)
-  since = state.interior_since.at[new].max(opened, mode="drop")
+  iteration = state.cfr.iteration
+  window = min(most, beliefs.CHILDREN_PER_CHUNK)
+
+  def fresh_slots(start, carry):
+    """Uniform priors and the iteration a chance node opened with its parent became interior
+    for the new slots from ``start`` on (``window`` of them)."""
+    prior, since = carry
+    new = start + jnp.arange(window)
+    is_new = new < tree.num_nodes
+    fresh = uniform_prior(tree.legal[jnp.minimum(new, tree.capacity - 1)]).astype(prior.dtype)
+    fresh = jnp.where(is_new[:, None, None], fresh, prior[jnp.minimum(new, tree.capacity - 1)])
+    opened = jnp.where(tree.expanded[jnp.minimum(new, tree.capacity - 1)] & is_new, iteration, -1)
+    return prior.at[new].set(fresh, mode="drop"), since.at[new].max(opened, mode="drop")
+
+  carry = (state.prior, state.interior_since)
+  if window == most:
+    prior, since = fresh_slots(before, carry)
+  else:  # a large game's expansion: the slots it added, a window at a time
+    prior, since = jax.lax.fori_loop(
+      0,
+      (tree.num_nodes - before + window - 1) // window,
+      lambda j, c: fresh_slots(before + j * window, c),
+      carry,
+    )
   return state.replace(
     tree=tree,
-    prior=state.prior.at[new].set(fresh, mode="drop"),
+    prior=prior,
     interior_since=since.at[node].set(
-      jnp.where(tree.expanded[node] & ~was_expanded, state.cfr.iteration, since[node])
+      jnp.where(tree.expanded[node] & ~was_expanded, iteration, since[node])
     ),
   )
 
@@ -134,9 +157,11 @@ def _walk(
   path_length: int,
   rng: chex.PRNGKey,
   active: chex.Array = True,
+  counts: chex.Array = True,
 ):
   """One expansion walk from the focus; returns the state, the phase's pending (virtual-loss)
-  counts and whether it added a public state (where ``active`` is False: nothing changes). The walk
+  counts and whether it added a public state (where ``active`` is False: nothing changes; where
+  ``counts`` is False, the search's opening: it leaves no visits). The walk
   carries only its position and path (a ``while_loop`` under ``vmap`` selects every carried array
   at every step); visits and the expansion are written once it has stopped."""
   tree, focus = state.tree, state.focus
@@ -183,7 +208,7 @@ def _walk(
   _, node, _, _, _, action, _, (nodes, infostates, actions, counted) = jax.lax.while_loop(
     lambda c: ~c[4], step, start
   )
-  counted = (counted & active).astype(state.visits.dtype)
+  counted = (counted & active & counts).astype(state.visits.dtype)
   size = state.tree.num_nodes
   state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
   # (a terminal: no expansion)
@@ -193,18 +218,23 @@ def _walk(
   return state, pending.at[nodes, infostates, actions].add(counted), grew
 
 
-def fully_grown(state: belief_state.BeliefSearchState) -> chex.Array:
+def fully_grown(
+  state: belief_state.BeliefSearchState, every_action_added: bool = False
+) -> chex.Array:
   """Whether the tree holds the focus's whole subgame: no frontier leaf at the focus or below it
   (the branch's other children stay frontier leaves), and no interior decision node there with an
-  action its actor can take that is not added yet (k < all)."""
+  action its actor can take that is not added yet (k < all; ``every_action_added``, static: the
+  search's expansions add every action, k = all, so there is none to look for)."""
   tree = state.tree
   slots = jnp.arange(tree.capacity)
   below = (slots >= state.subgame_from) | (slots == state.focus)
-  missing = (
-    tree.expanded
-    & (tree.kind < public_game.CHANCE)
-    & (beliefs.can_act(tree, slots) & ~tree.added).any(-1)
-  )
+  missing = False
+  if not every_action_added:
+    missing = (
+      tree.expanded
+      & (tree.kind < public_game.CHANCE)
+      & (beliefs.can_act(tree, slots) & ~tree.added).any(-1)
+    )
   return ~((passes.frontier(tree) | missing) & below).any()
 
 
@@ -237,13 +267,14 @@ def grow(
   compile time)."""
   length = path_length(config)
   most = added_at_most(game, config)
-  simulations = None
+  simulations, every_action = None, opens_by_walk(game, config)
+  counts = jnp.logical_not(opening)  # the opening's walk leaves no visits
   if opening is not False:
-    simulations = jnp.where(opening, int(opens_by_walk(game, config)), config.simulations_in_phase)
+    simulations = jnp.where(opening, int(every_action), config.simulations_in_phase)
   grown = walks.expansion_phase(
-    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active),
+    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active, counts),
     # no redraw once the tree is whole, or the pool has no room for another expansion
-    lambda s: fully_grown(s) | (s.tree.num_nodes + most > s.tree.capacity),
+    lambda s: fully_grown(s, every_action) | (s.tree.num_nodes + most > s.tree.capacity),
     state,
     jnp.zeros_like(state.visits),
     config,
@@ -252,11 +283,10 @@ def grow(
   )
   if opening is False:
     return grown
-  # the opening leaves the search's keys, visits and walk counts as they were (its walk leaves no
-  # visits anyway, unless given a tree already grown at the focus)
+  # the opening leaves the search's keys and walk counts as they were (and its walk no visits)
   return grown.replace(
     **{
       field: jnp.where(opening, getattr(state, field), getattr(grown, field))
-      for field in ("rng", "visits", "walks", "growing_walks")
+      for field in ("rng", "walks", "growing_walks")
     }
   )

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from sog.games import public_game
+from sog.search.pool import belief_children
 from sog.search.pool import beliefs
 
 
@@ -28,50 +29,17 @@ def along(
     kind = jnp.asarray(game.kind(state), jnp.int32)
     legal = beliefs.actor_legal(game, state, kind, weight)
     slot = jnp.maximum(k, 0)
-    child_weight = _slot_weight(game, game.transitions(state), kind, weight, legal, slot)
+    transitions = game.transitions(state)
+    _, _, child_weight, _ = belief_children.slot_children(
+      game, transitions, kind, weight, legal, slot[None]
+    )
+    child_weight = child_weight[0]
     keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(k >= 0, n, o), new, old)  # noqa: E731
     return (keep(game.child(state, slot), state), keep(child_weight, weight)), None
 
   root = (game.root(), jnp.asarray(public_game.root_weight(game), dtype))
   (state, weight), _ = jax.lax.scan(down, root, jnp.asarray(path, jnp.int32))
   return state, weight
-
-
-def _slot_weight(
-  game: public_game.PublicGame,
-  transitions: public_game.Transitions,
-  kind: chex.Array,
-  weight: chex.Array,
-  legal: chex.Array,
-  slot: chex.Array,
-) -> chex.Array:
-  """The pair weight [S, S] of the child in ``slot`` alone: what the pool's expansion
-  (``sog.search.pool.beliefs._children``) gives that slot, in O(S A O) rather than O(K S A O) (a
-  large board's K S A O does not fit in memory); ``tests/test_belief_pool.py`` holds the two equal
-  bit for bit."""
-  S = legal.shape[0]
-  actor = jnp.clip(kind, 0, 1)
-  oriented = jnp.where(actor == 0, weight, weight.T)  # [actor s, opponent o]
-  actor_valid, opponent_valid = oriented.sum(1) > 0, oriented.sum(0) > 0
-  slots = jnp.broadcast_to(transitions.child, (*legal.shape, S))  # [S, A, O]
-  reachable = actor_valid[:, None, None] & legal[..., None] & opponent_valid[None, None, :]
-  hits = reachable & (slots == slot)
-  edges, admitted = hits.any(-1), hits.any((0, 1))  # [S, A], [O]
-  # Row s' of W in the child: the largest of the rows of the sources (s, a) that land on s'.
-  arriving = jnp.where(edges[..., None], oriented[:, None, :], 0.0)  # [S, A, O]
-  rows = jnp.zeros_like(weight).at[transitions.next_infostate].max(arriving)
-  rows = rows * admitted[None, :]
-  player_weight = jnp.where(actor == 0, rows, rows.T)
-  chance_weight = jnp.zeros_like(weight)
-  if game.max_chance_outcomes:
-    probability = transitions.probability
-    outcome = jnp.minimum(slot, probability.shape[0] - 1)
-    p = jnp.where(slot < probability.shape[0], probability[outcome], 0.0)
-    chance_weight = jnp.where(
-      p > 0, weight * transitions.likelihood[outcome] / jnp.where(p > 0, p, 1.0), 0.0
-    )
-  child_weight = jnp.where(kind < public_game.CHANCE, player_weight, chance_weight)
-  return child_weight.astype(weight.dtype)
 
 
 def padded_path(moves: Sequence[int], length: int) -> np.ndarray:

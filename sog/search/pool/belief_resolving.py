@@ -220,7 +220,7 @@ def plan(
   )
   start = belief_state.BeliefStart(
     state=jax.tree.map(lambda x: x[node], tree.states),
-    weight=tree.weight[node],
+    weight=tree.pair_weight(node),
     branch=branch.astype(jnp.int32),
     ranges=ranges,
     gadget=gadget,

@@ -29,6 +29,7 @@ import numpy as np
 
 from sog.games import public_game
 from sog.games import tree as tree_lib
+from sog.search.pool import belief_children
 from sog.search.pool import types
 
 
@@ -46,10 +47,13 @@ class BeliefTree(types.Slots):
     legal: [P, S, A] bool the actor's legal actions (an infostate the actor cannot hold here takes
       the first valid one's row; action 0 alone at chance and terminal nodes, as in the search
       tables, so every row is a distribution's support).
-    weight: [P, S, S] the pair weight W(s0, s1).
+    weight: [P, S0, S1] the pair weight W(s0, s1), over each player's own infostates (a side with
+      one infostate, Scotland Yard's detectives, keeps it small; :meth:`pair_weight` pads it to
+      [S, S]).
     valid: [P, 2, S] bool the infostates each player can hold at the node (W > 0 for some pair,
       :func:`valid_infostates`; kept beside W, so that reading it at a few nodes costs those).
-    payoff: [P, S, S] W(s0, s1) u_0(s0, s1) at terminals (zero elsewhere).
+    payoff: [P, S0, S1] W(s0, s1) u_0(s0, s1) at terminals (zero elsewhere; :func:`padded_pairs`
+      pads it).
     next_infostate: [P, S, A] int32 the actor's infostate in the child that (s, a) reaches (set
       when the node's children are added).
     edges: [P, S, A] bool the parent actor's (s, a) that reach the node.
@@ -84,16 +88,42 @@ class BeliefTree(types.Slots):
   num_nodes: chex.Array
   height: chex.Array
 
+  def pair_weight(self, nodes: chex.Array) -> chex.Array:
+    """[..., S, S] W at ``nodes``, padded to S = max(S0, S1) as the game's arrays are."""
+    return padded_pairs(self.weight[nodes], self.legal.shape[-2])
 
-#: The most entries of an expansion's per-slot arrays ([K, S, A, S] below a player node) a pool
-#: takes on: about 2 GB of booleans.
+
+def padded_pairs(pairs: chex.Array, S: int) -> chex.Array:
+  """``pairs`` [..., S0, S1] (a pool's W or W u_0) padded with zeros to [..., S, S]."""
+  pad = [(0, 0)] * (pairs.ndim - 2) + [(0, S - pairs.shape[-2]), (0, S - pairs.shape[-1])]
+  return jnp.pad(pairs, pad)
+
+
+#: The most child slots an expansion steps at once (``game.child``, encoded, weighed): a node of a
+#: game with more child slots than this (a large board's) gets its children a chunk at a time.
+CHILDREN_PER_CHUNK = 64
+
+
+#: The most entries an expansion's arrays may hold (its worlds' [S0, A, S1] and a chunk of its
+#: children's [M, S, S + A]) for a pool to take a game on: about 2 GB of booleans.
 MAX_EXPANSION_ENTRIES = 1 << 31
 
 
+def expansion_entries(game: public_game.PublicGame) -> int:
+  """The entries of one expansion's largest arrays: the node's worlds [S0, A, S1] and, for the
+  child slots stepped at once (M: all K, or :data:`CHILDREN_PER_CHUNK` where K is larger), their
+  pair weights, payoffs and legal actions [M, S, S + A]."""
+  (S0, S1), S, A = game.num_infostates, game.max_infostates, game.num_actions
+  M = min(game.max_children, CHILDREN_PER_CHUNK)
+  return S0 * A * S1 + M * S * (S + A)
+
+
 def valid_infostates(weight: chex.Array) -> chex.Array:
-  """[n, 2, S] bool: the infostates each player can hold under pair weights ``weight`` [n, S, S]
-  (W(s0, s1) > 0 for some s1, and for some s0)."""
-  return jnp.stack([weight.sum(2) > 0, weight.sum(1) > 0], axis=1)
+  """[n, 2, S] bool: the infostates each player can hold under pair weights ``weight`` [n, S0, S1]
+  or [n, S, S] (W(s0, s1) > 0 for some s1, and for some s0), S = max(S0, S1)."""
+  S = max(weight.shape[-2:])
+  sums = (weight.sum(2), weight.sum(1))
+  return jnp.stack([jnp.pad(x, [(0, 0), (0, S - x.shape[-1])]) > 0 for x in sums], axis=1)
 
 
 def _actor_rows(legal: chex.Array, actor_valid: chex.Array) -> chex.Array:
@@ -117,12 +147,14 @@ def actor_legal(
 
 
 def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: chex.Array):
-  """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff and encoding from its
-  state and pair weight."""
+  """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff [S0, S1] and encoding
+  from its state and pair weight [S, S]."""
   kind = jnp.asarray(game.kind(state), jnp.int32)
   legal = actor_legal(game, state, kind, weight)
+  S0, S1 = game.num_infostates
+  weight = weight[:S0, :S1]
   payoff = jnp.where(
-    (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state), 0.0
+    (kind == public_game.TERMINAL) & (weight > 0), weight * game.utility(state)[:S0, :S1], 0.0
   )
   encoding = jnp.asarray(game.encode(state), jnp.float32)
   return kind, legal, payoff.astype(weight.dtype), encoding
@@ -139,10 +171,12 @@ def empty(
   [S, S] (traceable; a re-solving search's s_prev), by default the game's root (after the private
   deal)."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
-  if K * S * A * S > MAX_EXPANSION_ENTRIES:
+  S0, S1 = game.num_infostates
+  if expansion_entries(game) > MAX_EXPANSION_ENTRIES:
     raise ValueError(
-      f"{game.name}: the belief pool cannot grow this game: expanding one public state holds a "
-      f"[K, S, A, S] = [{K}, {S}, {A}, {S}] array ({K * S * A * S:.2g} entries, more than "
+      f"{game.name}: the belief pool cannot grow this game: expanding one public state holds "
+      f"[S0, A, S1] + [M, S, S + A] entries with (S0, S1)={(S0, S1)}, S={S}, A={A}, "
+      f"M={min(K, CHILDREN_PER_CHUNK)} ({expansion_entries(game):.2g}, more than "
       f"{MAX_EXPANSION_ENTRIES:.2g}); its rules still play through the OpenSpiel bridge"
     )
   if (root is None) != (weight is None):
@@ -160,9 +194,9 @@ def empty(
     depth=per_node(0, jnp.int32),
     kind=per_node(public_game.TERMINAL, jnp.int32).at[0].set(kind),
     legal=jnp.zeros((capacity, S, A), bool).at[0].set(legal),
-    weight=jnp.zeros((capacity, S, S), dtype).at[0].set(weight),
+    weight=jnp.zeros((capacity, S0, S1), dtype).at[0].set(weight[:S0, :S1]),
     valid=jnp.zeros((capacity, 2, S), bool).at[0].set(valid_infostates(weight[None])[0]),
-    payoff=jnp.zeros((capacity, S, S), dtype).at[0].set(payoff),
+    payoff=jnp.zeros((capacity, S0, S1), dtype).at[0].set(payoff),
     next_infostate=jnp.zeros((capacity, S, A), jnp.int32),
     edges=jnp.zeros((capacity, S, A), bool),
     passes=jnp.zeros((capacity, 2, S), bool),
@@ -173,64 +207,6 @@ def empty(
     num_nodes=jnp.int32(1),
     height=jnp.int32(0),
   )
-
-
-def _player_children(transitions: public_game.Transitions, weight, legal, actor, num_slots: int):
-  """Below a player node: per child slot k, the actor's (s, a) that reach it [K, S, A], the
-  opponent infostates it admits [K, S], and its pair weight [K, S, S] (indexed [s0, s1])."""
-  S = legal.shape[0]
-  oriented = jnp.where(actor == 0, weight, weight.T)  # [actor s, opponent o]
-  actor_valid, opponent_valid = oriented.sum(1) > 0, oriented.sum(0) > 0
-  slots = jnp.broadcast_to(transitions.child, (*legal.shape, S))  # [S, A, O]
-  reachable = actor_valid[:, None, None] & legal[..., None] & opponent_valid[None, None, :]
-  hits = reachable[None] & (slots[None] == jnp.arange(num_slots)[:, None, None, None])
-  edges = hits.any(-1)  # [K, S, A]
-  admitted = hits.any((1, 2))  # [K, O]
-  # W in the child: the row of the source infostate s for the actor's next infostate s', the
-  # opponent's columns it does not admit zeroed (sources merged into one s' agree on their row).
-  lands = transitions.next_infostate[..., None] == jnp.arange(S)  # [S, A, S']
-  source = (edges[..., None] & lands[None]).any(2)  # [K, S, S']
-  rows = jnp.where(source[..., None], oriented[None, :, None, :], 0.0).max(1)  # [K, S', O]
-  rows = rows * admitted[:, None, :]
-  child_weight = jnp.where(actor == 0, rows, rows.transpose(0, 2, 1))
-  return edges, admitted, child_weight
-
-
-def _chance_children(transitions: public_game.Transitions, weight, num_slots: int):
-  """Below a chance node: per child slot k, W(s0, s1) P(k | s0, s1) / P(k) [K, S, S] and P(k)."""
-  probability = transitions.probability
-  safe = jnp.where(probability > 0, probability, 1.0)
-  child_weight = jnp.where(
-    (probability > 0)[:, None, None],
-    weight[None] * transitions.likelihood / safe[:, None, None],
-    0.0,
-  )
-  pad = num_slots - probability.shape[0]
-  return (
-    jnp.pad(child_weight, [(0, pad), (0, 0), (0, 0)]),
-    jnp.pad(probability, [(0, pad)]),
-  )
-
-
-def _children(
-  game: public_game.PublicGame,
-  transitions: public_game.Transitions,
-  kind: chex.Array,
-  weight: chex.Array,
-  legal: chex.Array,
-):
-  """Per child slot k of a node (its ``transitions``, kind, pair weight and actor's ``legal``): the
-  actor's (s, a) that reach it and the opponent infostates it admits (below a player), its pair
-  weight [K, S, S], and below chance P(k) and the chance children's weights."""
-  K = game.max_children
-  actor = jnp.clip(kind, 0, 1)
-  edges, admitted, player_weight = _player_children(transitions, weight, legal, actor, K)
-  if game.max_chance_outcomes:
-    chance_weight, probability = _chance_children(transitions, weight, K)
-  else:
-    chance_weight, probability = jnp.zeros_like(player_weight), jnp.zeros(K, weight.dtype)
-  child_weight = jnp.where(kind < public_game.CHANCE, player_weight, chance_weight)
-  return edges, admitted, child_weight.astype(weight.dtype), probability, chance_weight
 
 
 def can_act(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
@@ -255,6 +231,7 @@ def add_children(
   allowed: chex.Array = True,
   actions: chex.Array | None = None,
   at_most: int | None = None,
+  reserve: int | None = None,
 ) -> BeliefTree:
   """Adds ``actions`` [A] bool (None: every action; all outcomes at a chance node) to ``node``'s
   added actions and, once every valid infostate of its actor has an added legal action (k < all
@@ -263,70 +240,99 @@ def add_children(
   slots, in slot order. A terminal gets none, and nothing changes where ``allowed`` (a scalar bool,
   possibly traced) is False; slots past the capacity are not written (the caller checks the
   capacity). ``at_most`` (static): the most children this call can add (the caller's bound, as
-  :func:`~sog.search.pool.belief_expand.children_at_most` gives it); only that many are stepped
-  (``game.child``) and encoded, not all ``max_children``."""
-  K, dtype = game.max_children, tree.weight.dtype
+  :func:`~sog.search.pool.belief_expand.children_at_most` gives it). ``reserve`` (static): add
+  nothing unless the pool has ``reserve`` free slots for each child the call would add (the room
+  later calls need for them; None: no check, an overflow then shows as ``num_nodes`` past the
+  capacity). The children present are stepped (``game.child``), weighed and encoded
+  :data:`CHILDREN_PER_CHUNK` at a time, or all K slots at once where K is at most that."""
+  K = game.max_children
   state = jax.tree.map(lambda x: x[node], tree.states)
-  kind, weight, legal = tree.kind[node], tree.weight[node], tree.legal[node]
+  kind, weight, legal = tree.kind[node], tree.pair_weight(node), tree.legal[node]
   actor = jnp.clip(kind, 0, 1)
   is_player = kind < public_game.CHANCE
   transitions = game.transitions(state)
-  edges, admitted, child_weight, probability, chance_weight = _children(
-    game, transitions, kind, weight, legal
-  )
-  chance_valid = valid_infostates(chance_weight)
-  opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
-  passes = jnp.where(is_player, opponent_row, chance_valid)  # [K, 2, S]
   chosen = (
     can_act(tree, node[None])[0] if actions is None else actions & can_act(tree, node[None])[0]
   )
   added = jnp.where(allowed & is_player, tree.added[node] | chosen, tree.added[node])
   covered = ((legal & added).any(-1) | ~tree.valid[node, actor]).all()
   expands = allowed & (kind != public_game.TERMINAL) & (~is_player | covered)
-  by_added = (edges & added[None, None, :]).any((1, 2))
-  reached = jnp.where(is_player, by_added, transitions.present & child_weight.any((1, 2)))
+  reached = belief_children.reached_slots(game, transitions, kind, weight, legal, added)
   exists = reached & expands & (tree.children[node] < 0)
-  # the child slots stepped: all K, or the first ``at_most`` that exist (in slot order)
-  M = K if at_most is None else min(at_most, K)
-  if M < K:
-    picked = jnp.nonzero(exists, size=M, fill_value=0)[0].astype(jnp.int32)
-    new = jnp.arange(M) < exists.sum()
-  else:
-    picked, new = jnp.arange(K, dtype=jnp.int32), exists
-  slots = tree.num_nodes + jnp.cumsum(new, dtype=jnp.int32) - 1
-  slots = jnp.where(new & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
-  written = slots < tree.capacity
-  child_weight = child_weight[picked]
-  kids = jax.vmap(game.child, in_axes=(None, 0))(state, picked)
-  kid_kind, kid_legal, kid_payoff, kid_encoding = jax.vmap(lambda s, w: _node_facts(game, s, w))(
-    kids, child_weight
-  )
-  put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
+  count = exists.sum(dtype=jnp.int32)
+  if reserve is not None:  # all of the node's new children, or none
+    fits = tree.num_nodes + count * reserve <= tree.capacity
+    allowed, expands, exists = allowed & fits, expands & fits, exists & fits
+    added, count = jnp.where(fits, added, tree.added[node]), jnp.where(fits, count, 0)
+  facts = (state, transitions, kind, weight, legal)
+  bound = K if at_most is None else min(at_most, K)
+  M = K if bound == K <= CHILDREN_PER_CHUNK else min(bound, CHILDREN_PER_CHUNK)
+  if M == K:  # every slot in one step
+    picked = jnp.arange(K, dtype=jnp.int32)
+    tree = _write_children(game, tree, node, facts, picked, exists, tree.num_nodes)
+  else:  # the slots present in order, M at a time
+    order = jnp.nonzero(exists, size=K, fill_value=K)[0].astype(jnp.int32)
+    order = jnp.pad(order, (0, -K % M), constant_values=K)
+
+    def chunk(carry):
+      j, tree = carry
+      picked = jax.lax.dynamic_slice(order, (j * M,), (M,))
+      new = j * M + jnp.arange(M) < count
+      return j + 1, _write_children(game, tree, node, facts, picked, new, tree.num_nodes + j * M)
+
+    _, tree = jax.lax.while_loop(lambda c: c[0] * M < count, chunk, (jnp.int32(0), tree))
   depth = tree.depth[node] + 1
   return tree.replace(
-    states=jax.tree.map(put, tree.states, kids),
-    parent=put(tree.parent, jnp.full(M, node, jnp.int32)),
-    slot=put(tree.slot, picked),
-    children=tree.children.at[node, jnp.where(written, picked, K)].set(slots, mode="drop"),
-    depth=put(tree.depth, jnp.full(M, depth, jnp.int32)),
-    kind=put(tree.kind, kid_kind),
-    legal=put(tree.legal, kid_legal),
-    weight=put(tree.weight, child_weight),
-    valid=put(tree.valid, valid_infostates(child_weight)),
-    payoff=put(tree.payoff, kid_payoff),
     next_infostate=tree.next_infostate.at[node].set(
       jnp.where(allowed & is_player, transitions.next_infostate, tree.next_infostate[node]).astype(
         jnp.int32
       )
     ),
-    edges=put(tree.edges, edges[picked] & is_player),
-    passes=put(tree.passes, passes[picked]),
-    probability=put(tree.probability, jnp.where(is_player, 1.0, probability[picked]).astype(dtype)),
-    encoding=put(tree.encoding, kid_encoding),
     expanded=tree.expanded.at[node].set(tree.expanded[node] | expands),
     added=tree.added.at[node].set(added),
-    num_nodes=tree.num_nodes + new.sum(dtype=jnp.int32),
-    height=jnp.maximum(tree.height, jnp.where(new.any(), depth, 0)).astype(jnp.int32),
+    num_nodes=tree.num_nodes + count,
+    height=jnp.maximum(tree.height, jnp.where(count > 0, depth, 0)).astype(jnp.int32),
+  )
+
+
+def _write_children(game, tree, node, facts, picked, new, first_slot):
+  """``tree`` with the children in slots ``picked`` [M] of ``node`` that are ``new`` [M] written
+  in order from ``first_slot`` on (:func:`add_children`; ``facts``: the node's state,
+  transitions, kind, pair weight and actor's legal actions)."""
+  K = game.max_children
+  state, transitions, kind, weight, legal = facts
+  actor = jnp.clip(kind, 0, 1)
+  is_player = kind < public_game.CHANCE
+  slots = first_slot + jnp.cumsum(new, dtype=jnp.int32) - 1
+  slots = jnp.where(new & (slots < tree.capacity), slots, tree.capacity)  # out of range: dropped
+  written = slots < tree.capacity
+  edges, admitted, child_weight, probability = belief_children.slot_children(
+    game, transitions, kind, weight, legal, picked
+  )
+  opponent_row = (jnp.arange(2) != actor)[None, :, None] & admitted[:, None, :]
+  passes = jnp.where(is_player, opponent_row, valid_infostates(child_weight))  # [M, 2, S]
+  picked = jnp.minimum(picked, K - 1)
+  kids = jax.vmap(game.child, in_axes=(None, 0))(state, picked)
+  kid_kind, kid_legal, kid_payoff, kid_encoding = jax.vmap(lambda s, w: _node_facts(game, s, w))(
+    kids, child_weight
+  )
+  put = lambda x, new: x.at[slots].set(new, mode="drop")  # noqa: E731
+  M = picked.shape[0]
+  return tree.replace(
+    states=jax.tree.map(put, tree.states, kids),
+    parent=put(tree.parent, jnp.full(M, node, jnp.int32)),
+    slot=put(tree.slot, picked),
+    children=tree.children.at[node, jnp.where(written, picked, K)].set(slots, mode="drop"),
+    depth=put(tree.depth, jnp.full(M, tree.depth[node] + 1, jnp.int32)),
+    kind=put(tree.kind, kid_kind),
+    legal=put(tree.legal, kid_legal),
+    weight=put(tree.weight, child_weight[:, : tree.weight.shape[1], : tree.weight.shape[2]]),
+    valid=put(tree.valid, valid_infostates(child_weight)),
+    payoff=put(tree.payoff, kid_payoff),
+    edges=put(tree.edges, edges & is_player),
+    passes=put(tree.passes, passes),
+    probability=put(tree.probability, probability),
+    encoding=put(tree.encoding, kid_encoding),
   )
 
 

@@ -19,7 +19,7 @@ def sample_world(
   """A world state (s0, s1) at ``node`` drawn with probability proportional to r_0(s0) r_1(s1)
   W(s0, s1) from ``ranges`` [2, S] (any possible world state, by W, if the ranges do not reach the
   node), by :func:`sog.games.worlds.draw_world`."""
-  return game_worlds.draw_world(tree.weight[node], ranges, rng)
+  return game_worlds.draw_world(tree.pair_weight(node), ranges, rng)
 
 
 def chance_probabilities(
@@ -29,6 +29,7 @@ def chance_probabilities(
   P(k) W_k(s0, s1) / W(s0, s1), zero where the slot has no child in the tree."""
   children = tree.children[node]
   safe = jnp.maximum(children, 0)
+  # (s0 < S0 and s1 < S1 in a world state, so W's unpadded [P, S0, S1] holds them)
   weight = jnp.where(children >= 0, tree.probability[safe] * tree.weight[safe, s0, s1], 0.0)
   return weight / jnp.where(weight.sum() > 0, weight.sum(), 1.0)
 
