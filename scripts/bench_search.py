@@ -4,7 +4,9 @@ against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many si
   python scripts/bench_search.py [--games=leduc_poker,scotland_yard(map=glasses)] [--sims=100,1000]
   python scripts/bench_search.py --games=leduc_poker,pgx/tic_tac_toe --sims=100
 
-Per game and SoG(s, 1): seconds per search (one search, and per search in a vmapped batch of 32;
+Per game and SoG(s, 1), searching at the game's first decision (its root, or below a public chance
+root the first outcome of each chance node: the real Scotland Yard board's detectives draw their
+start cards first): seconds per search (one search, and per search in a vmapped batch of 32;
 compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
 ``cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation) divided by one
 CFR+ iteration with the same updates (alternating by default: two passes and two leaf-model calls;
@@ -34,23 +36,34 @@ from absl import app
 from absl import flags
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pyspiel
 
 import common
 import sog.games
 from sog.games import pgx_games
+from sog.games import public_game
 from sog.openspiel import bridge as openspiel_bridge
 from sog.openspiel import pgx_bots
 from sog.search import alphazero
 from sog.search import leaf_models
 from sog.search import pool
 from sog.search import types as search_types
+from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
+from sog.search.pool import belief_state
 from sog.search.pool import belief_update
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
 _BATCH = flags.DEFINE_integer("batch", 32, "Searches in the vmapped batch.", lower_bound=1)
+_CAPACITY = flags.DEFINE_integer(
+  "capacity",
+  None,
+  "The pool's slots (default: the most s simulations can add, belief_search.node_capacity; a "
+  "game with many child slots, the real board's 1,991, needs a smaller one).",
+  lower_bound=1,
+)
 _REPEATS = flags.DEFINE_integer("repeats", 3, "Timed single searches (best of).", lower_bound=1)
 _LEAF = flags.DEFINE_enum(
   "leaf",
@@ -103,15 +116,29 @@ def _peer_seconds(game: sog.games.Game, simulations: int) -> float | None:
   return seconds
 
 
-def _time_searcher(searcher, rng) -> dict:
+def _first_decision(game: public_game.PublicGame) -> belief_state.BeliefStart:
+  """A plain search's start at the game's first decision: the root, or below a public chance root
+  the first outcome of each chance node, with the pair weight the draws leave."""
+  path, state = [], game.root()
+  while int(game.kind(state)) == public_game.CHANCE:
+    path.append(int(np.argmax(np.asarray(game.transitions(state).present))))
+    state = game.child(state, path[-1])
+  state, weight = belief_paths.along(game, belief_paths.padded_path(path, len(path)))
+  return belief_search.root_start(game, public_game.prior_ranges(game)).replace(
+    state=state, weight=weight
+  )
+
+
+def _time_searcher(searcher, start, rng) -> dict:
   """A searcher's first (compiling) search, best single search and per-search time in a batch."""
-  start = time.perf_counter()
-  jax.block_until_ready(searcher.search(rng))
-  compile_seconds = time.perf_counter() - start
-  single, result = _timed(lambda: searcher.search(rng), _REPEATS.value)
+  begin = time.perf_counter()
+  jax.block_until_ready(searcher.search_from(rng, start))
+  compile_seconds = time.perf_counter() - begin
+  single, result = _timed(lambda: searcher.search_from(rng, start), _REPEATS.value)
   rngs = jax.random.split(rng, _BATCH.value)
-  jax.block_until_ready(searcher.search_batch(rngs))
-  batched, _ = _timed(lambda: searcher.search_batch(rngs), 1)
+  starts = jax.tree.map(lambda x: jnp.broadcast_to(x, (_BATCH.value, *jnp.shape(x))), start)
+  jax.block_until_ready(searcher.search_from_batch(rngs, starts))
+  batched, _ = _timed(lambda: searcher.search_from_batch(rngs, starts), 1)
   return {
     "seconds_per_search": single,
     f"seconds_per_search_batched{_BATCH.value}": batched / _BATCH.value,
@@ -126,9 +153,10 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   pgx = pgx_games.is_pgx_name(game.name)
   model = leaf_models.zero_leaf_model() if pgx else common.leaf_model(_LEAF.value, game)
   config = search_types.GTCFRConfig(simulations=sims)
-  searcher = pool.GTCFR(game, model, config)
+  searcher = pool.GTCFR(game, model, config, capacity=_CAPACITY.value)
   rng = jax.random.PRNGKey(1)
-  row = _time_searcher(searcher, rng)
+  start = _first_decision(searcher.game)
+  row = _time_searcher(searcher, start, rng)
   result = row.pop("result")
   public = searcher.game
   apply = model.apply
@@ -139,9 +167,9 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     apply,
     model.params,
     rng,
-    searcher.start(),
+    start,
     config,
-    model.init(searcher.empty, searcher.start()),
+    model.init(searcher.empty, start),
   ).replace(tree=result.tree)
   updates = 100
   update = jax.jit(
