@@ -53,6 +53,7 @@ from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import belief_update
+from sog.search.pool import beliefs
 
 _GAMES = flags.DEFINE_list("games", ["leduc_poker", "scotland_yard(map=glasses)"], "Games.")
 _SIMS = flags.DEFINE_list("sims", ["100", "1000"], "Values of s (c = 1).")
@@ -116,17 +117,17 @@ def _peer_seconds(game: sog.games.Game, simulations: int) -> float | None:
   return seconds
 
 
-def _first_decision(game: public_game.PublicGame) -> belief_state.BeliefStart:
+def _first_decision(game: public_game.PublicGame, dtype) -> belief_state.BeliefStart:
   """A plain search's start at the game's first decision: the root, or below a public chance root
-  the first outcome of each chance node, with the pair weight the draws leave."""
+  the first outcome of each chance node, with the pair weight the draws leave (the deal's priors
+  as ranges, on the infostates still possible)."""
   path, state = [], game.root()
   while int(game.kind(state)) == public_game.CHANCE:
     path.append(int(np.argmax(np.asarray(game.transitions(state).present))))
     state = game.child(state, path[-1])
-  state, weight = belief_paths.along(game, belief_paths.padded_path(path, len(path)))
-  return belief_search.root_start(game, public_game.prior_ranges(game)).replace(
-    state=state, weight=weight
-  )
+  state, weight = belief_paths.along(game, belief_paths.padded_path(path, len(path)), dtype)
+  ranges = public_game.prior_ranges(game) * np.asarray(beliefs.valid_infostates(weight[None])[0])
+  return belief_search.root_start(game, ranges, dtype).replace(state=state, weight=weight)
 
 
 def _time_searcher(searcher, start, rng) -> dict:
@@ -155,7 +156,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
   config = search_types.GTCFRConfig(simulations=sims)
   searcher = pool.GTCFR(game, model, config, capacity=_CAPACITY.value)
   rng = jax.random.PRNGKey(1)
-  start = _first_decision(searcher.game)
+  start = _first_decision(searcher.game, searcher.dtype)
   row = _time_searcher(searcher, start, rng)
   result = row.pop("result")
   public = searcher.game

@@ -228,6 +228,49 @@ def test_a_path_reaches_the_state_and_pair_weights_the_pool_grows(name):
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(grown[:used]))
 
 
+@pytest.mark.parametrize(
+  "name", ["leduc_poker", "liars_dice(faces=4)", "scotland_yard(map=glasses_hidden_short)"]
+)
+def test_children_stepped_a_chunk_at_a_time_are_the_children_stepped_at_once(name, monkeypatch):
+  """A game with more child slots than ``CHILDREN_PER_CHUNK`` (the real board's 1,991) gets its
+  children a chunk at a time: with chunks of 2 slots, every game's whole tree is the one all its
+  slots stepped at once grow, field for field (a fresh trace: the chunk size is read when
+  traced)."""
+  game = load(name).public_game
+  size = load(name).tree.num_nodes
+  whole = beliefs.grow_all(game, beliefs.empty(game, size))
+  monkeypatch.setattr(beliefs, "CHILDREN_PER_CHUNK", 2)
+  chunked = jax.jit(beliefs.grow_all, static_argnums=0)(game, beliefs.empty(game, size))
+  for field in whole:
+    pairs = zip(jax.tree.leaves(chunked[field]), jax.tree.leaves(whole[field]), strict=True)
+    for ours, theirs in pairs:
+      np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs), err_msg=field)
+
+
+def test_an_expansion_with_a_reserve_adds_all_its_children_or_none():
+  """``reserve``: the root of Leduc in a pool with room for all its children but one adds nothing
+  and stays unexpanded, its added actions and next infostates unchanged; with room for all of them
+  it adds all. Without a reserve the overflow shows in ``num_nodes``."""
+  game = load("leduc_poker").public_game
+  children = int(beliefs.add_children(game, beliefs.empty(game, 16), jnp.int32(0)).num_nodes) - 1
+  assert children >= 2
+  for capacity, adds in ((children, False), (children + 1, True)):
+    empty = beliefs.empty(game, capacity)
+    tree = beliefs.add_children(game, empty, jnp.int32(0), reserve=1)
+    assert bool(tree.expanded[0]) == adds and int(tree.num_nodes) == (children + 1 if adds else 1)
+    if not adds:
+      for field in ("added", "next_infostate", "children", "kind", "weight"):
+        np.testing.assert_array_equal(getattr(tree, field), getattr(empty, field), err_msg=field)
+  overflowed = beliefs.add_children(game, beliefs.empty(game, children), jnp.int32(0))
+  assert int(overflowed.num_nodes) == children + 1 > overflowed.capacity
+
+
+def test_a_game_whose_expansion_is_too_large_is_refused(monkeypatch):
+  monkeypatch.setattr(beliefs, "MAX_EXPANSION_ENTRIES", 100)
+  with pytest.raises(ValueError, match=r"cannot grow this game: .*\(S0, S1\)=\(6, 6\)"):
+    beliefs.empty(load("leduc_poker").public_game, 8)
+
+
 def test_a_pool_too_small_for_the_game_is_refused():
   game = load("kuhn_poker")
   with pytest.raises(ValueError, match="more than capacity=5 public states"):

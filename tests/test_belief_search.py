@@ -331,6 +331,17 @@ def test_the_pool_search_refuses_a_bad_start(change, match):
     searcher.search_from(jax.random.PRNGKey(0), _bad_start(searcher.start(), change))
 
 
+def test_the_pool_search_refuses_a_start_weight_past_the_players_infostates():
+  """sequential RPS: player 0 has three infostates, player 1 one; a start's W [S, S] padded to 3
+  must be zero in the columns player 1 cannot hold (the pool keeps W at [S0, S1])."""
+  game = registry.load("sequential_rps")
+  searcher = GTCFR(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=2))
+  start = searcher.start()
+  bad = start.replace(weight=np.asarray(start.weight) + np.eye(3)[2])
+  with pytest.raises(ValueError, match=r"\(S0, S1\) = \(3, 1\) .* s1 >= 1"):
+    searcher.search_from(jax.random.PRNGKey(0), bad)
+
+
 @pytest.mark.parametrize(
   ("settings", "match"),
   [

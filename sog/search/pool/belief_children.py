@@ -14,14 +14,14 @@ from sog.games import public_game
 
 def _chance_weights(transitions: public_game.Transitions, weight: chex.Array) -> chex.Array:
   """Below a chance node: each outcome k's W(s0, s1) P(k | s0, s1) / P(k) [C, S, S] (zero where
-  P(k) = 0)."""
+  P(k) = 0), in W's dtype (which children exist and who can hold what there read the W kept)."""
   probability = transitions.probability
   safe = jnp.where(probability > 0, probability, 1.0)
   return jnp.where(
     (probability > 0)[:, None, None],
     weight[None] * transitions.likelihood / safe[:, None, None],
     0.0,
-  )
+  ).astype(weight.dtype)
 
 
 def _worlds(game: public_game.PublicGame, transitions: public_game.Transitions, weight, legal):
@@ -100,8 +100,8 @@ def slot_children(
   pair weight and actor's ``legal``; a slot >= K names none): below a player, the actor's (s, a)
   that reach each [M, S, A] and the opponent infostates it admits [M, S]; its pair weight
   [M, S, S] (indexed [s0, s1]); below chance, P(k) [M] (1 below a player). Computed by scattering
-  the node's worlds into the M slots, O(S0 A S1 + M S (A + S)): a large board's K slots are never
-  laid out."""
+  the node's worlds into the M slots, O(S0 A S1 + M S (A + S) + C S S): a large board's K slots
+  are never laid out."""
   M = picked.shape[0]
   first = kind == public_game.PLAYER_0
   edges, admitted, player_weight = (
@@ -111,10 +111,10 @@ def slot_children(
   C = game.max_chance_outcomes
   if not C:
     return edges, admitted, player_weight, jnp.ones(M, weight.dtype)
-  outcome = jnp.minimum(picked, C - 1)
-  is_outcome = (picked < C)[:, None, None]
-  chance_weight = jnp.where(is_outcome, _chance_weights(transitions, weight)[outcome], 0.0)
-  probability = jnp.where(picked < C, transitions.probability[outcome], 0.0)
+  outcome, is_outcome = jnp.minimum(picked, C - 1), picked < C
+  chance_weight = _chance_weights(transitions, weight)[outcome]
+  chance_weight = jnp.where(is_outcome[:, None, None], chance_weight, 0.0)
+  probability = jnp.where(is_outcome, transitions.probability[outcome], 0.0)
   is_player = kind < public_game.CHANCE
   return (
     edges,

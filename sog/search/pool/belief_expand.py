@@ -63,9 +63,9 @@ def expand(
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
   "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
   prior, and a node that becomes interior records the iteration. Where the pool has no room for
-  the node's new children (and, opened with them, their outcomes), or where ``allowed`` (a bool,
-  possibly traced) is False, nothing is added: the node stays a frontier leaf, and the search goes
-  on with the tree it has."""
+  the node's new children (1 + C slots for each with ``open_chance="with_parent"``: its outcomes,
+  should it be a chance node), or where ``allowed`` (a bool, possibly traced) is False, nothing is
+  added: the node stays a frontier leaf, and the search goes on with the tree it has."""
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]

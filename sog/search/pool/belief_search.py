@@ -61,9 +61,10 @@ def node_capacity(
   up to ``branch_depth`` moves, the focus's children and every expansion's
   (:func:`~sog.search.pool.belief_expand.added_at_most`), or, where the game's whole public tree is
   smaller than that (:func:`~sog.search.pool.beliefs.whole_tree_size`; a search from any public
-  state holds part of it), the tree plus the room an expansion asks for before it adds
-  (``added_at_most - 1``): every expansion of the whole tree then fits, so the search grows the
-  tree it would grow in any larger pool (counted in ``dtype``, the search's)."""
+  state holds part of it), the tree plus the room a walk that added nothing asks for before it is
+  walked again (``added_at_most - 1``, :func:`~sog.search.pool.belief_expand.grow`): every
+  expansion of the whole tree then fits and every redraw happens, so the search grows the tree it
+  would grow in any larger pool (counted in ``dtype``, the search's)."""
   most = belief_expand.added_at_most(game, config)
   bound = first_expansion_bound(game, config, branch_depth) + most * (
     config.phases * config.simulations_in_phase
@@ -80,9 +81,10 @@ def subgame_capacity(
 ) -> int:
   """The most public states a search holds when its focus's subgame has ``subgame_size`` public
   states (the focus included; known where the game is enumerated): the root, the children of a
-  branch of up to ``branch_depth`` moves, the focus's children, the subgame and the room an
-  expansion asks for before it adds (``added_at_most - 1``). Every expansion then fits, so the
-  search grows the tree it would grow in any larger pool."""
+  branch of up to ``branch_depth`` moves, the focus's children, the subgame and the room a walk
+  that added nothing asks for before it is walked again (``added_at_most - 1``). Every expansion
+  then fits and every redraw happens, so the search grows the tree it would grow in any larger
+  pool."""
   most = belief_expand.added_at_most(game, config)
   return first_expansion_bound(game, config, branch_depth) + subgame_size + most - 1
 

@@ -215,6 +215,14 @@ class GTCFR:
     weight = values["weight"]
     if not (weight.reshape(*lead, -1).max(-1) > 0).all():
       raise ValueError("a start's weight (the pair weights W at its root) must not be all zero")
+    S0, S1 = self.game.num_infostates
+    outside = weight.copy()
+    outside[..., :S0, :S1] = 0
+    if outside.max() > 0:
+      raise ValueError(
+        f"a start's weight puts weight on infostates a player cannot hold: (S0, S1) = {(S0, S1)} "
+        f"on {self.game.name}, so W(s0, s1) must be zero for s0 >= {S0} or s1 >= {S1}"
+      )
     valid = np.stack([weight.sum(-1) > 0, weight.sum(-2) > 0], axis=-2)  # [..., 2, S]
     if (values["ranges"] * ~valid).max() > 0:
       raise ValueError(

@@ -11,8 +11,9 @@ that the child admits; both players' below a chance node, weighted there by the 
 probability P(k)). Perfect information is the case S = 1.
 
 :func:`add_children` adds the public children of a node's added actions at once, from one call of
-the game's ``transitions`` and ``child``: every action in imperfect-information games (SoG's
-k = all), k of them a call with k < all (perfect information's k = 1).
+the game's ``transitions`` (:mod:`sog.search.pool.belief_children` computes the children from the
+node's world states) and ``child`` on each new child: every action in imperfect-information games
+(SoG's k = all), k of them a call with k < all (perfect information's k = 1).
 The children a node gets, their pair weights and edges are those the enumerating builder
 (:mod:`sog.games.builder`) gives the same public states (a child no valid world state reaches is
 not added), so a fully grown pool is the game's public tree in another order.
@@ -184,6 +185,7 @@ def empty(
   if root is None:
     root, weight = game.root(), public_game.root_weight(game)
   weight = jnp.asarray(weight, dtype)
+  weight = padded_pairs(weight[:S0, :S1], S)  # (a start's W past (S0, S1) is refused by GTCFR)
   kind, legal, payoff, encoding = _node_facts(game, root, weight)
   per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
   return BeliefTree(
@@ -243,8 +245,9 @@ def add_children(
   :func:`~sog.search.pool.belief_expand.children_at_most` gives it). ``reserve`` (static): add
   nothing unless the pool has ``reserve`` free slots for each child the call would add (the room
   later calls need for them; None: no check, an overflow then shows as ``num_nodes`` past the
-  capacity). The children present are stepped (``game.child``), weighed and encoded
-  :data:`CHILDREN_PER_CHUNK` at a time, or all K slots at once where K is at most that."""
+  capacity). The children are stepped (``game.child``), weighed and encoded in one step (all K
+  slots, or the first ``at_most`` present) where that is at most :data:`CHILDREN_PER_CHUNK` slots,
+  else the children present that many at a time."""
   K = game.max_children
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.pair_weight(node), tree.legal[node]
@@ -259,18 +262,22 @@ def add_children(
   expands = allowed & (kind != public_game.TERMINAL) & (~is_player | covered)
   reached = belief_children.reached_slots(game, transitions, kind, weight, legal, added)
   exists = reached & expands & (tree.children[node] < 0)
-  count = exists.sum(dtype=jnp.int32)
   if reserve is not None:  # all of the node's new children, or none
-    fits = tree.num_nodes + count * reserve <= tree.capacity
+    fits = tree.num_nodes + exists.sum(dtype=jnp.int32) * reserve <= tree.capacity
     allowed, expands, exists = allowed & fits, expands & fits, exists & fits
-    added, count = jnp.where(fits, added, tree.added[node]), jnp.where(fits, count, 0)
+    added = jnp.where(fits, added, tree.added[node])
+  count = exists.sum(dtype=jnp.int32)
   facts = (state, transitions, kind, weight, legal)
   bound = K if at_most is None else min(at_most, K)
-  M = K if bound == K <= CHILDREN_PER_CHUNK else min(bound, CHILDREN_PER_CHUNK)
-  if M == K:  # every slot in one step
+  if bound == K and K <= CHILDREN_PER_CHUNK:  # every slot in one step
     picked = jnp.arange(K, dtype=jnp.int32)
     tree = _write_children(game, tree, node, facts, picked, exists, tree.num_nodes)
+  elif bound <= CHILDREN_PER_CHUNK:  # the first ``at_most`` present in one step (k < all)
+    picked = jnp.nonzero(exists, size=bound, fill_value=K)[0].astype(jnp.int32)
+    new = jnp.arange(bound) < count
+    tree = _write_children(game, tree, node, facts, picked, new, tree.num_nodes)
   else:  # the slots present in order, M at a time
+    M = CHILDREN_PER_CHUNK
     order = jnp.nonzero(exists, size=K, fill_value=K)[0].astype(jnp.int32)
     order = jnp.pad(order, (0, -K % M), constant_values=K)
 
