@@ -15,6 +15,7 @@ from sog.search import tables as tables_lib
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_paths
 from sog.search.pool import beliefs
+from sog.search.pool import level_order
 from sog.search.pool import worlds
 from tests.conftest import load
 
@@ -85,12 +86,18 @@ def _table_pass(tree, policy, root_ranges):
 
 
 @pytest.mark.parametrize(
-  "name", ["leduc_poker", "scotland_yard(map=glasses_short)", "liars_dice(faces=4)"]
+  "name, split",
+  [
+    ("leduc_poker", None),
+    ("scotland_yard(map=glasses_short)", True),
+    ("liars_dice(faces=4)", None),
+  ],
 )
-def test_a_pass_on_the_pool_is_the_table_pass(name):
+def test_a_pass_on_the_pool_is_the_table_pass(name, split):
   """Ranges, counterfactual values and the actor's action values of a random policy (with zeros)
-  agree node for node."""
+  agree node for node (on the map, with the passes' rows in a narrow and a wide class)."""
   game, pool, nodes = _grown(name)
+  order = level_order.level_order(pool, split=split)
   tree = game.tree
   inner = np.asarray(tables_lib.make_tables(tree).inner_position)
   legal = cfr.flat_legal(cfr.device_levels(tree))
@@ -103,8 +110,16 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
   pool_policy = np.zeros(pool.legal.shape, np.float32)
   pool_policy[rows >= 0] = np.asarray(policy)[rows[rows >= 0]]
   pool_policy = belief_cfr.rows_of(jnp.asarray(pool_policy))
-  pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges)
-  pool_values, pool_q, _ = belief_cfr.values_up(pool, pool_policy, pool_ranges)
+  pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges, order)
+  pool_values, sums, pool_q = belief_cfr.values_up(
+    pool,
+    pool_policy,
+    pool_ranges,
+    order=order,
+    visit=lambda q, v: q.at[v.nodes, : v.q.shape[1]].set(v.q, mode="drop"),
+    carry=jnp.zeros(pool.legal.shape),
+  )
+  assert not np.asarray(sums).any()  # the sums' buffer comes back clear
   np.testing.assert_allclose(np.asarray(pool_ranges), ranges[nodes], atol=1e-6)
   np.testing.assert_allclose(np.asarray(pool_values), values[nodes], atol=1e-6)
   players = np.flatnonzero(tree.kind[nodes] < public_game.CHANCE)
@@ -291,44 +306,62 @@ def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
   assert int(game_worlds.draw_index(jnp.zeros(4), keys[0])) == 0
 
 
-def test_the_level_order_visits_each_used_slot_once_deepest_last():
-  """Interior chunks hold expanded nodes of one depth, at most CHUNK of them; read in order they are
-  the expanded slots by (depth, slot), each once (Leduc's deepest interior levels hold more than a
-  chunk); the leaves' chunks hold every other used slot in slot order, each once; past the last
-  chunk, and in a chunk's tail, only padding (P). A walk down reaches every parent before its
-  children, a walk up every child before its parent."""
-  game = load("leduc_poker")
+@pytest.mark.parametrize(
+  "name, split", [("leduc_poker", None), ("scotland_yard(map=glasses_hidden_short)", True)]
+)
+def test_the_level_order_visits_each_used_slot_once_deepest_last(name, split):
+  """A class's interior chunks hold expanded nodes of one depth, at most its chunk of them; read
+  depth by depth they are the class's expanded slots by (depth, slot), each once (Leduc's deepest
+  interior levels hold more than a chunk); its leaves' chunks hold its other used slots in slot
+  order, each once; past a depth's chunks, and in a chunk's tail, only padding (P). Split into a
+  wide and a narrow class (a Scotland Yard map: Mr X's stations, one detectives' infostate), the
+  narrow class holds the nodes whose own and parent actors' infostates fit its width, the wide one
+  the others. A walk down reaches every parent before its children, a walk up every child before
+  its parent, each used slot once, and a step's width covers the rows its nodes read."""
+  game = load(name)
   pool = beliefs.grow(game.public_game, game.tree.num_nodes + 40)  # 40 free slots
-  order = belief_cfr.level_order(pool)
-  P, C = pool.capacity, belief_cfr.CHUNK
-  chunks = np.stack([np.asarray(order.chunk(c)) for c in range(int(order.num_chunks) + 2)])
+  order = level_order.level_order(pool, split=split)
+  P = pool.capacity
   depth, expanded = np.asarray(pool.depth), np.asarray(pool.expanded)
   used = np.flatnonzero(np.asarray(pool.used))
-  interior, leaves = used[expanded[used]], used[~expanded[used]]
-  assert np.bincount(depth[interior]).max() > C and leaves.size > belief_cfr.LEAF_CHUNK
-  real = [chunk[chunk < P] for chunk in chunks]
-  assert all(len(np.unique(depth[nodes])) == 1 for nodes in real[: int(order.num_chunks)])
-  assert all(np.all(chunk[len(nodes) :] == P) for chunk, nodes in zip(chunks, real, strict=True))
-  assert not np.concatenate(real[int(order.num_chunks) :]).size
-  visited = np.concatenate(real)
-  np.testing.assert_array_equal(visited, interior[np.lexsort((interior, depth[interior]))])
-  in_leaf_chunks = np.concatenate(
-    [np.asarray(order.leaf_chunk(c)) for c in range(int(order.num_leaf_chunks))]
-  )
-  np.testing.assert_array_equal(in_leaf_chunks[: leaves.size], leaves)
-  assert (in_leaf_chunks[leaves.size :] == P).all()
+  reads = np.asarray(level_order._rows_read(pool))
+  narrow = order.classes[-1].width
+  members = (used[reads[used] > narrow], used[reads[used] <= narrow]) if split else (used,)
+  for rows, mine in zip(order.classes, members, strict=True):
+    interior, leaves = mine[expanded[mine]], mine[~expanded[mine]]
+    assert interior.size  # each class holds interior nodes
+    visited = []
+    for d in range(int(order.num_levels)):
+      chunks = [np.asarray(rows.chunk(d, c)) for c in range(int(rows.level_chunks[d]) + 1)]
+      real = [chunk[chunk < P] for chunk in chunks]
+      assert all((depth[nodes] == d).all() for nodes in real)
+      assert all(np.all(c[len(n) :] == P) for c, n in zip(chunks, real, strict=True))
+      assert not real[-1].size  # past the depth's chunks
+      visited.extend(np.concatenate(real))
+    np.testing.assert_array_equal(visited, interior[np.lexsort((interior, depth[interior]))])
+    in_leaf_chunks = np.concatenate(
+      [np.asarray(rows.leaf_chunk(c)) for c in range(int(rows.num_leaf_chunks))] + [[]]
+    ).astype(int)
+    np.testing.assert_array_equal(in_leaf_chunks[: leaves.size], leaves)
+    assert (in_leaf_chunks[leaves.size :] == P).all()
+  if not split:
+    assert np.bincount(depth[used[expanded[used]]]).max() > level_order.CHUNK
+    assert used.size - expanded[used].sum() > level_order.LEAF_CHUNK
 
   def visit_rank(upward: bool) -> np.ndarray:
     """[P] each slot's place in a walk (-1: never visited)."""
 
-    def step(nodes, carry):
-      rank, count = carry
+    def step(nodes, carry, width):
+      rank, count, widths = carry
       real = nodes < P
       places = count + jnp.cumsum(real) - 1
-      return rank.at[nodes].set(jnp.where(real, places, -1), mode="drop"), count + real.sum()
+      rank = rank.at[nodes].set(jnp.where(real, places, -1), mode="drop")
+      return rank, count + real.sum(), widths.at[nodes].set(width, mode="drop")
 
-    rank, count = order.walk(step, (jnp.full(P, -1), jnp.int32(0)), upward)
+    init = (jnp.full(P, -1), jnp.int32(0), jnp.zeros(P, jnp.int32))
+    rank, count, widths = order.walk(step, init, upward)
     assert int(count) == used.size
+    assert (np.asarray(widths)[used] >= reads[used]).all()
     return np.asarray(rank)
 
   below_root = used[used != 0]

@@ -25,6 +25,7 @@ from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
+from sog.search.pool import level_order
 from sog.selfplay import config as selfplay_config
 from tests.conftest import table_case
 from tests.conftest import table_search
@@ -120,6 +121,23 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
     )
     pool = searcher.search(jax.random.PRNGKey(3))
   assert int(pool.tree.num_nodes) <= searcher.capacity
+  recorded = table_search("search/" + table_case(name, leaf, settings=settings))
+  _assert_same_search(game, pool, recorded)
+
+
+def test_a_search_whose_passes_split_narrow_and_wide_rows_is_the_table_search(monkeypatch):
+  """The passes' narrow class (nodes that read only the detectives' one infostate row) and wide
+  class (Mr X's stations) make the same search as the table engine's, on a map whose rows the
+  default leaves in one class."""
+  monkeypatch.setattr(level_order, "SPLIT_FROM", 0)
+  name, leaf, settings = CASES[4]
+  game = registry.load(name)
+  with jax.enable_x64(True):
+    searcher = GTCFR(
+      game, _leaf_model(game, leaf), types.GTCFRConfig(**settings), dtype=jnp.float64
+    )
+    pool = searcher.search(jax.random.PRNGKey(3))
+  assert level_order.narrow_width(pool.tree) == 1
   recorded = table_search("search/" + table_case(name, leaf, settings=settings))
   _assert_same_search(game, pool, recorded)
 

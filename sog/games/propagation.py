@@ -68,10 +68,12 @@ def terminal_values(level: tree_lib.Level, ranges: Array, xp) -> Array:
 
 
 def payoff_values(payoff: Array, ranges: Array, xp) -> Array:
-  """Both players' counterfactual values [n, 2, S] at terminals of payoffs U = W u_0 [n, S, S]."""
-  v0 = xp.einsum("nab,nb->na", payoff, ranges[:, 1])
-  v1 = -xp.einsum("nab,na->nb", payoff, ranges[:, 0])
-  return xp.stack([v0, v1], axis=1)
+  """Both players' counterfactual values [n, 2, S] at terminals of payoffs U = W u_0 [n, S0, S1]
+  (each player's own infostates, S0, S1 <= S; [n, S, S] in the tables), given ranges [n, 2, S]."""
+  (S0, S1), S = payoff.shape[1:], ranges.shape[-1]
+  v0 = xp.einsum("nab,nb->na", payoff, ranges[:, 1, :S1])
+  v1 = -xp.einsum("nab,na->nb", payoff, ranges[:, 0, :S0])
+  return xp.stack([xp.pad(v0, [(0, 0), (0, S - S0)]), xp.pad(v1, [(0, 0), (0, S - S1)])], axis=1)
 
 
 def action_values(level: tree_lib.Level, next_values: Array, xp) -> Array:

@@ -135,27 +135,14 @@ def actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
   )
 
 
-def prior_policy(view, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
-  """The actor's softmax(logits / T) over legal actions at ``nodes``, [L, S, A]."""
-  rows = actor_rows(view.kind[nodes], logits)
-  return jax.nn.softmax(jnp.where(view.legal[nodes], rows / temperature, -jnp.inf), axis=-1)
-
-
-def record_prior_and_queries(
-  view,
-  call: LeafCall,
-  positions: chex.Array,
-  temperature: float,
-  rng: chex.PRNGKey,
-  prior: chex.Array,
-  queries: types.QuerySample,
-) -> tuple[chex.Array, types.QuerySample]:
-  """What a pass keeps of a call (a ``record`` of :func:`call_frontier`): the prior
-  (:func:`prior_policy`) at the called nodes, written in ``prior`` at ``positions`` (the nodes'
-  rows there), and the call's queries offered to the sample (:func:`sample_queries`)."""
-  new = prior_policy(view, call.nodes, call.output.logits, temperature)
-  prior = prior.at[positions].set(jnp.where(call.mask[:, None, None], new, prior[positions]))
-  return prior, sample_queries(queries, rng, call.nodes, call.ranges, call.mask)
+def prior_policy(
+  view, nodes: chex.Array, logits: chex.Array, temperature: float, width: int | None = None
+) -> chex.Array:
+  """The actor's softmax(logits / T) over legal actions at ``nodes``, [L, S, A] (``width``: its
+  first rows only, [L, width, A])."""
+  rows = actor_rows(view.kind[nodes], logits[:, :, :width])
+  legal = view.legal[nodes] if width is None else view.legal[nodes, :width]
+  return jax.nn.softmax(jnp.where(legal, rows / temperature, -jnp.inf), axis=-1)
 
 
 def sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types.QuerySample:

@@ -80,7 +80,7 @@ def simulate(
   walk: Walk,
   complete: Callable[[Any], chex.Array],
   state,
-  pending: chex.Array,
+  pending: Any,
   config: types.GTCFRConfig,
   rng: chex.PRNGKey,
   axis_name: str | None = None,
@@ -123,13 +123,14 @@ def expansion_phase(
   walk: Walk,
   complete: Callable[[Any], chex.Array],
   state,
-  pending: chex.Array,
+  pending: Any,
   config: types.GTCFRConfig,
   axis_name: str | None = None,
   simulations: int | chex.Array | None = None,
 ):
   """The phase's simulations from ``state.rng`` (its next key kept in ``state.rng``), the virtual
-  losses counted from ``pending`` (zeros shaped as the visit counts); ``axis_name``: the vmap axis
+  losses counted from ``pending`` (the engine's record of the phase's walks, none yet when given:
+  :class:`~sog.search.pool.belief_expand.Pending`); ``axis_name``: the vmap axis
   of a batch of searches (:func:`simulate`); ``simulations``: how many (possibly traced, at most
   ceil(c)), ceil(c) when not given."""
   rng, sims_rng = jax.random.split(state.rng)

@@ -8,7 +8,9 @@ slots answers), ``beliefs`` (:class:`BeliefTree`, a pool of public states with b
 infostates, grown from any game), ``belief_children`` (a node's children, computed from its world
 states, never laid out over all K child slots), ``belief_paths`` (the public state and W a path of
 child slots reaches, computed along it alone), ``passes`` (its frontier, regret matching),
-``belief_cfr`` (CFR+ passes over it, each node touched once), ``worlds`` (world states drawn and
+``belief_cfr`` (CFR+ passes over it, each node touched once), ``level_order`` (the order a pass
+visits the nodes in, in a narrow and a wide class of rows where one player has far fewer
+infostates), ``worlds`` (world states drawn and
 stepped on it), and GT-CFR on it: ``belief_state`` (its state and result), ``belief_update`` (the
 CFR phase), ``belief_expand`` (the walks), ``belief_search`` (the pure search, from a
 :class:`BeliefStart`: any public state as its root, a branch down to the focus, the safe

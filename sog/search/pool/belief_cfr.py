@@ -13,9 +13,11 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     values over the children that admit them (weighted by P(k) below chance).
 
 A pass (ranges down, values up) visits the interior nodes depth by depth in chunks of one depth,
-and the leaves in chunks of any depths (:class:`LevelOrder`), so it costs the grown tree, each node
-once, not height x capacity. Beyond zeroing its per-slot sums, nothing in it runs over the whole
-pool: a chunk reads its nodes' policy rows (regret matching of their regrets,
+and the leaves in chunks of any depths (:class:`~sog.search.pool.level_order.LevelOrder`), so it
+costs the grown tree, each node once, not height x capacity; a chunk of the order's narrow class
+reads only the first S_n rows of each [S, A] array. Beyond zeroing its per-slot ranges and values
+(and the action-value sums where no buffer is given), nothing in it runs over the whole pool: a
+chunk reads its nodes' policy rows (regret matching of their regrets,
 :func:`current_policy`), and the up pass hands each chunk's finished values and action values to a
 ``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those nodes),
 so one CFR+ iteration is two passes over the grown tree.
@@ -28,7 +30,6 @@ from typing import Any
 from typing import NamedTuple
 
 import chex
-import jax
 import jax.numpy as jnp
 
 from sog.games import propagation
@@ -36,126 +37,10 @@ from sog.games import public_game
 from sog.search import cfr
 from sog.search import leaf_calls
 from sog.search.pool import beliefs
+from sog.search.pool import level_order as level_order_lib
 from sog.search.pool import passes
 
 matching = passes.matching  # regret matching, zero rows where nothing is legal (free slots)
-
-
-#: Interior nodes a pass handles in one step (all of one depth). A step costs a fixed part and a
-#: part per row, padding included: small chunks suit the trees searches grow with k = all (a few
-#: interior nodes per depth: a re-solve's branch and the nodes below its focus that an expansion
-#: opened), at the price of more steps on a bushy tree.
-CHUNK = 8
-
-#: The interior chunk of searches whose expansions add k < all children (perfect information's
-#: k = 1): every expansion opens an interior node, so their interior levels are wide.
-WIDE_CHUNK = 32
-
-#: Leaves (frontier leaves and terminals) a pass handles in one step, of any depths: a leaf depends
-#: only on its parent going down and on nothing below it going up, so every leaf of the tree is
-#: one batch of steps, after the interior nodes going down and before them going up.
-LEAF_CHUNK = 64
-
-
-@chex.dataclass(frozen=True)
-class LevelOrder:
-  """The used slots in the order a pass visits them: the interior (expanded) nodes by depth (then
-  slot), cut into chunks of at most C nodes of one depth (:func:`interior_chunk`), and the leaves
-  in slot order, cut into chunks of ``LEAF_CHUNK``. A pass walks the interior chunks down and then
-  the leaves' (or the leaves' and then the interior chunks up, :meth:`walk`) and touches each node
-  once.
-
-  Attributes:
-    order: [P + C] int32 the interior slots by (depth, slot), then P (no node).
-    chunk_start: [P + 1] int32 the position in ``order`` of each interior chunk's first node.
-    chunk_size: [P + 1] int32 the nodes in each interior chunk (0 past the last).
-    num_chunks: int32 scalar, the interior chunks (in a vmapped batch of searches ordered with its
-      axis name, the batch's largest, so that the passes' loops run the same steps for every
-      search and select nothing: the extra chunks are empty).
-    leaves: [P + LEAF_CHUNK] int32 the used slots that are not expanded, in slot order, then P.
-    num_leaf_chunks: int32 scalar, the leaves' chunks (the batch's largest, as ``num_chunks``).
-  """
-
-  order: chex.Array
-  chunk_start: chex.Array
-  chunk_size: chex.Array
-  num_chunks: chex.Array
-  leaves: chex.Array
-  num_leaf_chunks: chex.Array
-
-  @property
-  def size(self) -> int:
-    """C, the nodes of an interior chunk (static)."""
-    return self.order.shape[0] - (self.chunk_start.shape[0] - 1)
-
-  def chunk(self, c: chex.Array) -> chex.Array:
-    """[C] int32 the nodes of interior chunk ``c`` (P where the chunk is shorter, and past the
-    last)."""
-    nodes = jax.lax.dynamic_slice(self.order, (self.chunk_start[c],), (self.size,))
-    return jnp.where(jnp.arange(self.size) < self.chunk_size[c], nodes, self.order.size - self.size)
-
-  def leaf_chunk(self, c: chex.Array) -> chex.Array:
-    """[LEAF_CHUNK] int32 the leaves of leaf chunk ``c`` (P past the last leaf)."""
-    return jax.lax.dynamic_slice(self.leaves, (c * LEAF_CHUNK,), (LEAF_CHUNK,))
-
-  def walk(self, step: Callable[[chex.Array, Any], Any], init: Any, upward: bool = False) -> Any:
-    """``step(nodes, carry)`` folded over the interior chunks from the shallowest and then the
-    leaves' chunks (with ``upward``: the leaves' chunks and then the interior chunks from the
-    deepest); ``nodes`` are a chunk's slots ([C] or [LEAF_CHUNK], P for padding)."""
-    last = self.num_chunks - 1
-    at = (lambda i: last - i) if upward else (lambda i: i)
-
-    def interior(carry):
-      return jax.lax.fori_loop(
-        0, self.num_chunks, lambda i, carry: step(self.chunk(at(i)), carry), carry
-      )
-
-    def leaves(carry):
-      return jax.lax.fori_loop(
-        0, self.num_leaf_chunks, lambda i, carry: step(self.leaf_chunk(i), carry), carry
-      )
-
-    return interior(leaves(init)) if upward else leaves(interior(init))
-
-
-def interior_chunk(k: int | None, num_actions: int) -> int:
-  """The interior chunk C for a search whose expansions add the children of ``k`` of the game's
-  ``num_actions`` actions (None: all of them): ``CHUNK``, or ``WIDE_CHUNK`` where k < all."""
-  return CHUNK if k is None or k >= num_actions else WIDE_CHUNK
-
-
-def level_order(
-  tree: beliefs.BeliefTree, axis_name: str | None = None, chunk: int = CHUNK
-) -> LevelOrder:
-  """The :class:`LevelOrder` of the tree's used slots, in interior chunks of ``chunk`` nodes
-  (``axis_name``: the vmap axis of a batch of searches, whose passes then all run the batch's
-  largest numbers of chunks)."""
-  P, C = tree.capacity, chunk
-  interior = tree.used & tree.expanded
-  depth = jnp.where(interior, tree.depth, P)
-  order = jnp.argsort(depth, stable=True).astype(jnp.int32)
-  order = jnp.concatenate([jnp.where(interior[order], order, P), jnp.full(C, P, jnp.int32)])
-  size = jnp.zeros(P + 1, jnp.int32).at[depth].add(1)[: P + 1].at[P].set(0)  # nodes per depth
-  chunks = (size + C - 1) // C  # chunks per depth
-  num_chunks = chunks.sum()
-  # each chunk's depth, its first node's position in the order and its length
-  of = jnp.repeat(jnp.arange(P + 1), chunks, total_repeat_length=P + 1)
-  first = (jnp.arange(P + 1) - (jnp.cumsum(chunks) - chunks)[of]) * C
-  live = jnp.arange(P + 1) < num_chunks
-  is_leaf = tree.used & ~tree.expanded
-  leaves = jnp.nonzero(is_leaf, size=P + LEAF_CHUNK, fill_value=P)[0].astype(jnp.int32)
-  num_leaf_chunks = (is_leaf.sum(dtype=jnp.int32) + LEAF_CHUNK - 1) // LEAF_CHUNK
-  if axis_name is not None:
-    num_chunks = jax.lax.pmax(num_chunks, axis_name)
-    num_leaf_chunks = jax.lax.pmax(num_leaf_chunks, axis_name)
-  return LevelOrder(
-    order=order,
-    chunk_start=jnp.where(live, (jnp.cumsum(size) - size)[of] + first, 0),
-    chunk_size=jnp.where(live, jnp.minimum(size[of] - first, C), 0),
-    num_chunks=num_chunks,
-    leaves=leaves,
-    num_leaf_chunks=num_leaf_chunks,
-  )
 
 
 def _actors(kind: chex.Array) -> chex.Array:
@@ -176,29 +61,36 @@ class _Rows(NamedTuple):
   expanded: chex.Array
 
 
-def _gather(tree: beliefs.BeliefTree, nodes: chex.Array) -> _Rows:
-  """The fields at ``nodes`` (clipped: a chunk's padding reads slot P - 1, and is dropped)."""
+def _gather(tree: beliefs.BeliefTree, nodes: chex.Array, width: int) -> _Rows:
+  """The fields at ``nodes`` (clipped: a chunk's padding reads slot P - 1, and is dropped), the
+  edges' first ``width`` rows."""
   at = jnp.minimum(nodes, tree.capacity - 1)
-  return _Rows(*(getattr(tree, field)[at] for field in _Rows._fields))
+  return _Rows(
+    **{field: getattr(tree, field)[at] for field in _Rows._fields if field != "edges"},
+    edges=tree.edges[at, :width],
+  )
 
 
-#: A pass's policy: its rows [B, S, A] at ``nodes`` [B] (slots; B a chunk's size, an interior
-#: chunk's or the leaves'), given the up pass's visit carry
-#: (the rows a visit has not yet written, so a policy read from the carry is the pass's own).
-Policy = Callable[[chex.Array, Any], chex.Array]
+#: A pass's policy: its first ``width`` rows [B, width, A] at ``nodes`` [B] (slots; B a chunk's
+#: size, an interior chunk's or the leaves'), given the up pass's visit carry (the rows a visit has
+#: not yet written, so a policy read from the carry is the pass's own): ``policy(nodes, carry,
+#: width)``.
+Policy = Callable[[chex.Array, Any, int], chex.Array]
 
 
 def rows_of(policy: chex.Array) -> Policy:
   """The :data:`Policy` of a fixed ``policy`` [P, S, A]."""
-  return lambda nodes, carry: policy[nodes]
+  return lambda nodes, carry, width: policy[nodes, :width]
 
 
 class Visit(NamedTuple):
   """A chunk of the up pass, its values final: the nodes [B] (B the chunk's size, an interior
   chunk's or the leaves'; P for the chunk's padding, which a write with ``mode="drop"`` drops) and
   their kind and expanded flag [B], ranges and counterfactual values [B, 2, S], the actor's action
-  values Q [B, S, A] (an action not added yet, with k < all, takes the actor's value at the node:
-  what PUCT reads for it) and the pass's policy there [B, S, A]."""
+  values Q [B, W, A] (an action not added yet, with k < all, takes the actor's value at the node:
+  what PUCT reads for it) and the pass's policy there [B, W, A], over the first W rows (the
+  chunk's width, :class:`~sog.search.pool.level_order.RowClass`; at an interior node the
+  actor's infostates are among them)."""
 
   nodes: chex.Array
   kind: chex.Array
@@ -218,25 +110,25 @@ def reach_down(
   tree: beliefs.BeliefTree,
   policy: Policy,
   root_ranges: chex.Array,
-  order: LevelOrder | None = None,
+  order: level_order_lib.LevelOrder | None = None,
   carry: Any = (),
   entry: Entry = None,
 ) -> chex.Array:
   """[P, 2, S] both players' ranges under ``policy`` (read from ``carry``) from ``root_ranges``
   [2, S] (and ``entry``'s at the nodes it marks)."""
-  order = level_order(tree) if order is None else order
+  order = level_order_lib.level_order(tree) if order is None else order
   P, S = tree.capacity, root_ranges.shape[-1]
   root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
-  def down(nodes, ranges):
+  def down(nodes, ranges, width):
     parent = jnp.maximum(tree.parent[jnp.minimum(nodes, P - 1)], 0)
-    child = _gather(tree, nodes)
+    child = _gather(tree, nodes, width)
     above = ranges[parent]  # [B, 2, S]
     parent_kind = tree.kind[parent]
-    own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0]
-    flow = child.edges * policy(parent, carry) * own[..., None]  # [B, S, A]
-    into = tree.next_infostate[parent]
+    own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0, :width]
+    flow = child.edges * policy(parent, carry, width) * own[..., None]  # [B, W, A]
+    into = tree.next_infostate[parent, :width]
     rows = jnp.broadcast_to(jnp.arange(nodes.shape[0])[:, None, None], into.shape)
     moved = jnp.zeros((nodes.shape[0], S), ranges.dtype).at[rows, into].add(flow)
     new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
@@ -254,86 +146,97 @@ def values_up(
   policy: Policy,
   ranges: chex.Array,
   leaf_values: chex.Array | None = None,
-  order: LevelOrder | None = None,
+  order: level_order_lib.LevelOrder | None = None,
   best_response: bool | chex.Array = False,
   visit: Callable[[Any, Visit], Any] | None = None,
   carry: Any = (),
+  sums: chex.Array | None = None,
 ) -> tuple[chex.Array, chex.Array, Any]:
-  """Counterfactual values [P, 2, S] of ``policy``, the actor's action values Q [P, S, A] (frontier
-  leaves, the used nodes not expanded that are not terminal, take ``leaf_values`` [P, 2, S]; zero
-  without) and ``carry`` with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update,
-  :func:`update_rows`). With ``best_response`` each actor plays a best response instead, max_a
-  Q(s, a) over its playable actions, against the other's policy in ``ranges``: both players'
+  """Counterfactual values [P, 2, S] of ``policy`` (frontier leaves, the used nodes not expanded
+  that are not terminal, take ``leaf_values`` [P, 2, S]; zero without), ``sums`` and ``carry``
+  with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update, :func:`update_rows`;
+  a visit holds the actor's action values Q). ``sums`` [P, S, A] is where the pass sums each
+  node's Q from its children: zero when given and zero again when returned (a node's rows are
+  cleared once read), so that a loop of passes clears no [P, S, A] array (None: a new one).
+  With ``best_response`` each actor plays a best response instead, max_a Q(s, a) over its
+  playable actions, against the other's policy in ``ranges``: both players'
   best-response values (a traced bool too: vmapped over ``[False, True]``, one pass gives both
   the policy's values and the best responses').
 
   The leaves first, then the interior nodes depth by depth from the deepest
-  (:meth:`LevelOrder.walk`): a chunk's nodes take their values (a leaf's its own, an interior
-  node's from its children's sums, complete by then), are visited, and add their parts into their
-  parents' sums."""
-  order = level_order(tree) if order is None else order
+  (:meth:`~sog.search.pool.level_order.LevelOrder.walk`): a chunk's nodes take their values (a
+  leaf's its own, an interior node's from its children's sums, complete by then), are visited, and
+  add their parts into their parents' sums."""
+  order = level_order_lib.level_order(tree) if order is None else order
   P, S, A = tree.legal.shape
 
-  def up(nodes, loop):
+  def up(nodes, loop, width):
     values, q, passed, carry = loop
-    node = _gather(tree, nodes)
+    node = _gather(tree, nodes, width)
     at = jnp.minimum(nodes, P - 1)
     terminal = (node.kind == public_game.TERMINAL)[:, None, None]
     leaf = 0.0 if leaf_values is None else leaf_values[at]
-    payoff = beliefs.padded_pairs(node.payoff, S)
-    base = jnp.where(terminal, propagation.payoff_values(payoff, ranges[at], jnp), leaf)
-    rows = policy(at, carry)
-    acting = (rows * q[at]).sum(-1)[:, None, :]
+    base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
+    rows, node_q = policy(at, carry, width), q[at, :width]  # [B, W, A]
+    summed = node_q
+    acting = (rows * node_q).sum(-1)
     if best_response is not False:  # (traced: one pass computes both, vmapped over the flag)
-      best = jnp.where(beliefs.playable(tree, at), q[at], -jnp.inf).max(-1)[:, None, :]
-      acting = jnp.where(best_response, best, acting)
+      playable = beliefs.playable(tree, at, width)
+      acting = jnp.where(best_response, jnp.where(playable, node_q, -jnp.inf).max(-1), acting)
+    acting = jnp.pad(acting, [(0, 0), (0, S - width)])[:, None, :]  # the rows past W are zero
     interior = jnp.where(_actors(node.kind), acting, passed[at])
     value = jnp.where(node.expanded[:, None, None], interior, base)
     if visit is not None:
       # an action not added yet (k < all) is worth the actor's value at the node to PUCT
-      mover = jnp.take_along_axis(value, jnp.clip(node.kind, 0, 1)[:, None, None], 1)[:, 0]
-      unplayed = tree.legal[at] & ~beliefs.playable(tree, at)
-      node_q = jnp.where(unplayed, mover[..., None], q[at])
+      mover = jnp.take_along_axis(value, jnp.clip(node.kind, 0, 1)[:, None, None], 1)[:, 0, :width]
+      unplayed = tree.legal[at, :width] & ~beliefs.playable(tree, at, width)
+      node_q = jnp.where(unplayed, mover[..., None], node_q)
       carry = visit(carry, Visit(nodes, node.kind, node.expanded, ranges[at], value, node_q, rows))
     # this chunk's parts of its parents' sums
     # the root and a chunk's padding send nothing
     parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
     above = jnp.minimum(parent, P - 1)
     own = jnp.take_along_axis(value, jnp.clip(tree.kind[above], 0, 1)[:, None, None], 1)[:, 0]
-    reached = jnp.take_along_axis(own, tree.next_infostate[above].reshape(-1, S * A), 1)
-    reached = jnp.where(node.edges, reached.reshape(-1, S, A), 0.0)
+    infostates = tree.next_infostate[above, :width].reshape(-1, width * A)
+    reached = jnp.take_along_axis(own, infostates, 1).reshape(-1, width, A)
+    reached = jnp.where(node.edges, reached, 0.0)
+    # into the parents' sums; the nodes' own sums, read, cleared (x - x = 0 exactly)
+    into = jnp.concatenate([parent, jnp.where(node.expanded, nodes, P)])
     return (
       values.at[nodes].set(value, mode="drop"),
-      q.at[parent].add(reached, mode="drop"),
+      q.at[into, :width].add(jnp.concatenate([reached, -summed]), mode="drop"),
       passed.at[parent].add(node.passes * node.probability[:, None, None] * value, mode="drop"),
       carry,
     )
 
   zeros = jnp.zeros((P, 2, S), ranges.dtype)
-  values, q, _, carry = order.walk(
-    up, (zeros, jnp.zeros((P, S, A), ranges.dtype), zeros, carry), upward=True
-  )
-  return values, q, carry
+  sums = jnp.zeros((P, S, A), ranges.dtype) if sums is None else sums
+  values, sums, _, carry = order.walk(up, (zeros, sums, zeros, carry), upward=True)
+  return values, sums, carry
 
 
 @chex.dataclass(frozen=True)
 class CFRState:
-  """Cumulative regrets and linearly weighted policy sums [P, S, A] at the pool's nodes."""
+  """Cumulative regrets and linearly weighted policy sums [P, S, A] at the pool's nodes, and the
+  up pass's buffer for its action-value sums (zero between passes, :func:`values_up`)."""
 
   regrets: chex.Array
   policy_sums: chex.Array
   iteration: chex.Array
+  action_sums: chex.Array
 
 
 def init_state(tree: beliefs.BeliefTree) -> CFRState:
   zeros = jnp.zeros(tree.legal.shape, tree.weight.dtype)
-  return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0))
+  return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0), action_sums=zeros)
 
 
 def current_policy(tree: beliefs.BeliefTree) -> Policy:
   """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry (the
   search's current policy), at the nodes it is asked for."""
-  return lambda nodes, state: matching(state.regrets[nodes], beliefs.playable(tree, nodes))
+  return lambda nodes, state, width: matching(
+    state.regrets[nodes, :width], beliefs.playable(tree, nodes, width)
+  )
 
 
 def update_rows(
@@ -348,21 +251,21 @@ def update_rows(
   and playable actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain
   weight r(s) pi(a | s) (a gain Q - v that ties zero to float64 rounding counts as zero:
   :func:`sog.search.cfr.regret_gains`)."""
-  nodes, kind = visit.nodes, visit.kind
+  nodes, kind, W = visit.nodes, visit.kind, visit.q.shape[1]
   at = jnp.minimum(nodes, tree.capacity - 1)
-  valid = tree.valid[at]  # [C, 2, S]
+  valid = tree.valid[at, :, :W]  # [C, 2, W]
   acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
-  playable = beliefs.playable(tree, at)
+  playable = beliefs.playable(tree, at, W)
   acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & playable
-  own_values = leaf_calls.actor_rows(kind, visit.values)[..., None]
-  own_range = leaf_calls.actor_rows(kind, visit.ranges)[..., None]
-  regrets, sums = state.regrets[at], state.policy_sums[at]
+  own_values = leaf_calls.actor_rows(kind, visit.values)[:, :W, None]
+  own_range = leaf_calls.actor_rows(kind, visit.ranges)[:, :W, None]
+  regrets, sums = state.regrets[at, :W], state.policy_sums[at, :W]
   gains = cfr.regret_gains(visit.q, own_values)
   regrets = jnp.where(acting, jnp.maximum(regrets + gains, 0.0), regrets)
   sums = jnp.where(acting, sums + weight * own_range * visit.policy, sums)
   return state.replace(
-    regrets=state.regrets.at[nodes].set(regrets, mode="drop"),
-    policy_sums=state.policy_sums.at[nodes].set(sums, mode="drop"),
+    regrets=state.regrets.at[nodes, :W].set(regrets, mode="drop"),
+    policy_sums=state.policy_sums.at[nodes, :W].set(sums, mode="drop"),
   )
 
 
@@ -371,28 +274,31 @@ def iteration(
   state: CFRState,
   root_ranges: chex.Array,
   updates: cfr.Updates,
-  order: LevelOrder | None = None,
+  order: level_order_lib.LevelOrder | None = None,
   entry: Entry = None,
 ) -> CFRState:
   """One CFR+ iteration on the whole pool: player 0 then player 1 (``"alternating"``), or both
-  from one pass (``"simultaneous"``); ``order`` is the tree's :func:`level_order` (computed when
+  from one pass (``"simultaneous"``); ``order`` is the tree's
+  :func:`~sog.search.pool.level_order.level_order` (computed when
   None; a loop over a fixed tree computes it once); ``entry``: ranges entering at some nodes, as in
   :func:`reach_down`."""
   weight = (state.iteration + 1).astype(tree.weight.dtype)
   groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
-  order = level_order(tree) if order is None else order
+  order = level_order_lib.level_order(tree) if order is None else order
   policy = current_policy(tree)
   for group in groups:
     updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
     ranges = reach_down(tree, policy, root_ranges, order, state, entry)
-    _, _, state = values_up(
+    _, sums, state = values_up(
       tree,
       policy,
       ranges,
       order=order,
       visit=lambda s, v, u=updating: update_rows(tree, s, v, u, weight),
       carry=state,
+      sums=state.action_sums,
     )
+    state = state.replace(action_sums=sums)
   return state.replace(iteration=state.iteration + 1)
 
 

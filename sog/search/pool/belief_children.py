@@ -12,14 +12,17 @@ import jax.numpy as jnp
 from sog.games import public_game
 
 
-def _chance_weights(transitions: public_game.Transitions, weight: chex.Array) -> chex.Array:
-  """Below a chance node: each outcome k's W(s0, s1) P(k | s0, s1) / P(k) [C, S, S] (zero where
+def _chance_weights(
+  game: public_game.PublicGame, transitions: public_game.Transitions, weight: chex.Array
+) -> chex.Array:
+  """Below a chance node: each outcome k's W(s0, s1) P(k | s0, s1) / P(k) [C, S0, S1] (zero where
   P(k) = 0), in W's dtype (which children exist and who can hold what there read the W kept)."""
+  S0, S1 = game.num_infostates
   probability = transitions.probability
   safe = jnp.where(probability > 0, probability, 1.0)
   return jnp.where(
     (probability > 0)[:, None, None],
-    weight[None] * transitions.likelihood / safe[:, None, None],
+    weight[None, :S0, :S1] * transitions.likelihood[:, :S0, :S1] / safe[:, None, None],
     0.0,
   ).astype(weight.dtype)
 
@@ -60,20 +63,20 @@ def reached_slots(
   by_player = jnp.where(kind == public_game.PLAYER_0, *by_actor)
   if not game.max_chance_outcomes:
     return jnp.where(kind < public_game.CHANCE, by_player, False)
-  outcomes = _chance_weights(transitions, weight).any((1, 2))
+  outcomes = _chance_weights(game, transitions, weight).any((1, 2))
   by_chance = transitions.present & jnp.pad(outcomes, (0, K - outcomes.shape[0]))
   return jnp.where(kind < public_game.CHANCE, by_player, by_chance)
 
 
 def _player_slots(game, transitions, weight, legal, picked):
   """Below a player node, for each actor (static): :func:`slot_children`'s edges [M, S, A],
-  admitted opponent infostates [M, S] and pair weights [M, S, S] of the slots ``picked``."""
+  admitted opponent infostates [M, S] and pair weights [M, S0, S1] of the slots ``picked``."""
   K, M, (S, A) = game.max_children, picked.shape[0], legal.shape
   rows_picked = jnp.arange(M, dtype=jnp.int32)
   row_of_slot = jnp.full(K, M, jnp.int32).at[picked].set(rows_picked, mode="drop")
   out = []
   for actor, (oriented, slots, reachable) in enumerate(_worlds(game, transitions, weight, legal)):
-    own = oriented.shape[0]
+    own, other = oriented.shape
     # each reaching world's row among the picked slots (M: none of them)
     row = jnp.where(reachable, row_of_slot[jnp.clip(slots, 0, K - 1)], M)  # [S_i, A, S_j]
     s, a, o = jnp.indices(reachable.shape, sparse=True)
@@ -83,7 +86,7 @@ def _player_slots(game, transitions, weight, legal, picked):
     # (sources merged into one s' agree on their row)
     lands = transitions.next_infostate[:own, :, None]
     arriving = jnp.where(reachable, oriented[:, None, :], 0.0)
-    rows = jnp.zeros((M + 1, S, S), weight.dtype).at[row, lands, o].max(arriving)[:M]
+    rows = jnp.zeros((M + 1, own, other), weight.dtype).at[row, lands, o].max(arriving)[:M]
     out.append((edges, admitted, rows if actor == 0 else rows.transpose(0, 2, 1)))
   return out
 
@@ -99,9 +102,9 @@ def slot_children(
   """The children in the child slots ``picked`` [M] int32 of a node (its ``transitions``, kind,
   pair weight and actor's ``legal``; a slot >= K names none): below a player, the actor's (s, a)
   that reach each [M, S, A] and the opponent infostates it admits [M, S]; its pair weight
-  [M, S, S] (indexed [s0, s1]); below chance, P(k) [M] (1 below a player). Computed by scattering
-  the node's worlds into the M slots, O(S0 A S1 + M S (A + S) + C S S): a large board's K slots
-  are never laid out."""
+  [M, S0, S1] (indexed [s0, s1], over each player's own infostates); below chance, P(k) [M] (1
+  below a player). Computed by scattering the node's worlds into the M slots,
+  O(S0 A S1 + M S A + M S0 S1 + C S S): a large board's K slots are never laid out."""
   M = picked.shape[0]
   first = kind == public_game.PLAYER_0
   edges, admitted, player_weight = (
@@ -112,7 +115,7 @@ def slot_children(
   if not C:
     return edges, admitted, player_weight, jnp.ones(M, weight.dtype)
   outcome, is_outcome = jnp.minimum(picked, C - 1), picked < C
-  chance_weight = _chance_weights(transitions, weight)[outcome]
+  chance_weight = _chance_weights(game, transitions, weight)[outcome]
   chance_weight = jnp.where(is_outcome[:, None, None], chance_weight, 0.0)
   probability = jnp.where(is_outcome, transitions.probability[outcome], 0.0)
   is_player = kind < public_game.CHANCE

@@ -14,6 +14,7 @@ another order of nodes (its results are the fixtures in tests/fixtures/table_sea
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import chex
 import jax
@@ -149,10 +150,41 @@ def open_chance(
   return jax.lax.fori_loop(0, nodes.shape[0], one, tree)
 
 
+class Pending(NamedTuple):
+  """The phase's walks so far, whose visits PUCT takes a virtual loss for: each walk's path in a
+  row, [W, L] (W: the most walks a phase makes, ceil(c) (1 + redraws); L: the path length), the
+  node, infostate and action at each step and whether the walk went through them there (1.0, or
+  0.0), and the rows written. A node sits at one step of every path (its depth below the focus),
+  so its pending visits are read from that step's column alone."""
+
+  nodes: chex.Array
+  infostates: chex.Array
+  actions: chex.Array
+  counts: chex.Array
+  walks: chex.Array
+
+
+def no_pending(config: search_types.GTCFRConfig, length: int, dtype) -> Pending:
+  """A phase's :class:`Pending` before its first walk."""
+  shape = (config.simulations_in_phase * (config.redraws + 1), length)
+  index = jnp.zeros(shape, jnp.int32)
+  return Pending(index, index, index, jnp.zeros(shape, dtype), jnp.int32(0))
+
+
+def pending_visits(
+  pending: Pending, step: chex.Array, node: chex.Array, infostate: chex.Array, num_actions: int
+) -> chex.Array:
+  """[A] the phase's walks' visits of (``infostate``, a) at ``node``, ``step`` moves below the
+  focus."""
+  at = (pending.nodes[:, step] == node) & (pending.infostates[:, step] == infostate)
+  counts = jnp.where(at, pending.counts[:, step], 0.0)
+  return jnp.zeros(num_actions, counts.dtype).at[pending.actions[:, step]].add(counts)
+
+
 def _walk(
   game: public_game.PublicGame,
   state: belief_state.BeliefSearchState,
-  pending: chex.Array,
+  pending: Pending,
   config: search_types.GTCFRConfig,
   path_length: int,
   rng: chex.PRNGKey,
@@ -179,7 +211,8 @@ def _walk(
       tree.legal[node, infostate],
       state.visits[node, infostate],
       state.prior[node, infostate],
-      state.action_values[node, infostate] - config.virtual_loss * pending[node, infostate],
+      state.action_values[node, infostate]
+      - config.virtual_loss * pending_visits(pending, i, node, infostate, game.num_actions),
       state.cfr.policy_sums[node, infostate],
       config,
       action_rng,
@@ -215,7 +248,13 @@ def _walk(
   state = expand(game, state, node, config, action, config.expansion_k, active)
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + active, growing_walks=state.growing_walks + grew)
-  return state, pending.at[nodes, infostates, actions].add(counted), grew
+  row = pending.walks
+  put = lambda rows, path: jax.lax.dynamic_update_slice(rows, path[None], (row, 0 * row))  # noqa: E731
+  pending = Pending(
+    *(put(r, p) for r, p in zip(pending[:4], (nodes, infostates, actions, counted), strict=True)),
+    walks=row + 1,
+  )
+  return state, pending, grew
 
 
 def fully_grown(
@@ -276,7 +315,7 @@ def grow(
     # no redraw once the tree is whole, or the pool has no room for another expansion
     lambda s: fully_grown(s, every_action) | (s.tree.num_nodes + most > s.tree.capacity),
     state,
-    jnp.zeros_like(state.visits),
+    no_pending(config, length, state.visits.dtype),
     config,
     axis_name,
     simulations,

@@ -27,6 +27,7 @@ from sog.games import registry
 from sog.search import leaf_models
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
+from sog.search.pool import level_order
 
 
 @chex.dataclass(frozen=True)
@@ -35,12 +36,12 @@ class OracleState:
 
   Attributes:
     tree: the search root's whole subgame on a pool.
-    order: its :class:`~sog.search.pool.belief_cfr.LevelOrder` (fixed).
+    order: its :class:`~sog.search.pool.level_order.LevelOrder` (fixed).
     cfr: the CFR+ run's regrets, policy sums and iteration over it.
   """
 
   tree: beliefs.BeliefTree
-  order: belief_cfr.LevelOrder
+  order: level_order.LevelOrder
   cfr: belief_cfr.CFRState
 
 
@@ -97,7 +98,7 @@ def exact_leaf_model(
     whole = beliefs.grow_all(game, beliefs.empty(game, capacity, dtype, *root))
     return OracleState(
       tree=whole,
-      order=belief_cfr.level_order(whole),
+      order=level_order.level_order(whole),
       cfr=belief_cfr.init_state(whole),
     )
 

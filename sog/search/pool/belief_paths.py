@@ -33,7 +33,7 @@ def along(
     _, _, child_weight, _ = belief_children.slot_children(
       game, transitions, kind, weight, legal, slot[None]
     )
-    child_weight = child_weight[0]
+    child_weight = beliefs.padded_pairs(child_weight[0], weight.shape[-1])
     keep = lambda new, old: jax.tree.map(lambda n, o: jnp.where(k >= 0, n, o), new, old)  # noqa: E731
     return (keep(game.child(state, slot), state), keep(child_weight, weight)), None
 

@@ -38,6 +38,7 @@ from sog.search.pool import belief_expand
 from sog.search.pool import belief_state
 from sog.search.pool import belief_update
 from sog.search.pool import beliefs
+from sog.search.pool import level_order
 from sog.search.pool import passes
 
 
@@ -229,16 +230,16 @@ def finish(
   params,
   state: belief_state.BeliefSearchState,
   batches: leaf_calls.LeafBatches,
-  chunk: int = belief_cfr.CHUNK,
+  chunk: int = level_order.CHUNK,
 ) -> belief_state.BeliefSearchResult:
   """The search's answer: the average policy, its ranges and values in the final tree (and both
   players' best-response values; the opponent's root range the gadget's average, when it is on),
   the policy and values at the focus (``chunk``: the passes' interior chunk,
-  :func:`~sog.search.pool.belief_cfr.interior_chunk`)."""
+  :func:`~sog.search.pool.level_order.interior_chunk`)."""
   tree, start = state.tree, state.start
   average = belief_cfr.average_policy(tree, state.cfr)
   policy = belief_cfr.rows_of(average)
-  order = belief_cfr.level_order(tree, batches.axis_name, chunk)
+  order = level_order.level_order(tree, batches.axis_name, chunk)
   root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges, tree.valid[0])
   ranges = belief_cfr.reach_down(tree, policy, root_ranges, order)
   frontier = passes.frontier(tree)
@@ -283,5 +284,5 @@ def search(
   """One GT-CFR search from ``start`` in a pool of ``capacity`` slots: init, run, finish."""
   state = init(game, capacity, apply, params, rng, start, config, leaf_state)
   state = run(game, apply, params, state, config, batches)
-  chunk = belief_cfr.interior_chunk(config.expansion_k, game.num_actions)
+  chunk = level_order.interior_chunk(config.expansion_k, game.num_actions)
   return finish(apply, params, state, batches, chunk)

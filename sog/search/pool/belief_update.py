@@ -7,12 +7,15 @@ from __future__ import annotations
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from sog.search import gadget as gadget_lib
 from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_state
+from sog.search.pool import beliefs
+from sog.search.pool import level_order
 from sog.search.pool import passes
 
 
@@ -27,13 +30,52 @@ def normalised_action_values(
   return jnp.where((opponent_mass > 0)[:, None, None], q / scale[:, None, None], 0.0)
 
 
+#: The wide player's frontier nodes whose whole prior rows one step of :func:`record_prior` writes.
+WIDE_PRIORS = 8
+
+
+def record_prior(
+  tree: beliefs.BeliefTree,
+  call: leaf_calls.LeafCall,
+  temperature: float,
+  prior: chex.Array,
+  axis_name: str | None = None,
+) -> chex.Array:
+  """``prior`` [P, S, A] with the call's prior (:func:`~sog.search.leaf_calls.prior_policy`)
+  written at its nodes: all S rows where the passes read every row in one class, else (where
+  :func:`~sog.search.pool.level_order.narrow_width` splits them) the first S_n rows of every
+  node, and all S rows of the wide player's nodes, ``WIDE_PRIORS`` at a time (in a vmapped batch,
+  the batch's most steps, ``axis_name``): rows past its infostates are never read."""
+  P, B = tree.capacity, call.nodes.shape[0]
+  written = jnp.where(call.mask, call.nodes, P)
+  narrow = level_order.narrow_width(tree)
+  logits = call.output.logits
+  new = leaf_calls.prior_policy(tree, call.nodes, logits, temperature, narrow)
+  prior = prior.at[written, : new.shape[1]].set(new, mode="drop")
+  if narrow is None:
+    return prior
+  wide = call.mask & (tree.kind[call.nodes] == int(np.argmax(tree.weight.shape[1:])))
+  order = jnp.nonzero(wide, size=B + WIDE_PRIORS, fill_value=B)[0]
+  steps = (wide.sum(dtype=jnp.int32) + WIDE_PRIORS - 1) // WIDE_PRIORS
+  if axis_name is not None:
+    steps = jax.lax.pmax(steps, axis_name)
+
+  def step(j, prior):
+    at = jax.lax.dynamic_slice(order, (j * WIDE_PRIORS,), (WIDE_PRIORS,))
+    rows = jnp.minimum(at, B - 1)
+    new = leaf_calls.prior_policy(tree, call.nodes[rows], logits[rows], temperature)
+    return prior.at[jnp.where(at < B, call.nodes[rows], P)].set(new, mode="drop")
+
+  return jax.lax.fori_loop(0, steps, step, prior)
+
+
 def _update_players(
   apply,
   params,
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
   batches: leaf_calls.LeafBatches,
-  order: belief_cfr.LevelOrder,
+  order: level_order.LevelOrder,
   utility_scale: float,
   updating: chex.Array,
   weight: chex.Array,
@@ -51,9 +93,9 @@ def _update_players(
 
   def record(carry, call: leaf_calls.LeafCall):
     """The prior at the call's nodes (slots) and its queries offered to the sample."""
-    return leaf_calls.record_prior_and_queries(
-      tree, call, call.nodes, config.prior_temperature, query_rng, *carry
-    )
+    prior, queries = carry
+    prior = record_prior(tree, call, config.prior_temperature, prior, batches.axis_name)
+    return prior, leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
 
   frontier = passes.frontier(tree)
   called = leaf_calls.call_frontier(
@@ -79,17 +121,19 @@ def _update_players(
       average_weight = (weight - state.interior_since[at].astype(weight.dtype))[:, None, None]
     solver = belief_cfr.update_rows(tree, solver, chunk, updating, average_weight)
     normalised = normalised_action_values(chunk.kind, chunk.ranges, chunk.q, utility_scale)
-    normalised = jnp.where(chunk.expanded[:, None, None], normalised, action_values[at])
-    return solver, action_values.at[chunk.nodes].set(normalised, mode="drop")
+    W = chunk.q.shape[1]
+    normalised = jnp.where(chunk.expanded[:, None, None], normalised, action_values[at, :W])
+    return solver, action_values.at[chunk.nodes, :W].set(normalised, mode="drop")
 
-  values, _, (solver, action_values) = belief_cfr.values_up(
+  values, sums, (solver, action_values) = belief_cfr.values_up(
     tree,
-    lambda nodes, carry: policy(nodes, carry[0]),
+    lambda nodes, carry, width: policy(nodes, carry[0], width),
     ranges,
     called.values,
     order,
     visit=visit,
     carry=(state.cfr, state.action_values),
+    sums=state.cfr.action_sums,
   )
   prior, queries = called.record
   gadget = start.gadget
@@ -97,7 +141,7 @@ def _update_players(
     gadget, state.gadget, values[0, gadget.player], tree.valid[0, gadget.player], weight
   )
   return state.replace(
-    cfr=solver,
+    cfr=solver.replace(action_sums=sums),
     gadget=jax.tree.map(
       lambda new, old: jnp.where(updating[gadget.player], new, old), updated, state.gadget
     ),
@@ -124,8 +168,8 @@ def cfr_update(
   and then player 1 from a second pass against player 0's new policy (``"alternating"``; a
   ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once)."""
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
-  chunk = belief_cfr.interior_chunk(config.expansion_k, state.tree.added.shape[-1])
-  order = belief_cfr.level_order(state.tree, batches.axis_name, chunk)  # fixed within an update
+  chunk = level_order.interior_chunk(config.expansion_k, state.tree.added.shape[-1])
+  order = level_order.level_order(state.tree, batches.axis_name, chunk)  # fixed within an update
 
   def update(s, updating):
     return _update_players(

@@ -139,8 +139,7 @@ def actor_legal(
 ) -> chex.Array:
   """[S, A] the actor's legal actions in :class:`BeliefTree`'s convention, from the state, its kind
   and its pair weight."""
-  actor = jnp.clip(kind, 0, 1)
-  actor_valid = jnp.where(actor == 0, weight.sum(1), weight.sum(0)) > 0
+  actor_valid = valid_infostates(weight[None])[0, jnp.clip(kind, 0, 1)]
   first_action = jnp.arange(game.num_actions) == 0
   return jnp.where(
     kind < public_game.CHANCE, _actor_rows(game.legal(state), actor_valid), first_action
@@ -149,7 +148,7 @@ def actor_legal(
 
 def _node_facts(game: public_game.PublicGame, state: chex.ArrayTree, weight: chex.Array):
   """A node's kind, legal actions (:class:`BeliefTree`'s convention), payoff [S0, S1] and encoding
-  from its state and pair weight [S, S]."""
+  from its state and pair weight [S0, S1] (or [S, S])."""
   kind = jnp.asarray(game.kind(state), jnp.int32)
   legal = actor_legal(game, state, kind, weight)
   S0, S1 = game.num_infostates
@@ -218,12 +217,13 @@ def can_act(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
   return (tree.legal[nodes] & valid[..., None]).any(-2)
 
 
-def playable(tree: BeliefTree, nodes: chex.Array) -> chex.Array:
-  """[n, S, A] bool: the actions CFR plays at ``nodes``: at an expanded player node the legal ones
-  an expansion added (all of them with k = all), elsewhere every legal one (rows a policy there
-  never reaches)."""
+def playable(tree: BeliefTree, nodes: chex.Array, width: int | None = None) -> chex.Array:
+  """[n, S, A] bool (the first ``width`` rows: [n, width, A]): the actions CFR plays at ``nodes``:
+  at an expanded player node the legal ones an expansion added (all of them with k = all),
+  elsewhere every legal one (rows a policy there never reaches)."""
   restricted = tree.expanded[nodes] & (tree.kind[nodes] < public_game.CHANCE)
-  return tree.legal[nodes] & (tree.added[nodes][:, None, :] | ~restricted[:, None, None])
+  legal = tree.legal[nodes] if width is None else tree.legal[nodes, :width]
+  return legal & (tree.added[nodes][:, None, :] | ~restricted[:, None, None])
 
 
 def add_children(
@@ -333,7 +333,7 @@ def _write_children(game, tree, node, facts, picked, new, first_slot):
     depth=put(tree.depth, jnp.full(M, tree.depth[node] + 1, jnp.int32)),
     kind=put(tree.kind, kid_kind),
     legal=put(tree.legal, kid_legal),
-    weight=put(tree.weight, child_weight[:, : tree.weight.shape[1], : tree.weight.shape[2]]),
+    weight=put(tree.weight, child_weight),
     valid=put(tree.valid, valid_infostates(child_weight)),
     payoff=put(tree.payoff, kid_payoff),
     edges=put(tree.edges, edges & is_player),
