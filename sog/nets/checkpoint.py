@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import pathlib
 import sys
 import traceback
@@ -108,10 +109,12 @@ def _silence_closed_loop_callbacks() -> None:
   traceback for each (over a hundred lines for a truncated checkpoint). They say nothing the
   ``ValueError`` does not, so from the first failed restore on, this hook drops exactly those (an
   asyncio loop's closed check raising it) and hands every other unraisable exception to the hook it
-  replaced."""
+  replaced. The other reads' own failures, when they finish after it (under load), asyncio logs
+  as "Task exception was never retrieved": a filter on its logger drops those too."""
   previous = sys.unraisablehook
   if getattr(previous, "_sog_drops_closed_loop_callbacks", False):
     return
+  logging.getLogger("asyncio").addFilter(_drop_unretrieved_exceptions)
 
   def hook(unraisable) -> None:
     error = unraisable.exc_value
@@ -127,6 +130,13 @@ def _silence_closed_loop_callbacks() -> None:
 
   hook._sog_drops_closed_loop_callbacks = True
   sys.unraisablehook = hook
+
+
+def _drop_unretrieved_exceptions(record: logging.LogRecord) -> bool:
+  """False (drop) for asyncio's report of a task or future whose exception nobody retrieved."""
+  return not record.getMessage().startswith(
+    ("Task exception was never retrieved", "Future exception was never retrieved")
+  )
 
 
 def locate(directory: str | pathlib.Path, marker: str = _META) -> pathlib.Path:

@@ -59,7 +59,8 @@ def pi_select(
 
 Walk = Callable[..., tuple[Any, chex.Array, chex.Array]]
 """walk(state, pending, rng[, active]) -> (state, pending, grew): one expansion walk of an engine,
-its pending (virtual-loss) counts, and whether it added a public state; with ``active`` (a bool,
+its record of the phase's walks so far (their pending visits, for the virtual loss), and whether
+it added a public state; with ``active`` (a bool,
 possibly traced; given where :func:`simulate` runs under a vmap axis) False the walk changes
 nothing."""
 

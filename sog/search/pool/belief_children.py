@@ -54,7 +54,7 @@ def reached_slots(
 ) -> chex.Array:
   """[K] bool: the child slots a valid world state reaches from a node (its ``transitions``, kind,
   pair weight and actor's ``legal``): through one of the ``added`` [A] actions below a player, as
-  an outcome of positive probability below chance. O(S0 A S1 + C S S), never O(K ...)."""
+  an outcome of positive probability below chance. O(S0 A S1 + C S0 S1), never O(K ...)."""
   K = game.max_children
   by_actor = []
   for _, slots, reachable in _worlds(game, transitions, weight, legal):
@@ -104,7 +104,7 @@ def slot_children(
   that reach each [M, S, A] and the opponent infostates it admits [M, S]; its pair weight
   [M, S0, S1] (indexed [s0, s1], over each player's own infostates); below chance, P(k) [M] (1
   below a player). Computed by scattering the node's worlds into the M slots,
-  O(S0 A S1 + M S A + M S0 S1 + C S S): a large board's K slots are never laid out."""
+  O(S0 A S1 + M S A + M S0 S1 + C S0 S1): a large board's K slots are never laid out."""
   M = picked.shape[0]
   first = kind == public_game.PLAYER_0
   edges, admitted, player_weight = (

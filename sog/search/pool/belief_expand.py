@@ -191,9 +191,9 @@ def _walk(
   active: chex.Array = True,
   counts: chex.Array = True,
 ):
-  """One expansion walk from the focus; returns the state, the phase's pending (virtual-loss)
-  counts and whether it added a public state (where ``active`` is False: nothing changes; where
-  ``counts`` is False, the search's opening: it leaves no visits). The walk
+  """One expansion walk from the focus; returns the state, the phase's :class:`Pending` walks
+  (its path added) and whether it added a public state (where ``active`` is False: nothing
+  changes; where ``counts`` is False, the search's opening: it leaves no visits). The walk
   carries only its position and path (a ``while_loop`` under ``vmap`` selects every carried array
   at every step); visits and the expansion are written once it has stopped."""
   tree, focus = state.tree, state.focus

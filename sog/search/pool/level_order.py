@@ -161,7 +161,7 @@ def narrow_width(tree: beliefs.BeliefTree) -> int | None:
   else None (one class)."""
   (S0, S1), (S, A) = tree.weight.shape[1:], tree.legal.shape[1:]
   narrow = min(S0, S1)
-  return narrow if (S - narrow) * A >= SPLIT_FROM else None
+  return narrow if narrow < S and (S - narrow) * A >= SPLIT_FROM else None
 
 
 def _rows_read(tree: beliefs.BeliefTree) -> chex.Array:
