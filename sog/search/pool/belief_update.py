@@ -39,16 +39,17 @@ def record_prior(
   call: leaf_calls.LeafCall,
   temperature: float,
   prior: chex.Array,
+  narrow: int | None,
   axis_name: str | None = None,
 ) -> chex.Array:
   """``prior`` [P, S, A] with the call's prior (:func:`~sog.search.leaf_calls.prior_policy`)
-  written at its nodes: all S rows where the passes read every row in one class, else (where
-  :func:`~sog.search.pool.level_order.narrow_width` splits them) the first S_n rows of every
-  node, and all S rows of the wide player's nodes, ``WIDE_PRIORS`` at a time (in a vmapped batch,
-  the batch's most steps, ``axis_name``): rows past its infostates are never read."""
+  written at its nodes: all S rows where the passes read every row in one class (``narrow`` is
+  None), else (the pass's order split at S_n = ``narrow``, its
+  :attr:`~sog.search.pool.level_order.LevelOrder.narrow`) the first S_n rows of every node, and
+  all S rows of the wide player's nodes, ``WIDE_PRIORS`` at a time (in a vmapped batch, the
+  batch's most steps, ``axis_name``): rows past its infostates are never read."""
   P, B = tree.capacity, call.nodes.shape[0]
   written = jnp.where(call.mask, call.nodes, P)
-  narrow = level_order.narrow_width(tree)
   logits = call.output.logits
   new = leaf_calls.prior_policy(tree, call.nodes, logits, temperature, narrow)
   prior = prior.at[written, : new.shape[1]].set(new, mode="drop")
@@ -94,7 +95,9 @@ def _update_players(
   def record(carry, call: leaf_calls.LeafCall):
     """The prior at the call's nodes (slots) and its queries offered to the sample."""
     prior, queries = carry
-    prior = record_prior(tree, call, config.prior_temperature, prior, batches.axis_name)
+    prior = record_prior(
+      tree, call, config.prior_temperature, prior, order.narrow, batches.axis_name
+    )
     return prior, leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
 
   frontier = passes.frontier(tree)

@@ -117,6 +117,11 @@ class LevelOrder:
   classes: tuple[RowClass, ...]
   num_levels: chex.Array
 
+  @property
+  def narrow(self) -> int | None:
+    """S_n, the narrow class's width, where the order is split (None: one class)."""
+    return self.classes[-1].width if len(self.classes) > 1 else None
+
   def walk(self, step: Step, init: Any, upward: bool = False) -> Any:
     """``step(nodes, carry, width)`` folded over the interior chunks from the shallowest depth and
     then the leaves' chunks (with ``upward``: the leaves' chunks and then the interior chunks from
