@@ -67,3 +67,37 @@ def test_the_batch_sizes_grow_geometrically_up_to_the_bound():
     for count in range(leaf_calls.SMALLEST_BATCH + 1, capacity + 1):
       batch = next(size for size in sizes if size >= count)
       assert batch < leaf_calls.BATCH_RATIO * count
+
+
+def test_every_frontier_size_makes_one_call_at_the_smallest_batch_that_holds_it():
+  sizes = (8, 32, 63)
+  for count in (0, 1, 7, 8, 9, 31, 32, 33, 62, 63):
+    frontier = np.zeros(64, bool)
+    frontier[1 : 1 + count] = True
+    _, called, _ = _call(frontier, leaf_calls.LeafBatches(sizes))
+    asked = next((size for size in sizes if size >= count), None) if count else 0
+    assert int(called.leaf_state) == asked, count  # rows asked over all calls: one call, or none
+    assert bool(called.called) == (count > 0)
+
+
+def test_a_vmapped_batch_makes_one_call_sized_by_its_largest_frontier():
+  frontiers = np.zeros((3, 64), bool)
+  frontiers[0, :3] = True  # 3 leaves, 20 leaves and none: the batch asks 32 rows of each
+  frontiers[1, 10:30] = True
+  ranges = jax.random.uniform(jax.random.PRNGKey(1), (3, 64, 2, 4))
+  batches = leaf_calls.LeafBatches((8, 32, 63), axis_name="searches")
+
+  def call(frontier, ranges):
+    return leaf_calls.call_frontier(
+      SimpleNamespace(), _model, None, frontier, ranges, batches, jnp.int32(0)
+    )
+
+  called = jax.jit(jax.vmap(call, axis_name="searches"))(jnp.asarray(frontiers), ranges)
+  np.testing.assert_array_equal(np.asarray(called.leaf_state), [32, 32, 32])
+  assert np.asarray(called.called).all()  # the empty frontier rides along with the batch's call
+  for search in range(3):
+    expected = np.where(frontiers[search][:, None, None], 2.0 * np.asarray(ranges[search]), 0.0)
+    expected += np.where(frontiers[search], np.arange(64), 0)[:, None, None]
+    np.testing.assert_allclose(np.asarray(called.values[search]), expected, rtol=1e-6)
+  empty = jax.jit(jax.vmap(call, axis_name="searches"))(jnp.zeros((2, 64), bool), ranges[:2])
+  assert not np.asarray(empty.called).any() and not np.asarray(empty.leaf_state).any()

@@ -93,13 +93,18 @@ def call_frontier(
   ``record(carry, call)`` folded in.
 
   The call's batch is the smallest of ``batches.sizes`` that holds the frontier, and no call is
-  made while the frontier is empty (a ``lax.switch``; ``carry`` then comes back unchanged). Under
-  ``vmap`` the branch is chosen from the largest frontier in the batch (``lax.pmax`` over
-  ``batches.axis_name``), so the switch stays a branch and the batch makes one call of that size,
-  or none. ``record`` runs inside the branch on the call at its batch size (the prior and the
-  query sample a pass takes from it), so no work is sized by the frontier's bound. A deep re-solve
-  grows its whole small subgame in a few simulations, and then its remaining passes would ask the
-  leaf model about nothing."""
+  made while the frontier is empty. Under ``vmap`` the size is chosen from the largest frontier in
+  the batch (``lax.pmax`` over ``batches.axis_name``), so the choice stays a branch and the batch
+  makes one call of that size, or none. ``record`` runs inside the branch on the call at its batch
+  size (the prior and the query sample a pass takes from it), so no work is sized by the
+  frontier's bound. A deep re-solve grows its whole small subgame in a few simulations, and then
+  its remaining passes would ask the leaf model about nothing.
+
+  The branch is one two-way ``lax.cond`` per size (call at that size, or pass the result on), in
+  sequence, rather than one ``lax.switch`` over the sizes: XLA hands each branch of a many-way
+  conditional its own copy of the operands, so a switch would copy the ``record`` carry (the
+  pool's prior, [P, S, A]) twice a pass, where a two-way cond that passes its operand on updates
+  it in place."""
   sizes = batches.sizes
   count = frontier.sum()
   largest = count if batches.axis_name is None else jax.lax.pmax(count, batches.axis_name)
@@ -107,25 +112,23 @@ def call_frontier(
   nodes = jnp.nonzero(frontier, size=batches.capacity, fill_value=0)[0].astype(jnp.int32)
 
   def at(size):
-    def evaluate(carry):
+    def evaluate(before: Called) -> Called:
       rows = nodes[:size]
       mask = jnp.arange(size) < count
       batch = jnp.where(mask[:, None, None], ranges[rows], 0.0)
-      out = apply(params, view, rows, batch, mask, leaf_state)
+      out = apply(params, view, rows, batch, mask, before.leaf_state)
       values = jnp.where(mask[:, None, None], out.values, 0.0)
-      placed = jnp.zeros_like(ranges).at[rows].add(values)
-      carry = record(carry, LeafCall(rows, batch, mask, out))
-      return Called(placed, carry, out.state, jnp.bool_(True))
+      carry = record(before.record, LeafCall(rows, batch, mask, out))
+      return Called(before.values.at[rows].add(values), carry, out.state, jnp.bool_(True))
 
     return evaluate
 
-  def skip(carry):
-    return Called(jnp.zeros_like(ranges), carry, leaf_state, jnp.bool_(False))
-
   tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), largest), len(sizes) - 1)
-  return jax.lax.switch(
-    jnp.where(largest > 0, tier + 1, 0), [skip] + [at(size) for size in sizes], carry
-  )
+  chosen = jnp.where(largest > 0, tier, -1)
+  called = Called(jnp.zeros_like(ranges), carry, leaf_state, jnp.bool_(False))
+  for index, size in enumerate(sizes):
+    called = jax.lax.cond(chosen == index, at(size), lambda before: before, called)
+  return called
 
 
 def actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:

@@ -99,11 +99,13 @@ def uniform_logits(tables: tables_lib.SearchTables, nodes: chex.Array) -> chex.A
 
 
 def zero_leaf_model() -> LeafModel:
-  """Every leaf is worth 0 to both players; the prior is uniform."""
+  """Every leaf is worth 0 to both players; the prior is uniform (zero logits [L, 2, S, A]: a
+  reader takes the softmax over legal actions, so no mask of them is built)."""
 
   def apply(params, tables, nodes, ranges, mask):
     del params, mask
-    return LeafOutput(jnp.zeros_like(ranges), uniform_logits(tables, nodes))
+    shape = (nodes.shape[0], 2, *tables.legal.shape[1:])
+    return LeafOutput(jnp.zeros_like(ranges), jnp.zeros(shape, ranges.dtype))
 
   return stateless(apply)
 
