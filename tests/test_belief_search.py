@@ -185,10 +185,16 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   _assert_same_search(game, pool, table, root_path)
 
 
-def test_a_batch_of_pool_searches_is_each_search_alone():
+@pytest.mark.parametrize("children_per_chunk", [None, 2])
+def test_a_batch_of_pool_searches_is_each_search_alone(children_per_chunk, monkeypatch):
   """Different keys and root ranges under vmap: each search's tree, policy and walks are its own
   (redraws included: the batch redraws while any search does, the others' walks write nothing),
-  and the batch's passes make one call each, while any frontier is not empty."""
+  and the batch's passes make one call each, while any frontier is not empty. With children
+  stepped 2 slots at a time (as the real board's 1,991 are, 64 at a time), an expansion's loops
+  run the batch's most steps, and a search whose node has fewer children writes nothing in the
+  extra ones."""
+  if children_per_chunk is not None:
+    monkeypatch.setattr(beliefs, "CHILDREN_PER_CHUNK", children_per_chunk)
   game = registry.load("leduc_poker")
   config = types.GTCFRConfig(simulations=20)
   rngs = jax.random.split(jax.random.PRNGKey(0), 3)

@@ -59,6 +59,7 @@ def expand(
   selected: chex.Array = 0,
   k: int | None = None,
   allowed: chex.Array = True,
+  axis_name: str | None = None,
 ) -> belief_state.BeliefSearchState:
   """Adds the children of up to ``k`` actions at ``node`` (:func:`chosen_actions`; None: every
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
@@ -66,7 +67,10 @@ def expand(
   prior, and a node that becomes interior records the iteration. Where the pool has no room for
   the node's new children (1 + C slots for each with ``open_chance="with_parent"``: its outcomes,
   should it be a chance node), or where ``allowed`` (a bool, possibly traced) is False, nothing is
-  added: the node stays a frontier leaf, and the search goes on with the tree it has."""
+  added: the node stays a frontier leaf, and the search goes on with the tree it has.
+  ``axis_name``: the vmap axis of a batch of searches, whose loops over a large node's children
+  then run the batch's most steps (a loop whose count differs across the batch would select the
+  whole pool at each step)."""
   tree = state.tree
   before = tree.num_nodes
   was_expanded = tree.expanded[node]
@@ -77,10 +81,10 @@ def expand(
   with_outcomes = config.open_chance == "with_parent" and game.max_chance_outcomes
   reserve = 1 + game.max_chance_outcomes if with_outcomes else 1
   tree = beliefs.add_children(
-    game, tree, node, allowed, actions, children_at_most(game, k), reserve=reserve
+    game, tree, node, allowed, actions, children_at_most(game, k), reserve, axis_name
   )
   if config.open_chance == "with_parent":
-    tree = open_chance(game, tree, tree.children[node])
+    tree = open_chance(game, tree, tree.children[node], axis_name)
   iteration = state.cfr.iteration
   window = min(most, beliefs.CHILDREN_PER_CHUNK)
 
@@ -99,11 +103,11 @@ def expand(
   if window == most:
     prior, since = fresh_slots(before, carry)
   else:  # a large game's expansion: the slots it added, a window at a time
+    steps = (tree.num_nodes - before + window - 1) // window
+    if axis_name is not None:
+      steps = jax.lax.pmax(steps, axis_name)
     prior, since = jax.lax.fori_loop(
-      0,
-      (tree.num_nodes - before + window - 1) // window,
-      lambda j, c: fresh_slots(before + j * window, c),
-      carry,
+      0, steps, lambda j, c: fresh_slots(before + j * window, c), carry
     )
   return state.replace(
     tree=tree,
@@ -136,16 +140,20 @@ def added_at_most(game: public_game.PublicGame, config: search_types.GTCFRConfig
 
 
 def open_chance(
-  game: public_game.PublicGame, tree: beliefs.BeliefTree, nodes: chex.Array
+  game: public_game.PublicGame,
+  tree: beliefs.BeliefTree,
+  nodes: chex.Array,
+  axis_name: str | None = None,
 ) -> beliefs.BeliefTree:
   """``tree`` with the outcomes of the chance nodes among ``nodes`` [K] (slots, -1 for none) that
-  are not expanded yet added (``open_chance="with_parent"``)."""
+  are not expanded yet added (``open_chance="with_parent"``; ``axis_name`` as :func:`expand`'s)."""
 
   def one(i, tree):
     node = nodes[i]
     safe = jnp.maximum(node, 0)
     opens = (node >= 0) & (tree.kind[safe] == public_game.CHANCE) & ~tree.expanded[safe]
-    return beliefs.add_children(game, tree, safe, opens)  # (no cond: under vmap it selects trees)
+    # (no cond: under vmap it selects trees)
+    return beliefs.add_children(game, tree, safe, opens, axis_name=axis_name)
 
   return jax.lax.fori_loop(0, nodes.shape[0], one, tree)
 
@@ -190,6 +198,7 @@ def _walk(
   rng: chex.PRNGKey,
   active: chex.Array = True,
   counts: chex.Array = True,
+  axis_name: str | None = None,
 ):
   """One expansion walk from the focus; returns the state, the phase's :class:`Pending` walks
   (its path added) and whether it added a public state (where ``active`` is False: nothing
@@ -245,7 +254,7 @@ def _walk(
   size = state.tree.num_nodes
   state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
   # (a terminal: no expansion)
-  state = expand(game, state, node, config, action, config.expansion_k, active)
+  state = expand(game, state, node, config, action, config.expansion_k, active, axis_name)
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + active, growing_walks=state.growing_walks + grew)
   row = pending.walks
@@ -311,7 +320,7 @@ def grow(
   if opening is not False:
     simulations = jnp.where(opening, int(every_action), config.simulations_in_phase)
   grown = walks.expansion_phase(
-    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active, counts),
+    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active, counts, axis_name),
     # no redraw once the tree is whole, or the pool has no room for another expansion
     lambda s: fully_grown(s, every_action) | (s.tree.num_nodes + most > s.tree.capacity),
     state,

@@ -234,6 +234,7 @@ def add_children(
   actions: chex.Array | None = None,
   at_most: int | None = None,
   reserve: int | None = None,
+  axis_name: str | None = None,
 ) -> BeliefTree:
   """Adds ``actions`` [A] bool (None: every action; all outcomes at a chance node) to ``node``'s
   added actions and, once every valid infostate of its actor has an added legal action (k < all
@@ -247,7 +248,9 @@ def add_children(
   later calls need for them; None: no check, an overflow then shows as ``num_nodes`` past the
   capacity). The children are stepped (``game.child``), weighed and encoded in one step (all K
   slots, or the first ``at_most`` present) where that is at most :data:`CHILDREN_PER_CHUNK` slots,
-  else the children present that many at a time."""
+  else the children present that many at a time (in a vmapped batch of searches, ``axis_name``
+  its axis, as many times as the batch's node with the most children needs, so that the loop
+  selects no tree: the extra steps write nothing)."""
   K = game.max_children
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.pair_weight(node), tree.legal[node]
@@ -281,13 +284,15 @@ def add_children(
     order = jnp.nonzero(exists, size=K, fill_value=K)[0].astype(jnp.int32)
     order = jnp.pad(order, (0, -K % M), constant_values=K)
 
-    def chunk(carry):
-      j, tree = carry
+    def chunk(j, tree):
       picked = jax.lax.dynamic_slice(order, (j * M,), (M,))
       new = j * M + jnp.arange(M) < count
-      return j + 1, _write_children(game, tree, node, facts, picked, new, tree.num_nodes + j * M)
+      return _write_children(game, tree, node, facts, picked, new, tree.num_nodes + j * M)
 
-    _, tree = jax.lax.while_loop(lambda c: c[0] * M < count, chunk, (jnp.int32(0), tree))
+    steps = (count + M - 1) // M
+    if axis_name is not None:
+      steps = jax.lax.pmax(steps, axis_name)
+    tree = jax.lax.fori_loop(0, steps, chunk, tree)
   depth = tree.depth[node] + 1
   return tree.replace(
     next_infostate=tree.next_infostate.at[node].set(
