@@ -185,18 +185,23 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
   _assert_same_search(game, pool, table, root_path)
 
 
-@pytest.mark.parametrize("children_per_chunk", [None, 2])
-def test_a_batch_of_pool_searches_is_each_search_alone(children_per_chunk, monkeypatch):
+@pytest.mark.parametrize(
+  "children_per_chunk, expansion",
+  [(None, {}), (2, {}), (2, {"expansion_k": 1, "open_chance": "with_parent"})],
+  ids=["whole", "chunks_of_2", "chunks_of_2_k1_with_parent"],
+)
+def test_a_batch_of_pool_searches_is_each_search_alone(children_per_chunk, expansion, monkeypatch):
   """Different keys and root ranges under vmap: each search's tree, policy and walks are its own
   (redraws included: the batch redraws while any search does, the others' walks write nothing),
   and the batch's passes make one call each, while any frontier is not empty. With children
   stepped 2 slots at a time (as the real board's 1,991 are, 64 at a time), an expansion's loops
   run the batch's most steps, and a search whose node has fewer children writes nothing in the
-  extra ones."""
+  extra ones: the walks' expansions, and with k = 1 and chance nodes opened with their parent
+  also ``init``'s expansion of the focus and ``open_chance``'s."""
   if children_per_chunk is not None:
     monkeypatch.setattr(beliefs, "CHILDREN_PER_CHUNK", children_per_chunk)
   game = registry.load("leduc_poker")
-  config = types.GTCFRConfig(simulations=20)
+  config = types.GTCFRConfig(simulations=20, **expansion)
   rngs = jax.random.split(jax.random.PRNGKey(0), 3)
   valid = np.asarray(game.tree.valid[0], np.float64)
   draws = np.random.default_rng(0).uniform(0.1, 1.0, (3, *valid.shape))

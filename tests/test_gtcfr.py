@@ -42,7 +42,7 @@ from tests.conftest import load
 
 def _counting(model: leaf_models.LeafModel, sizes: list[int]) -> leaf_models.LeafModel:
   """``model`` appending to ``sizes`` the rows of each call it makes, as the call runs (a branch of
-  a pass's ``lax.switch`` that is not taken appends nothing)."""
+  a pass's leaf call that is not taken appends nothing)."""
 
   def apply(params, view, nodes, ranges, mask, state):
     jax.debug.callback(lambda: sizes.append(nodes.shape[0]))

@@ -119,17 +119,21 @@ def state_start(
 
 
 def grow_branch(
-  game: public_game.PublicGame, tree: beliefs.BeliefTree, branch: chex.Array
+  game: public_game.PublicGame,
+  tree: beliefs.BeliefTree,
+  branch: chex.Array,
+  axis_name: str | None = None,
 ) -> tuple[beliefs.BeliefTree, chex.Array]:
   """``tree`` (a pool holding its root) with every child of the branch's nodes added, from the root
   down the child slots ``branch`` [D] (-1 past the end), and the slot the branch ends at (-1 where
-  a slot names no child: the branch leaves the game)."""
+  a slot names no child: the branch leaves the game; ``axis_name``: the vmap axis of a batch of
+  searches, :func:`~sog.search.pool.beliefs.add_children`'s)."""
 
   def step(i, carry):
     tree, node = carry
     moves = (branch[i] >= 0) & (node >= 0)
     at = jnp.maximum(node, 0)
-    tree = beliefs.add_children(game, tree, at, moves)
+    tree = beliefs.add_children(game, tree, at, moves, axis_name=axis_name)
     return tree, jnp.where(moves, tree.children[at, jnp.maximum(branch[i], 0)], node)
 
   if not branch.shape[0]:  # a plain search (static)
@@ -146,19 +150,21 @@ def init(
   start: belief_state.BeliefStart,
   config: search_types.GTCFRConfig,
   leaf_state: Any = (),
+  axis_name: str | None = None,
 ) -> belief_state.BeliefSearchState:
   """The initial tree in a pool of ``capacity`` slots (the start's root and the branch with every
   child of its nodes; with k < all also the focus's children, with ``open_chance="with_parent"``
   the outcomes of the chance nodes among them, which with k = all :func:`run` adds first) and the
   focus's prior (one leaf-model call at its ranges under the uniform policy, from
-  ``leaf_state``).
+  ``leaf_state``; ``axis_name``: the vmap axis of a batch of searches, whose expansions here then
+  loop the batch's most steps, as the walks' do).
 
   ``apply`` here, in :func:`run` and in :func:`finish` is the leaf model's
   (:class:`~sog.search.leaf_models.LeafModel`); it reads the pool (``kind``, ``legal``, ``valid``,
   ``encoding`` at slots)."""
   dtype = jnp.dtype(start.weight.dtype)
   tree = beliefs.empty(game, capacity, dtype, start.state, start.weight)
-  tree, focus = grow_branch(game, tree, start.branch)
+  tree, focus = grow_branch(game, tree, start.branch, axis_name)
   start = start.replace(ranges=start.ranges.astype(dtype) * tree.valid[0])
   gadget = gadget_lib.init_state(start.gadget)
   uniform = belief_expand.uniform_prior(tree.legal).astype(dtype)
@@ -196,7 +202,7 @@ def init(
   )
   if belief_expand.opens_by_walk(game, config):
     return state  # the focus is expanded by the first phase's walk (:func:`run`)
-  return belief_expand.expand(game, state, focus, config)
+  return belief_expand.expand(game, state, focus, config, axis_name=axis_name)
 
 
 def run(
@@ -282,7 +288,7 @@ def search(
   leaf_state: Any = (),
 ) -> belief_state.BeliefSearchResult:
   """One GT-CFR search from ``start`` in a pool of ``capacity`` slots: init, run, finish."""
-  state = init(game, capacity, apply, params, rng, start, config, leaf_state)
+  state = init(game, capacity, apply, params, rng, start, config, leaf_state, batches.axis_name)
   state = run(game, apply, params, state, config, batches)
   chunk = level_order.interior_chunk(config.expansion_k, game.num_actions)
   return finish(apply, params, state, batches, chunk)
