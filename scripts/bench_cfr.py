@@ -28,7 +28,7 @@ from sog.openspiel import bridge as openspiel_bridge
 from sog.search import solver as solver_lib
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
+from sog.search.pool import depth_order
 
 SOLVERS = ("ours", "pool", "openspiel_cpp", "openspiel_jax")
 
@@ -74,7 +74,7 @@ def _pool(game: sog.games.Game, iterations: int) -> dict:
   root_ranges = jax.numpy.asarray(public_game.prior_ranges(game.public_game), jax.numpy.float32)
 
   def loop(pool, n):
-    order = level_order.level_order(pool)  # the tree is fixed: its level order too
+    order = depth_order.depth_order(pool)  # the tree is fixed: its depth order too
     return jax.lax.fori_loop(
       0,
       n,

@@ -14,8 +14,9 @@ from sog.search import solver as solver_lib
 from sog.search import tables as tables_lib
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_paths
+from sog.search.pool import belief_rows
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
+from sog.search.pool import depth_order
 from sog.search.pool import worlds
 from tests.conftest import load
 
@@ -86,18 +87,13 @@ def _table_pass(tree, policy, root_ranges):
 
 
 @pytest.mark.parametrize(
-  "name, split",
-  [
-    ("leduc_poker", None),
-    ("scotland_yard(map=glasses_short)", True),
-    ("liars_dice(faces=4)", None),
-  ],
+  "name", ["leduc_poker", "scotland_yard(map=glasses_short)", "liars_dice(faces=4)"]
 )
-def test_a_pass_on_the_pool_is_the_table_pass(name, split):
+def test_a_pass_on_the_pool_is_the_table_pass(name):
   """Ranges, counterfactual values and the actor's action values of a random policy (with zeros)
-  agree node for node (on the map, with the passes' rows in a narrow and a wide class)."""
+  agree node for node, the action values row for row."""
   game, pool, nodes = _grown(name)
-  order = level_order.level_order(pool, split=split)
+  order = depth_order.depth_order(pool)
   tree = game.tree
   inner = np.asarray(tables_lib.make_tables(tree).inner_position)
   legal = cfr.flat_legal(cfr.device_levels(tree))
@@ -109,17 +105,18 @@ def test_a_pass_on_the_pool_is_the_table_pass(name, split):
   rows = inner[nodes]
   pool_policy = np.zeros(pool.legal.shape, np.float32)
   pool_policy[rows >= 0] = np.asarray(policy)[rows[rows >= 0]]
-  pool_policy = belief_cfr.rows_of(jnp.asarray(pool_policy))
+  pool_policy = belief_cfr.rows_of(pool, jnp.asarray(pool_policy))
   pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges, order)
-  pool_values, sums, pool_q = belief_cfr.values_up(
+  pool_values, pool_q = belief_cfr.values_up(
     pool,
     pool_policy,
     pool_ranges,
     order=order,
-    visit=lambda q, v: q.at[v.nodes, : v.q.shape[1]].set(v.q, mode="drop"),
+    visit=lambda q, v: q.at[jnp.where(v.at.ok, v.at.nodes, pool.capacity), v.at.infostates].set(
+      v.q, mode="drop"
+    ),
     carry=jnp.zeros(pool.legal.shape),
   )
-  assert not np.asarray(sums).any()  # the sums' buffer comes back clear
   np.testing.assert_allclose(np.asarray(pool_ranges), ranges[nodes], atol=1e-6)
   np.testing.assert_allclose(np.asarray(pool_values), values[nodes], atol=1e-6)
   players = np.flatnonzero(tree.kind[nodes] < public_game.CHANCE)
@@ -306,66 +303,124 @@ def test_a_chance_draw_depends_on_the_order_of_the_positive_weights_only():
   assert int(game_worlds.draw_index(jnp.zeros(4), keys[0])) == 0
 
 
-@pytest.mark.parametrize(
-  "name, split", [("leduc_poker", None), ("scotland_yard(map=glasses_hidden_short)", True)]
-)
-def test_the_level_order_visits_each_used_slot_once_deepest_last(name, split):
-  """A class's interior chunks hold expanded nodes of one depth, at most its chunk of them; read
-  depth by depth they are the class's expanded slots by (depth, slot), each once (Leduc's deepest
-  interior levels hold more than a chunk); its leaves' chunks hold its other used slots in slot
-  order, each once; past a depth's chunks, and in a chunk's tail, only padding (P). Split into a
-  wide and a narrow class (a Scotland Yard map: Mr X's stations, one detectives' infostate), the
-  narrow class holds the nodes whose own and parent actors' infostates fit its width, the wide one
-  the others. A walk down reaches every parent before its children, a walk up every child before
-  its parent, each used slot once, and a step's width covers the rows its nodes read."""
+@pytest.mark.parametrize("name", ["leduc_poker", "scotland_yard(map=glasses_hidden_short)"])
+def test_the_depth_order_visits_each_node_and_row_once_by_depth(name):
+  """Read depth by depth, the node chunks are the expanded slots by (depth, slot) and the row
+  chunks their rows by depth, each once, at most a chunk of them a step (Leduc's levels hold more
+  than a chunk of 4); past a depth's chunks, and in a chunk's tail, only padding (P, R); the leaves'
+  chunks hold the other used slots in slot order. A walk down takes each node before its rows and
+  its rows before its children, a walk up the reverse."""
   game = load(name)
   pool = beliefs.grow(game.public_game, game.tree.num_nodes + 40)  # 40 free slots
-  order = level_order.level_order(pool, split=split)
-  P = pool.capacity
+  order = depth_order.depth_order(pool, node_chunk=4, row_chunk=4, leaf_chunk=16)
+  P, R = pool.capacity, pool.row_capacity
   depth, expanded = np.asarray(pool.depth), np.asarray(pool.expanded)
   used = np.flatnonzero(np.asarray(pool.used))
-  reads = np.asarray(level_order._rows_read(pool))
-  narrow = order.classes[-1].width
-  members = (used[reads[used] > narrow], used[reads[used] <= narrow]) if split else (used,)
-  for rows, mine in zip(order.classes, members, strict=True):
-    interior, leaves = mine[expanded[mine]], mine[~expanded[mine]]
-    assert interior.size  # each class holds interior nodes
-    visited = []
+  interior, leaves = used[expanded[used]], used[~expanded[used]]
+  rows = np.arange(int(pool.num_rows))
+  row_depth = depth[np.asarray(pool.row_node)[rows]]
+  for by_depth, none, members, member_depth in (
+    (order.nodes, P, interior, depth[interior]),
+    (order.rows, R, rows, row_depth),
+  ):
     for d in range(int(order.num_levels)):
-      chunks = [np.asarray(rows.chunk(d, c)) for c in range(int(rows.level_chunks[d]) + 1)]
-      real = [chunk[chunk < P] for chunk in chunks]
-      assert all((depth[nodes] == d).all() for nodes in real)
-      assert all(np.all(c[len(n) :] == P) for c, n in zip(chunks, real, strict=True))
+      steps = range(int(by_depth.level_chunks[d]) + 1)
+      chunks = [np.asarray(by_depth.chunk(d, c, 4, none)) for c in steps]
+      real = [chunk[chunk < none] for chunk in chunks]
+      assert all(np.all(c[len(n) :] == none) for c, n in zip(chunks, real, strict=True))
       assert not real[-1].size  # past the depth's chunks
-      visited.extend(np.concatenate(real))
-    np.testing.assert_array_equal(visited, interior[np.lexsort((interior, depth[interior]))])
-    in_leaf_chunks = np.concatenate(
-      [np.asarray(rows.leaf_chunk(c)) for c in range(int(rows.num_leaf_chunks))] + [[]]
-    ).astype(int)
-    np.testing.assert_array_equal(in_leaf_chunks[: leaves.size], leaves)
-    assert (in_leaf_chunks[leaves.size :] == P).all()
-  if not split:
-    assert np.bincount(depth[used[expanded[used]]]).max() > level_order.CHUNK
-    assert used.size - expanded[used].sum() > level_order.LEAF_CHUNK
+      visited = np.concatenate(real)
+      np.testing.assert_array_equal(np.sort(visited), members[member_depth == d])
+      if none == P:
+        np.testing.assert_array_equal(visited, np.sort(visited))  # by slot within a depth
+    assert max(int(c) for c in by_depth.level_chunks) > 1
+  in_leaf_chunks = np.concatenate(
+    [np.asarray(order.leaf_chunk_at(c)) for c in range(int(order.num_leaf_chunks))]
+  )
+  np.testing.assert_array_equal(in_leaf_chunks[: leaves.size], leaves)
+  assert (in_leaf_chunks[leaves.size :] == P).all() and int(order.num_leaf_chunks) > 1
 
-  def visit_rank(upward: bool) -> np.ndarray:
-    """[P] each slot's place in a walk (-1: never visited)."""
+  def visit_rank(upward: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's and each row's place in a walk (-1: never visited)."""
 
-    def step(nodes, carry, width):
-      rank, count, widths = carry
-      real = nodes < P
-      places = count + jnp.cumsum(real) - 1
-      rank = rank.at[nodes].set(jnp.where(real, places, -1), mode="drop")
-      return rank, count + real.sum(), widths.at[nodes].set(width, mode="drop")
+    def step(which, none):
+      def place(members, carry):
+        ranks, count = carry
+        real = members < none
+        places = count + jnp.cumsum(real) - 1
+        rank = ranks[which].at[members].set(jnp.where(real, places, -1), mode="drop")
+        ranks = (rank, ranks[1]) if which == 0 else (ranks[0], rank)
+        return ranks, count + real.sum()
 
-    init = (jnp.full(P, -1), jnp.int32(0), jnp.zeros(P, jnp.int32))
-    rank, count, widths = order.walk(step, init, upward)
-    assert int(count) == used.size
-    assert (np.asarray(widths)[used] >= reads[used]).all()
-    return np.asarray(rank)
+      return place
+
+    init = ((jnp.full(P, -1), jnp.full(R, -1)), jnp.int32(0))
+    walk = order.up if upward else order.down
+    (nodes, rows_), count = walk(step(0, P), step(1, R), init)
+    assert int(count) == used.size + int(pool.num_rows)
+    return np.asarray(nodes), np.asarray(rows_)
 
   below_root = used[used != 0]
   parents = np.asarray(pool.parent)[below_root]
-  down, up = visit_rank(False), visit_rank(True)
-  assert (down[used] >= 0).all() and (up[used] >= 0).all()
+  row_node = np.asarray(pool.row_node)[rows]
+  child_rows = np.asarray(pool.row_of)[parents]  # [n, S]: the parents' rows
+  (down, down_rows), (up, up_rows) = visit_rank(False), visit_rank(True)
+  assert (down[used] >= 0).all() and (down_rows[rows] >= 0).all()
   assert (down[parents] < down[below_root]).all() and (up[below_root] < up[parents]).all()
+  assert (down[row_node] < down_rows[rows]).all() and (up_rows[rows] < up[row_node]).all()
+  has = child_rows < R
+  into = np.broadcast_to(down[below_root][:, None], has.shape)[has]
+  assert (down_rows[child_rows[has]] < into).all()
+  out = np.broadcast_to(up[below_root][:, None], has.shape)[has]
+  assert (out < up_rows[child_rows[has]]).all()
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_each_expanded_actor_infostate_has_one_row_whose_child_map_inverts_the_edges(name):
+  """A row per valid infostate of the actor at each expanded player node (none elsewhere), its
+  node's rows consecutive, and its (s, a) -> children map the inverse of the children's edges:
+  child c is among row (p, s)'s children for action a exactly where edges[c, s, a], each once."""
+  _, pool, _ = _grown(name)
+  P, R = pool.capacity, pool.row_capacity
+  kind, valid, expanded = (np.asarray(x) for x in (pool.kind, pool.valid, pool.expanded))
+  row_of, row_node = np.asarray(pool.row_of), np.asarray(pool.row_node)
+  row_infostate, row_child = np.asarray(pool.row_infostate), np.asarray(pool.row_child)
+  start, count = np.asarray(pool.row_start), np.asarray(pool.row_count)
+  used = np.flatnonzero(np.asarray(pool.used))
+  players = used[expanded[used] & (kind[used] < public_game.CHANCE)]
+  own = np.zeros_like(row_of, bool)
+  own[players] = valid[players, kind[players]]
+  assert (row_of < R).sum() == int(pool.num_rows) == own.sum()
+  assert ((row_of < R) == own).all()
+  node_of, s_of = np.nonzero(own)
+  np.testing.assert_array_equal(row_node[row_of[own]], node_of)
+  np.testing.assert_array_equal(row_infostate[row_of[own]], s_of)
+  np.testing.assert_array_equal(row_of[own], start[node_of] + (np.cumsum(own, 1) - 1)[own])
+  assert (count[players] == own[players].sum(1)).all()
+  r, a, f = np.nonzero(row_child < P)
+  mapped = set(zip(r.tolist(), a.tolist(), row_child[r, a, f].tolist(), strict=True))
+  assert len(mapped) == r.size  # each child once per (s, a)
+  parent, edges = np.asarray(pool.parent), np.asarray(pool.edges)
+  c, s_, a = np.nonzero(edges[used[used != 0]])
+  c = used[used != 0][c]
+  assert mapped == set(zip(row_of[parent[c], s_].tolist(), a.tolist(), c.tolist(), strict=True))
+
+
+def test_a_pool_without_rows_left_adds_no_children(monkeypatch):
+  """With rows for one infostate a slot (R = P), Leduc's nodes (several valid infostates each)
+  use them up before its slots: the expansion that finds too few rows left adds nothing, every
+  expanded player node keeps its rows, and the rows in use never pass R."""
+  monkeypatch.setattr(belief_rows, "MAX_ROWS", 0)
+  game = load("leduc_poker")
+  capacity = game.tree.num_nodes
+  grow_all = jax.jit(beliefs.grow_all, static_argnums=0)
+  pool = grow_all(game.public_game, beliefs.empty(game.public_game, capacity))
+  assert pool.row_capacity == capacity
+  assert int(pool.num_nodes) < capacity  # stopped by its rows
+  kind, valid, expanded = (np.asarray(x) for x in (pool.kind, pool.valid, pool.expanded))
+  used = np.flatnonzero(np.asarray(pool.used))
+  players = used[expanded[used] & (kind[used] < public_game.CHANCE)]
+  needed = valid[players, kind[players]].sum()
+  assert needed == int(pool.num_rows) <= capacity
+  frontier = used[~expanded[used] & (kind[used] < public_game.CHANCE)]
+  assert (int(pool.num_rows) + valid[frontier, kind[frontier]].sum(1) > capacity).any()

@@ -15,6 +15,7 @@ import pytest
 from sog.games import registry
 from sog.nets import checkpoint
 from sog.search import gadget as gadget_lib
+from sog.search import leaf_calls
 from sog.search import leaf_models
 from sog.search import tables as tables_lib
 from sog.search import types
@@ -24,8 +25,8 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
+from sog.search.pool import belief_update
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
 from sog.selfplay import config as selfplay_config
 from tests.conftest import table_case
 from tests.conftest import table_search
@@ -125,21 +126,33 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   _assert_same_search(game, pool, recorded)
 
 
-def test_a_search_whose_passes_split_narrow_and_wide_rows_is_the_table_search(monkeypatch):
-  """The passes' narrow class (nodes that read only the detectives' one infostate row) and wide
-  class (Mr X's stations) make the same search as the table engine's, on a map whose rows the
-  default leaves in one class."""
-  monkeypatch.setattr(level_order, "SPLIT_FROM", 0)
-  name, leaf, settings = CASES[4]
-  game = registry.load(name)
-  with jax.enable_x64(True):
-    searcher = GTCFR(
-      game, _leaf_model(game, leaf), types.GTCFRConfig(**settings), dtype=jnp.float64
-    )
-    pool = searcher.search(jax.random.PRNGKey(3))
-  assert level_order.narrow_width(pool.tree) == 1
-  recorded = table_search("search/" + table_case(name, leaf, settings=settings))
-  _assert_same_search(game, pool, recorded)
+@pytest.mark.parametrize("step_rows", [belief_update.PRIOR_ROWS, 2])
+def test_a_calls_prior_is_written_at_its_nodes_valid_actor_rows_only(monkeypatch, step_rows):
+  """The call's prior, the actor's softmax(logits / T) over its legal actions, is written at each
+  called node's rows of the actor's valid infostates (what PUCT and an expansion read) and nowhere
+  else: not at nodes the call's mask leaves out, nor at rows the actor cannot hold; written two
+  rows a step, the same."""
+  monkeypatch.setattr(belief_update, "PRIOR_ROWS", step_rows)
+  game = registry.load("scotland_yard(map=glasses_hidden_short)")
+  tree = beliefs.grow(game.public_game, game.tree.num_nodes)
+  P, S, A = tree.legal.shape
+  nodes = jnp.arange(min(P, 40), dtype=jnp.int32)
+  mask = nodes % 3 != 0
+  logits = jax.random.normal(jax.random.PRNGKey(0), (nodes.shape[0], 2, S, A))
+  output = leaf_models.LeafOutput(jnp.zeros((nodes.shape[0], 2, S)), logits)
+  call = leaf_calls.LeafCall(nodes, jnp.zeros((nodes.shape[0], 2, S)), mask, output)
+  before = jnp.full((P, S, A), -1.0)
+  prior = np.asarray(belief_update.record_prior(tree, call, 0.7, before))
+  expected = np.asarray(leaf_calls.prior_policy(tree, nodes, logits, 0.7))
+  actor = (np.asarray(tree.kind)[nodes] == 1).astype(int)
+  valid = np.asarray(tree.valid)[np.asarray(nodes), actor] & np.asarray(mask)[:, None]  # [n, S]
+  assert valid.sum() > valid.shape[0]  # some nodes hold several rows, some none
+  np.testing.assert_allclose(prior[np.asarray(nodes)][valid], expected[valid], rtol=1e-6)
+  untouched = np.ones((P, S), bool)
+  untouched[np.asarray(nodes)] = ~valid
+  assert (prior[untouched] == -1.0).all()
+  skipped = belief_update.record_prior(tree, call, 0.7, before, when=jnp.bool_(False))
+  assert (np.asarray(skipped) == -1.0).all()  # a pass that records no prior
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,7 @@ class GuessGame(sog.games.PublicGame):
 
   name, num_infostates, num_actions = "guess", (3, 1), 3
   max_children, encoding_size, child_depends_on_opponent = 6, 7, True
+  max_fan_out = 2  # a named card is hit or missed
   utility_scale = 2.0  # a raise
 
   def deal(self):
@@ -207,6 +208,12 @@ class _Broken(CoinShowdown):
     return jnp.append(child, k) if self.rule == "structure" else child
 
 
+class _NarrowGuess(GuessGame):
+  """A named card is hit or missed (two children of one action), but the game says one."""
+
+  max_fan_out = 1
+
+
 class _MissingInfostate(CoinShowdown):
   """Player 1 holds nothing private (S1 = 1) but the game says actions are legal for its
   infostates 1 and 2 at player 1's node."""
@@ -234,6 +241,11 @@ class _MissingInfostate(CoinShowdown):
     (_Broken("present"), "slot 1 is marked empty but a legal action reaches it"),
     (_Broken("next_infostate"), r"next_infostate must lie in \[0, 3\)"),
     (_MissingInfostate(), "legal for infostate 1, which player 1 does not have"),
+    (
+      _NarrowGuess(),
+      "legal action 0 of infostate 0 reaches 2 public children over the opponent's infostates, "
+      "more than max_fan_out=1",
+    ),
   ],
 )
 def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, message):
@@ -245,6 +257,7 @@ def test_a_game_that_breaks_the_contract_is_refused_naming_the_rule(game, messag
   ("field", "value", "message"),
   [
     ("max_children", 0, "max_children must be a positive int, got 0"),
+    ("max_fan_out", 0, "max_fan_out must be a positive int, got 0"),
     (
       "max_chance_outcomes",
       3,

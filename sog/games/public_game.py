@@ -91,6 +91,9 @@ class PublicGame(abc.ABC):
     max_chance_outcomes: C, the most outcomes a chance node has (0 without public chance).
     child_depends_on_opponent: whether a public child can depend on the opponent's private state
       (:class:`Transitions`).
+    max_fan_out: F, the most public children one action of the actor at one infostate reaches over
+      the opponent's infostates (1 unless ``child_depends_on_opponent``; 2 where a detective's
+      move lands on Mr X or not): the width of a node pool's map from (s, a) to its children.
     encoding_size: E, the length of :meth:`encode`'s output.
     utility_scale: max |u_0| over the terminal world states (the unit of PUCT's values on a node
       pool; :mod:`sog.games.conformance` holds an enumerable game to it).
@@ -111,6 +114,7 @@ class PublicGame(abc.ABC):
   encoding_size: int
   max_chance_outcomes: int = 0
   child_depends_on_opponent: bool = False
+  max_fan_out: int = 1
   utility_scale: float = 1.0
   max_moves: int | None = None
   enumerable: bool = True

@@ -87,6 +87,7 @@ class ScotlandYard(public_game.PublicGame):
   """
 
   child_depends_on_opponent = True
+  max_fan_out = 2  # a detective's move lands on Mr X or not
 
   def __init__(self, map: str = "glasses"):
     self.map = scotland_yard_map.ScotlandYardMap.load(map)

@@ -283,7 +283,7 @@ def _check_sizes(game: public_game_lib.PublicGame) -> None:
       f"{getattr(game, 'name', game)!r}: num_infostates must be (S0, S1), two positive "
       f"ints, got {sizes!r}"
     )
-  for field in ("num_actions", "max_children", "encoding_size"):
+  for field in ("num_actions", "max_children", "encoding_size", "max_fan_out"):
     value = getattr(game, field, None)
     if not isinstance(value, int | np.integer) or value < 1:
       raise ValueError(f"{game.name}: {field} must be a positive int, got {value!r}")
@@ -394,6 +394,14 @@ def _check_player(
     problem = "no legal action reaches it" if t.present[k] else "a legal action reaches it"
     raise ValueError(
       f"{where()}: slot {k} is marked {'present' if t.present[k] else 'empty'} but {problem}"
+    )
+  fan_out = np.sort(child, -1)
+  fan_out = 1 + (fan_out[..., 1:] != fan_out[..., :-1]).sum(-1)  # [S, A] distinct slots over o
+  if (legal & (fan_out > game.max_fan_out)).any():
+    s, a = (int(i[0]) for i in np.nonzero(legal & (fan_out > game.max_fan_out)))
+    raise ValueError(
+      f"{where()}: legal action {a} of infostate {s} reaches {int(fan_out[s, a])} public "
+      f"children over the opponent's infostates, more than max_fan_out={game.max_fan_out}"
     )
   next_infostate = np.where(legal, t.next_infostate, 0)
   if next_infostate.min() < 0 or next_infostate.max() >= count:

@@ -138,13 +138,10 @@ def actor_rows(kind: chex.Array, per_player: chex.Array) -> chex.Array:
   )
 
 
-def prior_policy(
-  view, nodes: chex.Array, logits: chex.Array, temperature: float, width: int | None = None
-) -> chex.Array:
-  """The actor's softmax(logits / T) over legal actions at ``nodes``, [L, S, A] (``width``: its
-  first rows only, [L, width, A])."""
-  rows = actor_rows(view.kind[nodes], logits[:, :, :width])
-  legal = view.legal[nodes] if width is None else view.legal[nodes, :width]
+def prior_policy(view, nodes: chex.Array, logits: chex.Array, temperature: float) -> chex.Array:
+  """The actor's softmax(logits / T) over legal actions at ``nodes``, [L, S, A]."""
+  rows = actor_rows(view.kind[nodes], logits)
+  legal = view.legal[nodes]
   return jax.nn.softmax(jnp.where(legal, rows / temperature, -jnp.inf), axis=-1)
 
 

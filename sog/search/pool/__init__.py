@@ -8,13 +8,13 @@ slots answers), ``beliefs`` (:class:`BeliefTree`, a pool of public states with b
 infostates, grown from any game), ``belief_children`` (a node's children, computed from its world
 states, never laid out over all K child slots), ``belief_paths`` (the public state and W a path of
 child slots reaches, computed along it alone), ``passes`` (its frontier, regret matching),
-``belief_cfr`` (CFR+ passes over it, each node touched once), ``level_order`` (the order a pass
-visits the nodes in, in a narrow and a wide class of rows where one player has far fewer
-infostates), ``worlds`` (world states drawn and
-stepped on it), and GT-CFR on it: ``belief_state`` (its state and result), ``belief_update`` (the
-CFR phase), ``belief_expand`` (the walks), ``belief_search`` (the pure search, from a
-:class:`BeliefStart`: any public state as its root, a branch down to the focus, the safe
-re-solving gadget),
+``belief_rows`` (its rows: one per valid infostate of an expanded node's actor, with the
+children each action reaches), ``belief_cfr`` (CFR+ passes over it, each node and each row
+touched once), ``depth_order`` (the order a pass visits the nodes and rows in), ``worlds`` (world
+states drawn and stepped on it), and GT-CFR on it: ``belief_state`` (its state and result),
+``belief_update`` (the CFR phase), ``belief_expand`` (the walks), ``belief_search`` (the pure
+search, from a :class:`BeliefStart`: any public state as its root, a branch down to the focus,
+the safe re-solving gadget),
 ``belief_searcher`` (:class:`GTCFR`), ``belief_resolving`` (continual re-solving: summaries
 keyed by public state, and the plan of the next search's start), ``belief_resolver`` (batches of
 re-solving searches, what SoG's protocol runs on the pool), ``sized`` (searches in pools sized to

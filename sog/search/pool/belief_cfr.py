@@ -12,14 +12,16 @@ instead of level tables. Per node, ranges and values are [2, S] and a policy is 
     the children (s, a) reaches and v_i(s) = sum_a pi(a | s) Q_i(s, a), the others sum their
     values over the children that admit them (weighted by P(k) below chance).
 
-A pass (ranges down, values up) visits the interior nodes depth by depth in chunks of one depth,
-and the leaves in chunks of any depths (:class:`~sog.search.pool.level_order.LevelOrder`), so it
-costs the grown tree, each node once, not height x capacity; a chunk of the order's narrow class
-reads only the first S_n rows of each [S, A] array. Beyond zeroing its per-slot ranges and values
-(and the action-value sums where no buffer is given), nothing in it runs over the whole pool: a
-chunk reads its nodes' policy rows (regret matching of their regrets,
-:func:`current_policy`), and the up pass hands each chunk's finished values and action values to a
-``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those nodes),
+A pass (ranges down, values up) visits the used nodes and the rows of the actors' valid
+infostates depth by depth (:class:`~sog.search.pool.depth_order.DepthOrder`), each once: a node
+step moves [2, S] ranges or values, a row step one infostate's [A] actions, along the row's map to
+the children its actions reach (:attr:`~sog.search.pool.beliefs.BeliefTree.row_child`): going
+down the row pushes r_i(p, s) pi(a | s) into the children, going up it gathers Q_i(s, a) from
+them. So a pass costs the grown tree and its valid infostates, not height x capacity nor the
+pool's [P, S, A] layout. Beyond zeroing its per-slot ranges and values, nothing in it runs over the
+whole pool: a row step reads its row's policy (regret matching of its regrets,
+:func:`current_policy`), and the up pass hands each row chunk's values and action values to a
+``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those rows),
 so one CFR+ iteration is two passes over the grown tree.
 """
 
@@ -35,9 +37,8 @@ import jax.numpy as jnp
 from sog.games import propagation
 from sog.games import public_game
 from sog.search import cfr
-from sog.search import leaf_calls
 from sog.search.pool import beliefs
-from sog.search.pool import level_order as level_order_lib
+from sog.search.pool import depth_order as depth_order_lib
 from sog.search.pool import passes
 
 matching = passes.matching  # regret matching, zero rows where nothing is legal (free slots)
@@ -49,54 +50,61 @@ def _actors(kind: chex.Array) -> chex.Array:
   return (kind[:, None] == jnp.arange(2))[..., None]
 
 
-class _Rows(NamedTuple):
-  """The per-node fields a pass reads, at a chunk's nodes."""
+class RowsAt(NamedTuple):
+  """Where a chunk's rows [C] are: ``ok`` [C] (False for padding, R), and each row (clipped), its
+  node (clipped), the actor's infostate s there and the actor."""
 
-  parent: chex.Array
-  kind: chex.Array
-  payoff: chex.Array
-  edges: chex.Array
-  passes: chex.Array
-  probability: chex.Array
-  expanded: chex.Array
-
-
-def _gather(tree: beliefs.BeliefTree, nodes: chex.Array, width: int) -> _Rows:
-  """The fields at ``nodes`` (clipped: a chunk's padding reads slot P - 1, and is dropped), the
-  edges' first ``width`` rows."""
-  at = jnp.minimum(nodes, tree.capacity - 1)
-  return _Rows(
-    **{field: getattr(tree, field)[at] for field in _Rows._fields if field != "edges"},
-    edges=tree.edges[at, :width],
-  )
-
-
-#: A pass's policy: its first ``width`` rows [B, width, A] at ``nodes`` [B] (slots; B a chunk's
-#: size, an interior chunk's or the leaves'), given the up pass's visit carry (the rows a visit has
-#: not yet written, so a policy read from the carry is the pass's own): ``policy(nodes, carry,
-#: width)``.
-Policy = Callable[[chex.Array, Any, int], chex.Array]
-
-
-def rows_of(policy: chex.Array) -> Policy:
-  """The :data:`Policy` of a fixed ``policy`` [P, S, A]."""
-  return lambda nodes, carry, width: policy[nodes, :width]
-
-
-class Visit(NamedTuple):
-  """A chunk of the up pass, its values final: the nodes [B] (B the chunk's size, an interior
-  chunk's or the leaves'; P for the chunk's padding, which a write with ``mode="drop"`` drops) and
-  their kind and expanded flag [B], ranges and counterfactual values [B, 2, S], the actor's action
-  values Q [B, W, A] (an action not added yet, with k < all, takes the actor's value at the node:
-  what PUCT reads for it) and the pass's policy there [B, W, A], over the first W rows (the
-  chunk's width, :class:`~sog.search.pool.level_order.RowClass`; at an interior node the
-  actor's infostates are among them)."""
-
+  ok: chex.Array
+  rows: chex.Array
   nodes: chex.Array
-  kind: chex.Array
+  infostates: chex.Array
+  actor: chex.Array
+
+
+def rows_at(tree: beliefs.BeliefTree, rows: chex.Array) -> RowsAt:
+  """The :class:`RowsAt` of ``rows`` [C] (R for padding)."""
+  R, P = tree.row_capacity, tree.capacity
+  at = jnp.minimum(rows, R - 1)
+  nodes = jnp.minimum(tree.row_node[at], P - 1)
+  return RowsAt(rows < R, at, nodes, tree.row_infostate[at], jnp.clip(tree.kind[nodes], 0, 1))
+
+
+def playable_rows(tree: beliefs.BeliefTree, at: RowsAt) -> chex.Array:
+  """[C, A] bool: the actions CFR plays at the rows (:func:`~sog.search.pool.beliefs.playable`)."""
+  restricted = tree.expanded[at.nodes] & (tree.kind[at.nodes] < public_game.CHANCE)
+  legal = tree.legal[at.nodes, at.infostates]
+  return legal & (tree.added[at.nodes] | ~restricted[:, None])
+
+
+#: A pass's policy at a chunk's rows [C] (R for padding), [C, A], given the up pass's visit carry
+#: (the rows a visit has not yet written, so a policy read from the carry is the pass's own):
+#: ``policy(rows, carry)``.
+Policy = Callable[[chex.Array, Any], chex.Array]
+
+
+def rows_of(tree: beliefs.BeliefTree, policy: chex.Array) -> Policy:
+  """The :data:`Policy` of a fixed ``policy`` [P, S, A]."""
+
+  def at_rows(rows, carry):
+    at = rows_at(tree, rows)
+    return policy[at.nodes, at.infostates]
+
+  return at_rows
+
+
+class RowVisit(NamedTuple):
+  """A chunk of rows of the up pass, their values final: the rows [C] (R for the chunk's padding,
+  which a write with ``mode="drop"`` drops), where they are (:class:`RowsAt`), their node's
+  expanded flag [C], the actor's range r_i(s) and value v_i(s) [C] at each, the opponent's range
+  mass at the node [C], the actor's action values Q(s, a) [C, A] (an action not added yet, with
+  k < all, takes v_i(s): what PUCT reads for it) and the pass's policy there [C, A]."""
+
+  rows: chex.Array
+  at: RowsAt
   expanded: chex.Array
-  ranges: chex.Array
-  values: chex.Array
+  range: chex.Array
+  value: chex.Array
+  opponent_mass: chex.Array
   q: chex.Array
   policy: chex.Array
 
@@ -110,35 +118,39 @@ def reach_down(
   tree: beliefs.BeliefTree,
   policy: Policy,
   root_ranges: chex.Array,
-  order: level_order_lib.LevelOrder | None = None,
+  order: depth_order_lib.DepthOrder | None = None,
   carry: Any = (),
   entry: Entry = None,
 ) -> chex.Array:
   """[P, 2, S] both players' ranges under ``policy`` (read from ``carry``) from ``root_ranges``
   [2, S] (and ``entry``'s at the nodes it marks)."""
-  order = level_order_lib.level_order(tree) if order is None else order
+  order = depth_order_lib.depth_order(tree) if order is None else order
   P, S = tree.capacity, root_ranges.shape[-1]
   root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
-  def down(nodes, ranges, width):
-    parent = jnp.maximum(tree.parent[jnp.minimum(nodes, P - 1)], 0)
-    child = _gather(tree, nodes, width)
-    above = ranges[parent]  # [B, 2, S]
-    parent_kind = tree.kind[parent]
-    own = jnp.take_along_axis(above, jnp.clip(parent_kind, 0, 1)[:, None, None], 1)[:, 0, :width]
-    flow = child.edges * policy(parent, carry, width) * own[..., None]  # [B, W, A]
-    into = tree.next_infostate[parent, :width]
-    rows = jnp.broadcast_to(jnp.arange(nodes.shape[0])[:, None, None], into.shape)
-    moved = jnp.zeros((nodes.shape[0], S), ranges.dtype).at[rows, into].add(flow)
-    new = jnp.where(_actors(parent_kind), moved[:, None, :], child.passes * above)
-    new = jnp.where((child.parent < 0)[:, None, None], root, new)
+  def take(nodes, ranges):
+    """The nodes' ranges: the parent actor's, pushed by its rows already; the others' passed."""
+    at = jnp.minimum(nodes, P - 1)
+    parent = jnp.maximum(tree.parent[at], 0)
+    new = jnp.where(_actors(tree.kind[parent]), ranges[at], tree.passes[at] * ranges[parent])
+    new = jnp.where((tree.parent[at] < 0)[:, None, None], root, new)
     if entry is not None:
-      at = jnp.minimum(nodes, P - 1)
       new = jnp.where(entry[0][at][:, None, None], entry[1][at], new)
     return ranges.at[nodes].set(new, mode="drop")
 
-  return order.walk(down, jnp.zeros((P, 2, S), root_ranges.dtype))
+  def push(rows, ranges):
+    """r_i(p, s) pi(a | s) into the actor's infostate in each child (s, a) reaches."""
+    at = rows_at(tree, rows)
+    flow = policy(rows, carry) * ranges[at.nodes, at.actor, at.infostates][:, None]  # [C, A]
+    children = jnp.where(at.ok[:, None, None], tree.row_child[at.rows], P)  # [C, A, F]
+    into = tree.next_infostate[at.nodes, at.infostates][..., None]
+    shape = children.shape
+    return ranges.at[
+      children, jnp.broadcast_to(at.actor[:, None, None], shape), jnp.broadcast_to(into, shape)
+    ].add(jnp.broadcast_to(flow[..., None], shape), mode="drop")
+
+  return order.down(take, push, jnp.zeros((P, 2, S), root_ranges.dtype))
 
 
 def values_up(
@@ -146,126 +158,122 @@ def values_up(
   policy: Policy,
   ranges: chex.Array,
   leaf_values: chex.Array | None = None,
-  order: level_order_lib.LevelOrder | None = None,
+  order: depth_order_lib.DepthOrder | None = None,
   best_response: bool | chex.Array = False,
-  visit: Callable[[Any, Visit], Any] | None = None,
+  visit: Callable[[Any, RowVisit], Any] | None = None,
   carry: Any = (),
-  sums: chex.Array | None = None,
-) -> tuple[chex.Array, chex.Array, Any]:
+) -> tuple[chex.Array, Any]:
   """Counterfactual values [P, 2, S] of ``policy`` (frontier leaves, the used nodes not expanded
-  that are not terminal, take ``leaf_values`` [P, 2, S]; zero without), ``sums`` and ``carry``
-  with every chunk's :class:`Visit` folded in by ``visit`` (the CFR update, :func:`update_rows`;
-  a visit holds the actor's action values Q). ``sums`` [P, S, A] is where the pass sums each
-  node's Q from its children: zero when given and zero again when returned (a node's rows are
-  cleared once read), so that a loop of passes clears no [P, S, A] array (None: a new one).
+  that are not terminal, take ``leaf_values`` [P, 2, S]; zero without), and ``carry`` with every
+  row chunk's :class:`RowVisit` folded in by ``visit`` (the CFR update, :func:`update_rows`).
   With ``best_response`` each actor plays a best response instead, max_a Q(s, a) over its
-  playable actions, against the other's policy in ``ranges``: both players'
-  best-response values (a traced bool too: vmapped over ``[False, True]``, one pass gives both
-  the policy's values and the best responses').
+  playable actions, against the other's policy in ``ranges``: both players' best-response values
+  (a traced bool too: vmapped over ``[False, True]``, one pass gives both the policy's values and
+  the best responses').
 
-  The leaves first, then the interior nodes depth by depth from the deepest
-  (:meth:`~sog.search.pool.level_order.LevelOrder.walk`): a chunk's nodes take their values (a
-  leaf's its own, an interior node's from its children's sums, complete by then), are visited, and
-  add their parts into their parents' sums."""
-  order = level_order_lib.level_order(tree) if order is None else order
-  P, S, A = tree.legal.shape
+  From the deepest depth up (:meth:`~sog.search.pool.depth_order.DepthOrder.up`): a depth's rows
+  gather Q(s, a) from their children (final by then) and take v_i(s), then its nodes take their
+  values (a terminal's payoff, a leaf's value, an interior node's actor's from its rows and the
+  others' from the children's sums) and add the parts their parents do not act on into the
+  parents' sums."""
+  order = depth_order_lib.depth_order(tree) if order is None else order
+  P = tree.capacity
 
-  def up(nodes, loop, width):
-    values, q, passed, carry = loop
-    node = _gather(tree, nodes, width)
-    at = jnp.minimum(nodes, P - 1)
-    terminal = (node.kind == public_game.TERMINAL)[:, None, None]
-    leaf = 0.0 if leaf_values is None else leaf_values[at]
-    base = jnp.where(terminal, propagation.payoff_values(node.payoff, ranges[at], jnp), leaf)
-    rows, node_q = policy(at, carry, width), q[at, :width]  # [B, W, A]
-    summed = node_q
-    acting = (rows * node_q).sum(-1)
+  def gather(rows, loop):
+    values, passed, carry = loop
+    at = rows_at(tree, rows)
+    children = tree.row_child[at.rows]  # [C, A, F]
+    into = tree.next_infostate[at.nodes, at.infostates][..., None]
+    reached = values[jnp.minimum(children, P - 1), at.actor[:, None, None], into]
+    q = jnp.where(children < P, reached, 0.0).sum(-1)  # [C, A]
+    row_policy = policy(rows, carry)
+    value = (row_policy * q).sum(-1)
+    playable = playable_rows(tree, at)
     if best_response is not False:  # (traced: one pass computes both, vmapped over the flag)
-      playable = beliefs.playable(tree, at, width)
-      acting = jnp.where(best_response, jnp.where(playable, node_q, -jnp.inf).max(-1), acting)
-    acting = jnp.pad(acting, [(0, 0), (0, S - width)])[:, None, :]  # the rows past W are zero
-    interior = jnp.where(_actors(node.kind), acting, passed[at])
-    value = jnp.where(node.expanded[:, None, None], interior, base)
+      value = jnp.where(best_response, jnp.where(playable, q, -jnp.inf).max(-1), value)
     if visit is not None:
       # an action not added yet (k < all) is worth the actor's value at the node to PUCT
-      mover = jnp.take_along_axis(value, jnp.clip(node.kind, 0, 1)[:, None, None], 1)[:, 0, :width]
-      unplayed = tree.legal[at, :width] & ~beliefs.playable(tree, at, width)
-      node_q = jnp.where(unplayed, mover[..., None], node_q)
-      carry = visit(carry, Visit(nodes, node.kind, node.expanded, ranges[at], value, node_q, rows))
-    # this chunk's parts of its parents' sums
+      unplayed = tree.legal[at.nodes, at.infostates] & ~playable
+      opponent = ranges[at.nodes, 1 - at.actor].sum(-1)
+      own = ranges[at.nodes, at.actor, at.infostates]
+      q = jnp.where(unplayed, value[:, None], q)
+      expanded = tree.expanded[at.nodes]
+      carry = visit(carry, RowVisit(rows, at, expanded, own, value, opponent, q, row_policy))
+    written = jnp.where(at.ok, at.nodes, P)
+    return values.at[written, at.actor, at.infostates].set(value, mode="drop"), passed, carry
+
+  def take(nodes, loop):
+    values, passed, carry = loop
+    at = jnp.minimum(nodes, P - 1)
+    kind = tree.kind[at]
+    terminal = (kind == public_game.TERMINAL)[:, None, None]
+    leaf = 0.0 if leaf_values is None else leaf_values[at]
+    base = jnp.where(terminal, propagation.payoff_values(tree.payoff[at], ranges[at], jnp), leaf)
+    interior = jnp.where(_actors(kind), values[at], passed[at])  # the actor's from its rows
+    value = jnp.where(tree.expanded[at][:, None, None], interior, base)
     # the root and a chunk's padding send nothing
-    parent = jnp.where((nodes < P) & (node.parent >= 0), node.parent, P)
-    above = jnp.minimum(parent, P - 1)
-    own = jnp.take_along_axis(value, jnp.clip(tree.kind[above], 0, 1)[:, None, None], 1)[:, 0]
-    infostates = tree.next_infostate[above, :width].reshape(-1, width * A)
-    reached = jnp.take_along_axis(own, infostates, 1).reshape(-1, width, A)
-    reached = jnp.where(node.edges, reached, 0.0)
-    # into the parents' sums; the nodes' own sums, read, cleared (x - x = 0 exactly)
-    into = jnp.concatenate([parent, jnp.where(node.expanded, nodes, P)])
+    parent = jnp.where((nodes < P) & (tree.parent[at] >= 0), tree.parent[at], P)
+    part = tree.passes[at] * tree.probability[at][:, None, None] * value
     return (
       values.at[nodes].set(value, mode="drop"),
-      q.at[into, :width].add(jnp.concatenate([reached, -summed]), mode="drop"),
-      passed.at[parent].add(node.passes * node.probability[:, None, None] * value, mode="drop"),
+      passed.at[parent].add(part, mode="drop"),
       carry,
     )
 
-  zeros = jnp.zeros((P, 2, S), ranges.dtype)
-  sums = jnp.zeros((P, S, A), ranges.dtype) if sums is None else sums
-  values, sums, _, carry = order.walk(up, (zeros, sums, zeros, carry), upward=True)
-  return values, sums, carry
+  zeros = jnp.zeros((P, 2, ranges.shape[-1]), ranges.dtype)
+  values, _, carry = order.up(take, gather, (zeros, zeros, carry))
+  return values, carry
 
 
 @chex.dataclass(frozen=True)
 class CFRState:
-  """Cumulative regrets and linearly weighted policy sums [P, S, A] at the pool's nodes, and the
-  up pass's buffer for its action-value sums (zero between passes, :func:`values_up`)."""
+  """Cumulative regrets and linearly weighted policy sums [P, S, A] at the pool's nodes."""
 
   regrets: chex.Array
   policy_sums: chex.Array
   iteration: chex.Array
-  action_sums: chex.Array
 
 
 def init_state(tree: beliefs.BeliefTree) -> CFRState:
   zeros = jnp.zeros(tree.legal.shape, tree.weight.dtype)
-  return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0), action_sums=zeros)
+  return CFRState(regrets=zeros, policy_sums=zeros, iteration=jnp.int32(0))
 
 
 def current_policy(tree: beliefs.BeliefTree) -> Policy:
   """The :data:`Policy` regret matching gives from the regrets of a :class:`CFRState` carry (the
-  search's current policy), at the nodes it is asked for."""
-  return lambda nodes, state, width: matching(
-    state.regrets[nodes, :width], beliefs.playable(tree, nodes, width)
-  )
+  search's current policy), at the rows it is asked for."""
+
+  def at_rows(rows, state):
+    at = rows_at(tree, rows)
+    return matching(state.regrets[at.nodes, at.infostates], playable_rows(tree, at))
+
+  return at_rows
 
 
 def update_rows(
   tree: beliefs.BeliefTree,
   state: CFRState,
-  visit: Visit,
+  visit: RowVisit,
   updating: chex.Array,
   weight: chex.Array,
 ) -> CFRState:
-  """Regret-matching+ and linear averaging (``weight``: t, a scalar, or [C, 1, 1] per node) at the
-  visit's interior nodes whose actor ``updating`` [2] (bool) marks, at the actor's valid infostates
-  and playable actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain
-  weight r(s) pi(a | s) (a gain Q - v that ties zero to float64 rounding counts as zero:
+  """Regret-matching+ and linear averaging (``weight``: t, a scalar, or [C, 1] per row) at the
+  visit's rows of expanded nodes whose actor ``updating`` [2] (bool) marks, at their playable
+  actions: R(s, a) <- max(R(s, a) + Q(s, a) - v(s), 0) and the policy sums gain weight
+  r(s) pi(a | s) (a gain Q - v that ties zero to float64 rounding counts as zero:
   :func:`sog.search.cfr.regret_gains`)."""
-  nodes, kind, W = visit.nodes, visit.kind, visit.q.shape[1]
-  at = jnp.minimum(nodes, tree.capacity - 1)
-  valid = tree.valid[at, :, :W]  # [C, 2, W]
-  acts = visit.expanded & (kind < public_game.CHANCE) & updating[jnp.clip(kind, 0, 1)]
-  playable = beliefs.playable(tree, at, W)
-  acting = acts[:, None, None] & leaf_calls.actor_rows(kind, valid)[..., None] & playable
-  own_values = leaf_calls.actor_rows(kind, visit.values)[:, :W, None]
-  own_range = leaf_calls.actor_rows(kind, visit.ranges)[:, :W, None]
-  regrets, sums = state.regrets[at, :W], state.policy_sums[at, :W]
-  gains = cfr.regret_gains(visit.q, own_values)
+  at = visit.at
+  acting = at.ok & visit.expanded & updating[at.actor]
+  acting = acting[:, None] & playable_rows(tree, at)
+  regrets = state.regrets[at.nodes, at.infostates]
+  sums = state.policy_sums[at.nodes, at.infostates]
+  gains = cfr.regret_gains(visit.q, visit.value[:, None])
   regrets = jnp.where(acting, jnp.maximum(regrets + gains, 0.0), regrets)
-  sums = jnp.where(acting, sums + weight * own_range * visit.policy, sums)
+  sums = jnp.where(acting, sums + weight * visit.range[:, None] * visit.policy, sums)
+  written = jnp.where(at.ok, at.nodes, tree.capacity)
   return state.replace(
-    regrets=state.regrets.at[nodes, :W].set(regrets, mode="drop"),
-    policy_sums=state.policy_sums.at[nodes, :W].set(sums, mode="drop"),
+    regrets=state.regrets.at[written, at.infostates].set(regrets, mode="drop"),
+    policy_sums=state.policy_sums.at[written, at.infostates].set(sums, mode="drop"),
   )
 
 
@@ -274,31 +282,28 @@ def iteration(
   state: CFRState,
   root_ranges: chex.Array,
   updates: cfr.Updates,
-  order: level_order_lib.LevelOrder | None = None,
+  order: depth_order_lib.DepthOrder | None = None,
   entry: Entry = None,
 ) -> CFRState:
   """One CFR+ iteration on the whole pool: player 0 then player 1 (``"alternating"``), or both
   from one pass (``"simultaneous"``); ``order`` is the tree's
-  :func:`~sog.search.pool.level_order.level_order` (computed when
-  None; a loop over a fixed tree computes it once); ``entry``: ranges entering at some nodes, as in
-  :func:`reach_down`."""
+  :func:`~sog.search.pool.depth_order.depth_order` (computed when None; a loop over a fixed tree
+  computes it once); ``entry``: ranges entering at some nodes, as in :func:`reach_down`."""
   weight = (state.iteration + 1).astype(tree.weight.dtype)
   groups = ((0,), (1,)) if updates == "alternating" else ((0, 1),)
-  order = level_order_lib.level_order(tree) if order is None else order
+  order = depth_order_lib.depth_order(tree) if order is None else order
   policy = current_policy(tree)
   for group in groups:
     updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
     ranges = reach_down(tree, policy, root_ranges, order, state, entry)
-    _, sums, state = values_up(
+    _, state = values_up(
       tree,
       policy,
       ranges,
       order=order,
       visit=lambda s, v, u=updating: update_rows(tree, s, v, u, weight),
       carry=state,
-      sums=state.action_sums,
     )
-    state = state.replace(action_sums=sums)
   return state.replace(iteration=state.iteration + 1)
 
 

@@ -286,6 +286,13 @@ def fully_grown(
   return ~((passes.frontier(tree) | missing) & below).any()
 
 
+def has_room(tree: beliefs.BeliefTree, most: int) -> chex.Array:
+  """Whether the pool has room for another expansion: ``most`` free slots (the most one adds) and
+  rows for every infostate of the node it expands."""
+  S = tree.legal.shape[1]
+  return (tree.num_nodes + most <= tree.capacity) & (tree.num_rows + S <= tree.row_capacity)
+
+
 def path_length(config: search_types.GTCFRConfig) -> int:
   """The most moves a walk can make: the tree's height, which each expansion raises by at most one
   (two when it opens chance nodes with their parent)."""
@@ -321,8 +328,8 @@ def grow(
     simulations = jnp.where(opening, int(every_action), config.simulations_in_phase)
   grown = walks.expansion_phase(
     lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active, counts, axis_name),
-    # no redraw once the tree is whole, or the pool has no room for another expansion
-    lambda s: fully_grown(s, every_action) | (s.tree.num_nodes + most > s.tree.capacity),
+    # no redraw once the tree is whole, or the pool has no room (slots, rows) for an expansion
+    lambda s: fully_grown(s, every_action) | ~has_room(s.tree, most),
     state,
     no_pending(config, length, state.visits.dtype),
     config,

@@ -27,7 +27,7 @@ from sog.games import registry
 from sog.search import leaf_models
 from sog.search.pool import belief_cfr
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
+from sog.search.pool import depth_order
 
 
 @chex.dataclass(frozen=True)
@@ -36,12 +36,12 @@ class OracleState:
 
   Attributes:
     tree: the search root's whole subgame on a pool.
-    order: its :class:`~sog.search.pool.level_order.LevelOrder` (fixed).
+    order: its :class:`~sog.search.pool.depth_order.DepthOrder` (fixed).
     cfr: the CFR+ run's regrets, policy sums and iteration over it.
   """
 
   tree: beliefs.BeliefTree
-  order: level_order.LevelOrder
+  order: depth_order.DepthOrder
   cfr: belief_cfr.CFRState
 
 
@@ -95,10 +95,10 @@ def exact_leaf_model(
   def init(tree: beliefs.BeliefTree, start) -> OracleState:
     root = (None, None) if start is None else (start.state, start.weight)
     dtype = tree.weight.dtype
-    whole = beliefs.grow_all(game, beliefs.empty(game, capacity, dtype, *root))
+    whole = beliefs.grow_all(game, beliefs.empty(game, capacity, dtype, *root, every_row=True))
     return OracleState(
       tree=whole,
-      order=level_order.level_order(whole),
+      order=depth_order.depth_order(whole),
       cfr=belief_cfr.init_state(whole),
     )
 
@@ -128,9 +128,9 @@ def exact_leaf_model(
         ),
         run,
       )
-      policy = belief_cfr.rows_of(belief_cfr.average_policy(whole, run))
+      policy = belief_cfr.rows_of(whole, belief_cfr.average_policy(whole, run))
       true_ranges = belief_cfr.reach_down(whole, policy, zero_root, order, (), (inside, placed))
-      values, _, _ = belief_cfr.values_up(whole, policy, true_ranges, order=order)
+      values, _ = belief_cfr.values_up(whole, policy, true_ranges, order=order)
       return values[twins], run
 
     def nothing(run):

@@ -28,6 +28,7 @@ from sog.games import public_game
 from sog.search import resolving
 from sog.search.pool import belief_paths
 from sog.search.pool import belief_resolving
+from sog.search.pool import belief_rows
 from sog.search.pool import belief_state
 from sog.search.pool.belief_searcher import GTCFR
 
@@ -70,32 +71,44 @@ class BeliefResolved:
     ]
 
 
-def _per_slot(summary: belief_resolving.BeliefSummary, change) -> belief_resolving.BeliefSummary:
-  """``summary`` with ``change`` applied to every array that has the pool's slot axis first."""
+#: The tree's arrays over its rows (R first) rather than its slots.
+_ROW_AXIS = ("row_node", "row_infostate", "row_child")
+
+
+def _per_slot(
+  summary: belief_resolving.BeliefSummary, change, change_rows
+) -> belief_resolving.BeliefSummary:
+  """``summary`` with ``change`` applied to every array that has the pool's slot axis first, and
+  ``change_rows`` to the tree's arrays over its rows."""
   tree = summary.tree
-  scalars = {"num_nodes": tree.num_nodes, "height": tree.height}
-  tree = jax.tree.map(change, tree.replace(num_nodes=None, height=None)).replace(**scalars)
+  kept = {name: getattr(tree, name) for name in ("num_nodes", "height", "num_rows")}
+  kept.update({name: change_rows(getattr(tree, name)) for name in _ROW_AXIS})
+  tree = jax.tree.map(change, tree.replace(**dict.fromkeys(kept))).replace(**kept)
   return summary.replace(tree=tree, ranges=change(summary.ranges), values=change(summary.values))
 
 
 def trimmed(summary: belief_resolving.BeliefSummary) -> belief_resolving.BeliefSummary:
-  """A host summary cut to the slots its tree uses (a search grows far fewer public states than its
-  pool holds): what a player keeps between decisions."""
-  used = int(summary.tree.num_nodes)
-  return _per_slot(summary, lambda x: np.asarray(x)[:used])
+  """A host summary cut to the slots and rows its tree uses (a search grows far fewer public states
+  than its pool holds): what a player keeps between decisions."""
+  used, rows = int(summary.tree.num_nodes), int(summary.tree.num_rows)
+  return _per_slot(summary, lambda x: np.asarray(x)[:used], lambda x: np.asarray(x)[:rows])
 
 
 def padded(
   summary: belief_resolving.BeliefSummary, capacity: int
 ) -> belief_resolving.BeliefSummary:
-  """A trimmed summary back in a pool of ``capacity`` slots (the free slots zero: a plan reads only
-  the slots the tree uses)."""
+  """A trimmed summary back in a pool of ``capacity`` slots and its rows (the free slots and rows
+  zero: a plan reads only the slots the tree uses, and none of its rows)."""
 
-  def pad(x):
-    x = np.asarray(x)
-    return np.pad(x, [(0, capacity - x.shape[0])] + [(0, 0)] * (x.ndim - 1))
+  def pad(size):
+    def to(x):
+      x = np.asarray(x)
+      return np.pad(x, [(0, size - x.shape[0])] + [(0, 0)] * (x.ndim - 1))
 
-  return _per_slot(summary, pad)
+    return to
+
+  rows = belief_rows.row_capacity(capacity, summary.tree.legal.shape[-2])
+  return _per_slot(summary, pad(capacity), pad(rows))
 
 
 def pruned(
@@ -104,8 +117,9 @@ def pruned(
   """A trimmed host summary cut to the public states that plans for ``paths`` (child slots from the
   game's root, each through the summary's root) read: the nodes of its tree on those paths, from its
   root down (:func:`~sog.search.pool.belief_resolving.plan` follows a path down the tree's children
-  and reads nothing off it). Plans for these paths from the pruned summary are the plans from the
-  whole one; where a player's next decisions are known (the protocol), this is what it keeps."""
+  and reads nothing off it, and no row). Plans for these paths from the pruned summary are the
+  plans from the whole one; where a player's next decisions are known (the protocol), this is what
+  it keeps: its nodes renumbered, and no rows."""
   tree = summary.tree
   children, depth = np.asarray(tree.children), int(belief_resolving.path_depth(summary.root_path))
   used = int(tree.num_nodes)
@@ -121,12 +135,14 @@ def pruned(
   nodes = np.flatnonzero(keep)  # parents before children: a slot is added after its parent's
   renumber = np.full(used + 1, -1, np.int32)  # old slot -> new, the last entry for -1
   renumber[nodes] = np.arange(nodes.size, dtype=np.int32)
-  cut = _per_slot(summary, lambda x: np.asarray(x)[nodes])
+  cut = _per_slot(summary, lambda x: np.asarray(x)[nodes], lambda x: np.asarray(x)[:0])
   return cut.replace(
     tree=cut.tree.replace(
       parent=renumber[cut.tree.parent],
       children=renumber[cut.tree.children],
       num_nodes=np.int32(nodes.size),
+      row_count=np.zeros(nodes.size, np.int32),
+      num_rows=np.int32(0),
     )
   )
 

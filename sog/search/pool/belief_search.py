@@ -38,7 +38,7 @@ from sog.search.pool import belief_expand
 from sog.search.pool import belief_state
 from sog.search.pool import belief_update
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
+from sog.search.pool import depth_order
 from sog.search.pool import passes
 
 
@@ -169,7 +169,7 @@ def init(
   gadget = gadget_lib.init_state(start.gadget)
   uniform = belief_expand.uniform_prior(tree.legal).astype(dtype)
   root_ranges = gadget_lib.root_ranges(start.gadget, gadget, start.ranges, tree.valid[0])
-  ranges = belief_cfr.reach_down(tree, belief_cfr.rows_of(uniform), root_ranges)
+  ranges = belief_cfr.reach_down(tree, belief_cfr.rows_of(tree, uniform), root_ranges)
   at = focus[None]
   out = apply(params, tree, at, ranges[at], jnp.ones(1, bool), leaf_state)
   S = start.ranges.shape[-1]
@@ -224,7 +224,9 @@ def run(
     return jax.lax.fori_loop(
       0,
       jnp.where(i < config.phases, config.updates_per_phase, 0),
-      lambda _, s: belief_update.cfr_update(apply, params, s, config, batches, scale),
+      lambda j, s: belief_update.cfr_update(
+        apply, params, s, config, batches, scale, j == config.updates_per_phase - 1
+      ),
       state,
     )
 
@@ -236,16 +238,14 @@ def finish(
   params,
   state: belief_state.BeliefSearchState,
   batches: leaf_calls.LeafBatches,
-  chunk: int = level_order.CHUNK,
 ) -> belief_state.BeliefSearchResult:
   """The search's answer: the average policy, its ranges and values in the final tree (and both
   players' best-response values; the opponent's root range the gadget's average, when it is on),
-  the policy and values at the focus (``chunk``: the passes' interior chunk,
-  :func:`~sog.search.pool.level_order.interior_chunk`)."""
+  the policy and values at the focus."""
   tree, start = state.tree, state.start
   average = belief_cfr.average_policy(tree, state.cfr)
-  policy = belief_cfr.rows_of(average)
-  order = level_order.level_order(tree, batches.axis_name, chunk)
+  policy = belief_cfr.rows_of(tree, average)
+  order = depth_order.depth_order(tree, batches.axis_name)
   root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges, tree.valid[0])
   ranges = belief_cfr.reach_down(tree, policy, root_ranges, order)
   frontier = passes.frontier(tree)
@@ -290,5 +290,4 @@ def search(
   """One GT-CFR search from ``start`` in a pool of ``capacity`` slots: init, run, finish."""
   state = init(game, capacity, apply, params, rng, start, config, leaf_state, batches.axis_name)
   state = run(game, apply, params, state, config, batches)
-  chunk = level_order.interior_chunk(config.expansion_k, game.num_actions)
-  return finish(apply, params, state, batches, chunk)
+  return finish(apply, params, state, batches)

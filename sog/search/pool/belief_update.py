@@ -7,7 +7,6 @@ from __future__ import annotations
 import chex
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from sog.search import gadget as gadget_lib
 from sog.search import leaf_calls
@@ -15,23 +14,22 @@ from sog.search import types as search_types
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_state
 from sog.search.pool import beliefs
-from sog.search.pool import level_order
+from sog.search.pool import depth_order
 from sog.search.pool import passes
 
 
 def normalised_action_values(
-  kind: chex.Array, ranges: chex.Array, q: chex.Array, utility_scale: float
+  opponent_mass: chex.Array, q: chex.Array, utility_scale: float
 ) -> chex.Array:
-  """[C, S, A]: the actor's counterfactual action values Q(s, a) at nodes of ``kind`` [C] over the
-  opponent's range mass there (``ranges`` [C, 2, S]), in units of the game's largest utility (zero
+  """[C, A]: the actor's counterfactual action values Q(s, a) at rows whose node's opponent range
+  mass is ``opponent_mass`` [C], over that mass, in units of the game's largest utility (zero
   where the opponent's range is 0)."""
-  opponent_mass = leaf_calls.actor_rows(kind, ranges[:, ::-1].sum(-1))  # [C]
   scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * utility_scale
-  return jnp.where((opponent_mass > 0)[:, None, None], q / scale[:, None, None], 0.0)
+  return jnp.where((opponent_mass > 0)[:, None], q / scale[:, None], 0.0)
 
 
-#: The wide player's frontier nodes whose whole prior rows one step of :func:`record_prior` writes.
-WIDE_PRIORS = 8
+#: The (node, infostate) rows of a call's prior that one step of :func:`record_prior` writes.
+PRIOR_ROWS = 256
 
 
 def record_prior(
@@ -39,33 +37,31 @@ def record_prior(
   call: leaf_calls.LeafCall,
   temperature: float,
   prior: chex.Array,
-  narrow: int | None,
   axis_name: str | None = None,
+  when: chex.Array | bool = True,
 ) -> chex.Array:
-  """``prior`` [P, S, A] with the call's prior (:func:`~sog.search.leaf_calls.prior_policy`)
-  written at its nodes: all S rows where the passes read every row in one class (``narrow`` is
-  None), else (the pass's order split at S_n = ``narrow``, its
-  :attr:`~sog.search.pool.level_order.LevelOrder.narrow`) the first S_n rows of every node, and
-  all S rows of the wide player's nodes, ``WIDE_PRIORS`` at a time (in a vmapped batch, the
-  batch's most steps, ``axis_name``): rows past its infostates are never read."""
-  P, B = tree.capacity, call.nodes.shape[0]
-  written = jnp.where(call.mask, call.nodes, P)
-  logits = call.output.logits
-  new = leaf_calls.prior_policy(tree, call.nodes, logits, temperature, narrow)
-  prior = prior.at[written, : new.shape[1]].set(new, mode="drop")
-  if narrow is None:
-    return prior
-  wide = call.mask & (tree.kind[call.nodes] == int(np.argmax(tree.weight.shape[1:])))
-  order = jnp.nonzero(wide, size=B + WIDE_PRIORS, fill_value=B)[0]
-  steps = (wide.sum(dtype=jnp.int32) + WIDE_PRIORS - 1) // WIDE_PRIORS
+  """``prior`` [P, S, A] with the call's prior (the actor's softmax(logits / T) over its legal
+  actions) written at its nodes' rows of the actor's valid infostates, the only rows PUCT and an
+  expansion read, ``PRIOR_ROWS`` of them a step (in a vmapped batch, the batch's most steps,
+  ``axis_name``): a Scotland Yard board node's Mr X holds a few of his 199 stations. Nothing is
+  written where ``when`` (a bool, possibly traced) is False."""
+  P, B, S = tree.capacity, call.nodes.shape[0], tree.legal.shape[1]
+  actor = (tree.kind[call.nodes] == 1).astype(jnp.int32)  # player 0's row at chance nodes
+  valid = jnp.take_along_axis(tree.valid[call.nodes], actor[:, None, None], 1)[:, 0]  # [B, S]
+  # the k-th row written is the first entry of [B, S] where the count of rows so far passes k
+  count = jnp.cumsum((call.mask[:, None] & valid).reshape(-1), dtype=jnp.int32)
+  steps = jnp.where(when, (count[-1] + PRIOR_ROWS - 1) // PRIOR_ROWS, 0)
   if axis_name is not None:
     steps = jax.lax.pmax(steps, axis_name)
 
   def step(j, prior):
-    at = jax.lax.dynamic_slice(order, (j * WIDE_PRIORS,), (WIDE_PRIORS,))
-    rows = jnp.minimum(at, B - 1)
-    new = leaf_calls.prior_policy(tree, call.nodes[rows], logits[rows], temperature)
-    return prior.at[jnp.where(at < B, call.nodes[rows], P)].set(new, mode="drop")
+    k = j * PRIOR_ROWS + jnp.arange(PRIOR_ROWS, dtype=jnp.int32)
+    at = jnp.where(k < count[-1], jnp.searchsorted(count, k + 1), B * S)
+    b, s = jnp.minimum(at, B * S - 1) // S, at % S
+    nodes = call.nodes[b]
+    logits = call.output.logits[b, actor[b], s]  # [C, A]
+    new = jax.nn.softmax(jnp.where(tree.legal[nodes, s], logits / temperature, -jnp.inf), -1)
+    return prior.at[jnp.where(at < B * S, nodes, P), s].set(new, mode="drop")
 
   return jax.lax.fori_loop(0, steps, step, prior)
 
@@ -76,16 +72,17 @@ def _update_players(
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
   batches: leaf_calls.LeafBatches,
-  order: level_order.LevelOrder,
+  order: depth_order.DepthOrder,
   utility_scale: float,
   updating: chex.Array,
   weight: chex.Array,
+  records_prior: chex.Array,
 ) -> belief_state.BeliefSearchState:
   """One pass over the grown tree (its frontier valued by one leaf-model call) updating the regrets
   and average policies of the players ``updating`` [2] (bool, possibly traced) marks (and the
   gadget's, for the opponent), and the statistics PUCT reads from it: the prior at the frontier
-  (from the call) and the normalised action values at interior nodes (from the up pass's
-  visits)."""
+  (from the call, where ``records_prior``, a traced bool) and the normalised action values at
+  interior nodes (from the up pass's visits)."""
   tree, start = state.tree, state.start
   policy = belief_cfr.current_policy(tree)
   root_ranges = gadget_lib.root_ranges(start.gadget, state.gadget, start.ranges, tree.valid[0])
@@ -96,7 +93,7 @@ def _update_players(
     """The prior at the call's nodes (slots) and its queries offered to the sample."""
     prior, queries = carry
     prior = record_prior(
-      tree, call, config.prior_temperature, prior, order.narrow, batches.axis_name
+      tree, call, config.prior_temperature, prior, batches.axis_name, records_prior
     )
     return prior, leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
 
@@ -113,30 +110,28 @@ def _update_players(
     (state.prior, state.queries),
   )
 
-  def visit(carry, chunk: belief_cfr.Visit):
-    """CFR+ at the chunk's nodes (linear averaging: t, or per node t minus the iterations before
-    the node became interior), and PUCT's normalised Q there."""
+  def visit(carry, chunk: belief_cfr.RowVisit):
+    """CFR+ at the chunk's rows (linear averaging: t, or per row t minus the iterations before
+    its node became interior), and PUCT's normalised Q there."""
     solver, action_values = carry
-    at = jnp.minimum(chunk.nodes, tree.capacity - 1)
+    at = chunk.at
     if config.averaging == "global":
       average_weight = weight
     else:
-      average_weight = (weight - state.interior_since[at].astype(weight.dtype))[:, None, None]
+      average_weight = (weight - state.interior_since[at.nodes].astype(weight.dtype))[:, None]
     solver = belief_cfr.update_rows(tree, solver, chunk, updating, average_weight)
-    normalised = normalised_action_values(chunk.kind, chunk.ranges, chunk.q, utility_scale)
-    W = chunk.q.shape[1]
-    normalised = jnp.where(chunk.expanded[:, None, None], normalised, action_values[at, :W])
-    return solver, action_values.at[chunk.nodes, :W].set(normalised, mode="drop")
+    normalised = normalised_action_values(chunk.opponent_mass, chunk.q, utility_scale)
+    written = jnp.where(at.ok & chunk.expanded, at.nodes, tree.capacity)
+    return solver, action_values.at[written, at.infostates].set(normalised, mode="drop")
 
-  values, sums, (solver, action_values) = belief_cfr.values_up(
+  values, (solver, action_values) = belief_cfr.values_up(
     tree,
-    lambda nodes, carry, width: policy(nodes, carry[0], width),
+    lambda rows, carry: policy(rows, carry[0]),
     ranges,
     called.values,
     order,
     visit=visit,
     carry=(state.cfr, state.action_values),
-    sums=state.cfr.action_sums,
   )
   prior, queries = called.record
   gadget = start.gadget
@@ -144,7 +139,7 @@ def _update_players(
     gadget, state.gadget, values[0, gadget.player], tree.valid[0, gadget.player], weight
   )
   return state.replace(
-    cfr=solver.replace(action_sums=sums),
+    cfr=solver,
     gadget=jax.tree.map(
       lambda new, old: jnp.where(updating[gadget.player], new, old), updated, state.gadget
     ),
@@ -166,21 +161,37 @@ def cfr_update(
   config: search_types.GTCFRConfig,
   batches: leaf_calls.LeafBatches,
   utility_scale: float,
+  records_prior: chex.Array | bool = True,
 ) -> belief_state.BeliefSearchState:
   """One CFR+ update of the grown tree: both players from one pass (``"simultaneous"``), or player 0
   and then player 1 from a second pass against player 0's new policy (``"alternating"``; a
-  ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once)."""
-  weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
-  chunk = level_order.interior_chunk(config.expansion_k, state.tree.added.shape[-1])
-  order = level_order.level_order(state.tree, batches.axis_name, chunk)  # fixed within an update
+  ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once).
 
-  def update(s, updating):
+  Only the update's last pass records the leaf model's prior at the frontier, and only where
+  ``records_prior`` (a bool, possibly traced: the phase's last update, which an expansion
+  follows): the tree, so its frontier, is fixed until the next expansion, and each pass's prior
+  would overwrite the one before unread."""
+  weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
+  order = depth_order.depth_order(state.tree, batches.axis_name)  # fixed within an update
+
+  def update(s, updating, last):
     return _update_players(
-      apply, params, s, config, batches, order, utility_scale, updating, weight
+      apply,
+      params,
+      s,
+      config,
+      batches,
+      order,
+      utility_scale,
+      updating,
+      weight,
+      records_prior & last,
     )
 
   if config.updates == "simultaneous":
-    state = update(state, jnp.ones(2, bool))
+    state = update(state, jnp.ones(2, bool), True)
   else:
-    state = jax.lax.fori_loop(0, 2, lambda player, s: update(s, jnp.arange(2) == player), state)
+    state = jax.lax.fori_loop(
+      0, 2, lambda player, s: update(s, jnp.arange(2) == player, player == 1), state
+    )
   return state.replace(cfr=state.cfr.replace(iteration=state.cfr.iteration + 1))

@@ -31,6 +31,7 @@ import numpy as np
 from sog.games import public_game
 from sog.games import tree as tree_lib
 from sog.search.pool import belief_children
+from sog.search.pool import belief_rows
 from sog.search.pool import types
 
 
@@ -65,6 +66,15 @@ class BeliefTree(types.Slots):
       added actions, once every valid infostate of its actor has one).
     added: [P, A] bool the actions whose children an expansion chose (every action its actor can
       take, with k = all); CFR plays only these at an expanded player node (:func:`playable`).
+    row_of: [P, S] int32 the row of each infostate of the actor at a player node, once the node's
+      children are added: one per valid infostate, R (none) elsewhere.
+    row_start: [P] int32 the node's first row (its rows are consecutive; R: none).
+    row_count: [P] int32 its rows, its actor's valid infostates (0: none).
+    row_node: [R] int32 the node of each row (P: a free row).
+    row_infostate: [R] int32 the actor's infostate s of each row.
+    row_child: [R, A, F] int32 the children (s, a) reaches (P: none; F = ``game.max_fan_out``):
+      the map a pass pushes ranges down and gathers action values up along, ``edges`` inverted.
+    num_rows: int32 scalar, rows in use.
     num_nodes: int32 scalar, slots in use.
     height: int32 scalar, the deepest node's depth.
   """
@@ -86,8 +96,19 @@ class BeliefTree(types.Slots):
   encoding: chex.Array
   expanded: chex.Array
   added: chex.Array
+  row_of: chex.Array
+  row_start: chex.Array
+  row_count: chex.Array
+  row_node: chex.Array
+  row_infostate: chex.Array
+  row_child: chex.Array
+  num_rows: chex.Array
   num_nodes: chex.Array
   height: chex.Array
+
+  @property
+  def row_capacity(self) -> int:  # R
+    return int(self.row_node.shape[-1])
 
   def pair_weight(self, nodes: chex.Array) -> chex.Array:
     """[..., S, S] W at ``nodes``, padded to S = max(S0, S1) as the game's arrays are."""
@@ -166,10 +187,12 @@ def empty(
   dtype=jnp.float32,
   root: chex.ArrayTree | None = None,
   weight: chex.Array | None = None,
+  every_row: bool = False,
 ) -> BeliefTree:
   """A pool of ``capacity`` slots holding one public state: ``root`` with pair weight ``weight``
   [S, S] (traceable; a re-solving search's s_prev), by default the game's root (after the private
-  deal)."""
+  deal); ``every_row``: rows for every infostate of every slot (a whole tree's pool, which never
+  runs out of them), else :func:`~sog.search.pool.belief_rows.row_capacity`'s."""
   S, A, K = game.max_infostates, game.num_actions, game.max_children
   S0, S1 = game.num_infostates
   if expansion_entries(game) > MAX_EXPANSION_ENTRIES:
@@ -186,6 +209,7 @@ def empty(
   weight = jnp.asarray(weight, dtype)
   weight = padded_pairs(weight[:S0, :S1], S)  # (a start's W past (S0, S1) is refused by GTCFR)
   kind, legal, payoff, encoding = _node_facts(game, root, weight)
+  R = capacity * S if every_row else belief_rows.row_capacity(capacity, S)
   per_node = lambda fill, dtype: jnp.full(capacity, fill, dtype)  # noqa: E731
   return BeliefTree(
     states=jax.tree.map(lambda x: jnp.broadcast_to(x, (capacity, *jnp.shape(x))), root),
@@ -205,6 +229,13 @@ def empty(
     encoding=jnp.zeros((capacity, game.encoding_size), jnp.float32).at[0].set(encoding),
     expanded=per_node(False, bool),
     added=jnp.zeros((capacity, A), bool),
+    row_of=jnp.full((capacity, S), R, jnp.int32),
+    row_start=per_node(R, jnp.int32),
+    row_count=per_node(0, jnp.int32),
+    row_node=jnp.full(R, capacity, jnp.int32),
+    row_infostate=jnp.zeros(R, jnp.int32),
+    row_child=jnp.full((R, A, game.max_fan_out), capacity, jnp.int32),
+    num_rows=jnp.int32(0),
     num_nodes=jnp.int32(1),
     height=jnp.int32(0),
   )
@@ -239,18 +270,19 @@ def add_children(
   """Adds ``actions`` [A] bool (None: every action; all outcomes at a chance node) to ``node``'s
   added actions and, once every valid infostate of its actor has an added legal action (k < all
   expands a node over several calls), marks it expanded and adds the public children its added
-  actions reach (one a valid world state reaches) that it does not hold yet, in the next free
-  slots, in slot order. A terminal gets none, and nothing changes where ``allowed`` (a scalar bool,
-  possibly traced) is False; slots past the capacity are not written (the caller checks the
-  capacity). ``at_most`` (static): the most children this call can add (the caller's bound, as
-  :func:`~sog.search.pool.belief_expand.children_at_most` gives it). ``reserve`` (static): add
-  nothing unless the pool has ``reserve`` free slots for each child the call would add (the room
-  later calls need for them; None: no check, an overflow then shows as ``num_nodes`` past the
-  capacity). The children are stepped (``game.child``), weighed and encoded in one step (all K
+  actions reach (one a valid world state reaches) that it does not hold yet, in the next free slots,
+  in slot order. A terminal gets none, and nothing changes where ``allowed`` (a scalar bool,
+  possibly traced) is False or the pool has too few rows left for the node's actor's valid
+  infostates (:mod:`~sog.search.pool.belief_rows`); slots past the capacity are not written (the
+  caller checks the capacity). ``at_most`` (static): the most children this call can add (the
+  caller's bound, as :func:`~sog.search.pool.belief_expand.children_at_most` gives it). ``reserve``
+  (static): add nothing unless the pool has ``reserve`` free slots for each child the call would add
+  (the room later calls need for them; None: no check, an overflow then shows as ``num_nodes`` past
+  the capacity). The children are stepped (``game.child``), weighed and encoded in one step (all K
   slots, or the first ``at_most`` present) where that is at most :data:`CHILDREN_PER_CHUNK` slots,
-  else the children present that many at a time (in a vmapped batch of searches, ``axis_name``
-  its axis, as many times as the batch's node with the most children needs, so that the loop
-  selects no tree: the extra steps write nothing)."""
+  else the children present that many at a time (in a vmapped batch of searches, ``axis_name`` its
+  axis, as many times as the batch's node with the most children needs, so that the loop selects no
+  tree: the extra steps write nothing)."""
   K = game.max_children
   state = jax.tree.map(lambda x: x[node], tree.states)
   kind, weight, legal = tree.kind[node], tree.pair_weight(node), tree.legal[node]
@@ -260,6 +292,9 @@ def add_children(
   chosen = (
     can_act(tree, node[None])[0] if actions is None else actions & can_act(tree, node[None])[0]
   )
+  needs_rows, own_valid = is_player & (tree.row_count[node] == 0), tree.valid[node, actor]
+  # the node's rows, allocated as it expands: too few left, nothing is added
+  allowed &= ~needs_rows | (tree.num_rows + own_valid.sum(dtype=jnp.int32) <= tree.row_capacity)
   added = jnp.where(allowed & is_player, tree.added[node] | chosen, tree.added[node])
   covered = ((legal & added).any(-1) | ~tree.valid[node, actor]).all()
   expands = allowed & (kind != public_game.TERMINAL) & (~is_player | covered)
@@ -270,6 +305,7 @@ def add_children(
     allowed, expands, exists = allowed & fits, expands & fits, exists & fits
     added = jnp.where(fits, added, tree.added[node])
   count = exists.sum(dtype=jnp.int32)
+  tree = belief_rows.allocate(tree, node, expands & needs_rows, own_valid)
   facts = (state, transitions, kind, weight, legal)
   bound = K if at_most is None else min(at_most, K)
   if bound == K and K <= CHILDREN_PER_CHUNK:  # every slot in one step
@@ -335,6 +371,7 @@ def _write_children(game, tree, node, facts, picked, new, first_slot):
     parent=put(tree.parent, jnp.full(M, node, jnp.int32)),
     slot=put(tree.slot, picked),
     children=tree.children.at[node, jnp.where(written, picked, K)].set(slots, mode="drop"),
+    row_child=belief_rows.child_map(tree, node, edges & is_player & written[:, None, None], slots),
     depth=put(tree.depth, jnp.full(M, tree.depth[node] + 1, jnp.int32)),
     kind=put(tree.kind, kid_kind),
     legal=put(tree.legal, kid_legal),
@@ -350,7 +387,8 @@ def _write_children(game, tree, node, facts, picked, new, first_slot):
 
 def grow_all(game: public_game.PublicGame, tree: BeliefTree) -> BeliefTree:
   """Expands every node in slot order until the tree holds the root's whole game, or until the pool
-  has overflowed (then ``num_nodes`` exceeds the capacity). Traceable."""
+  has overflowed (then ``num_nodes`` exceeds the capacity; give it a pool with ``every_row``, whose
+  rows never run out). Traceable."""
 
   def expand(carry):
     tree, node = carry
@@ -387,7 +425,7 @@ def whole_tree_size(game: public_game.PublicGame, at_most: int, dtype=jnp.float3
 
 @functools.lru_cache(maxsize=64)
 def _grown_size(game: public_game.PublicGame, capacity: int, dtype) -> int:
-  return int(_grow_all(game, empty(game, capacity, dtype)).num_nodes)
+  return int(_grow_all(game, empty(game, capacity, dtype, every_row=True)).num_nodes)
 
 
 def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> BeliefTree:
@@ -395,7 +433,7 @@ def grow(game: public_game.PublicGame, capacity: int, dtype=jnp.float32) -> Beli
   enumeration (``ValueError`` if the game has more public states than that)."""
   if not isinstance(capacity, int) or capacity < 1:
     raise ValueError(f"capacity must be a positive int, got {capacity!r}")
-  tree = _grow_all(game, empty(game, capacity, dtype))
+  tree = _grow_all(game, empty(game, capacity, dtype, every_row=True))
   if int(tree.num_nodes) > capacity:
     raise ValueError(
       f"{game.name} has more than capacity={capacity} public states; give a larger capacity"
