@@ -259,7 +259,7 @@ def _players(simulations: int, config):
       ),
     )
   dtype = _PRECISION.dtype()  # (float64 switches JAX's x64 mode on before anything is built)
-  game = common.load_game(_GAME.value)
+  game = common.load_game(_GAME.value, enumerated=False)  # the agent searches without enumeration
   os_game = bridge.openspiel_game(game)  # a clear ValueError for games OpenSpiel lacks
   if _OPPONENT.value == "pimc":
     player = pimc.PIMC(game, _OPPONENT_SIMULATIONS.value, _PIMC_WORLDS.value)

@@ -75,6 +75,7 @@ def _broken_trees():
       _broken(kuhn, root_ranges=kuhn.tree.root_ranges * 2),
     ),
     (conformance.max_moves_bounds_the_tree, _shorter(kuhn)),
+    (conformance.decisions_follow_within_the_declared_gap, _declaring_a_gap(leduc, 3)),
     (conformance.world_rows_match_transitions, _wrong_world_rows(kuhn)),
   ]
 
@@ -97,6 +98,19 @@ def _shorter(game):
   rules = copy.copy(game.public_game)
   rules.max_moves = game.tree.num_levels - 2
   return types.SimpleNamespace(public_game=rules, tree=game.tree)
+
+
+def _declaring_a_gap(game, gap):
+  """``game`` claiming that no decision lies more than ``gap`` public moves after its player's last
+  one (Leduc: four, player 1's raise, player 0's call, the public card and player 0's check)."""
+  rules = copy.copy(game.public_game)
+  rules.max_moves_between_decisions = gap
+  return types.SimpleNamespace(public_game=rules, tree=game.tree)
+
+
+def test_a_declared_decision_gap_that_holds_passes():
+  leduc = load("leduc_poker")
+  conformance.decisions_follow_within_the_declared_gap(_declaring_a_gap(leduc, 4), None)
 
 
 @pytest.mark.parametrize("name", ALL_GAMES)

@@ -15,6 +15,7 @@ import sog.games
 from sog.games import conformance
 from sog.games import public_game
 from sog.games import scotland_yard_map
+from sog.search import agent as agent_lib
 from sog.search import leaf_models
 from sog.search import pimc
 from sog.search import types
@@ -301,10 +302,11 @@ def test_the_openspiel_bridge_plays_london_as_our_rules_do(london):
   assert reference.outcome == "escaped" and reference.moves_made == 24
 
 
-def _harbour(tmp_path, actions: str) -> str:
+def _harbour(tmp_path, actions: str, **options) -> str:
   """A small map with every option of the board's rules: two transports and a ferry, black
   tickets, a double move, tickets to Mr X, and a detective whose start is drawn from three start
-  cards, one of them among Mr X's private starts (two rounds, 653 public states)."""
+  cards, one of them among Mr X's private starts (two rounds, 653 public states; ``options``
+  override the map file's fields)."""
   data = {
     "name": f"harbour_{actions}",
     "stations": 7,
@@ -332,6 +334,7 @@ def _harbour(tmp_path, actions: str) -> str:
     "rounds": 2,
     "reveal_rounds": [1],
     "actions": actions,
+    **options,
   }
   path = tmp_path / f"harbour_{actions}.json"
   path.write_text(json.dumps(data))
@@ -441,3 +444,70 @@ def _after(game, path):
   for slot in path:
     state = game.child(state, slot)
   return state
+
+
+def _never_grown_whole(*args):
+  raise AssertionError("a game too large to enumerate was grown whole")
+
+
+def test_the_boards_default_pool_fits_pool_bytes_and_never_grows_the_whole_game(
+  london, monkeypatch
+):
+  """The board's bound (1,991 child slots an expansion) would take hundreds of gigabytes: the
+  default pool is the most slots whose search state fits ``POOL_BYTES``, as the state's own shapes
+  count it, never below the root, the branch's children and the focus's, and the game is never
+  grown whole to count it."""
+
+  monkeypatch.setattr(beliefs, "_grown_size", _never_grown_whole)
+  game, config = london.game, types.GTCFRConfig(simulations=400)
+  start = belief_search.root_start(game, public_game.prior_ranges(game))
+  zero = leaf_models.zero_leaf_model()
+
+  def state_bytes(capacity: int) -> int:
+    shapes = jax.eval_shape(
+      lambda: belief_search.init(
+        game, capacity, zero.apply, zero.params, jax.random.PRNGKey(0), start, config
+      )
+    )
+    return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+
+  capacity = belief_search.node_capacity(game, config)
+  assert belief_search.first_expansion_bound(game, config) < capacity
+  assert state_bytes(capacity) <= belief_search.POOL_BYTES < state_bytes(capacity + 1)
+  branch = public_game.decision_gap(game)
+  assert branch == 7  # five start draws and Mr X's double move before the detectives' first
+  smallest = belief_search.first_expansion_bound(game, config, branch)
+  assert belief_search.node_capacity(game, config, branch_depth=branch) == smallest
+
+
+def test_the_agent_plays_a_map_too_large_to_enumerate_after_a_double_move(tmp_path, monkeypatch):
+  """On a map marked too large to enumerate (the harbour's rules: a drawn start, a double move),
+  the SoG agent's re-solves branch over the most moves to its player's next decision
+  (``decision_gap``: 3, the start draw and Mr X's double move before the detective's first), its
+  pool is sized without growing the game whole, and it plays the detective's every decision of a
+  game through the OpenSpiel bridge, the first after Mr X's double move, with legal moves."""
+
+  monkeypatch.setattr(beliefs, "_grown_size", _never_grown_whole)
+  game = sog.games.load(_harbour(tmp_path, "by_station", enumerable=False, rounds=3))
+  assert public_game.decision_gap(game.public_game) == 3 < game.max_moves
+  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
+  assert agent.searcher.branch_depth == 3
+  os_game = openspiel_bridge.openspiel_game(game)
+  state, doubled, decisions = os_game.new_initial_state(), False, 0
+  while not state.is_terminal():
+    if state.is_chance_node():
+      state.apply_action(state.chance_outcomes()[0][0])
+    elif state.current_player() == 0:  # Mr X: a double move first, then his first legal move
+      moves = state.legal_actions()
+      if not doubled:
+        doubles = [a for a in moves if state.child(a).current_player() == 0]
+        assert doubles, "Mr X has a double move at his first decision"
+        moves, doubled = doubles, True
+      state.apply_action(moves[0])
+    else:
+      world = openspiel_bridge.locate(game, state)
+      action, _ = agent.act(world.path, world.infostates[1], jax.random.PRNGKey(decisions))
+      assert action in state.legal_actions()
+      decisions += 1
+      state.apply_action(action)
+  assert decisions >= 2

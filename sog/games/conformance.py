@@ -220,6 +220,34 @@ def max_moves_bounds_the_tree(game, rng: np.random.Generator) -> None:
   )
 
 
+def decisions_follow_within_the_declared_gap(game, rng: np.random.Generator) -> None:
+  """The game's ``max_moves_between_decisions``, where it gives one, is at least the moves from the
+  root to each player's first decision and between each decision and the same player's next (a
+  re-solve's branch on a pool is sized by it)."""
+  del rng
+  gap, tree = game.public_game.max_moves_between_decisions, game.tree
+  if gap is None:
+    return
+  # last[n, p]: the depth of player p's nearest decision strictly above node n (0: none, the root)
+  last = np.zeros((len(tree.kind), 2), np.int64)
+  longest = 0
+  for level in range(1, tree.num_levels):  # breadth-first: each level's parents are done
+    nodes = np.flatnonzero(tree.depth == level)
+    parents = tree.parent[nodes]
+    last[nodes] = last[parents]
+    acted = tree.kind[parents] < public_game.CHANCE
+    last[nodes[acted], tree.kind[parents[acted]]] = tree.depth[parents[acted]]
+    decides = tree.kind[nodes] < public_game.CHANCE
+    gaps = level - last[nodes[decides], tree.kind[nodes[decides]]]
+    longest = max(longest, int(gaps.max(initial=0)))
+  _require(
+    longest <= gap,
+    game,
+    f"max_moves_between_decisions is {gap} but a decision lies {longest} public moves after the "
+    "same player's last one (or the root)",
+  )
+
+
 @functools.lru_cache(maxsize=8)
 def _rows_and_transitions(game: public_game.PublicGame):
   """A compiled function of a public state: its transitions, and the game's ``world_row`` for
@@ -287,6 +315,7 @@ CHECKS: tuple[Callable[[Any, np.random.Generator], None], ...] = (
   prior_weights_bound_every_range,
   root_ranges_are_prior_marginals,
   max_moves_bounds_the_tree,
+  decisions_follow_within_the_declared_gap,
   world_rows_match_transitions,
 )
 

@@ -101,6 +101,11 @@ class PublicGame(abc.ABC):
       root to any public state, the game's length: how long a path of child slots self-play's
       buffers and a re-solve's summaries hold, and a bound on a re-solve's branch. None: counted
       by enumerating the game (required where ``enumerable`` is False).
+    max_moves_between_decisions: the most public moves from the root to a player's first
+      decision, or from one of a player's decisions to its next: the longest branch a re-solve
+      plans when each player searches every decision it makes (:func:`decision_gap`). None:
+      ``max_moves``. A game too large to enumerate declares it to keep its re-solves' pools small
+      (:mod:`sog.games.conformance` holds an enumerable game to it).
     enumerable: whether the whole public tree may be enumerated (exact exploitability, SoG's
       protocol, the OpenSpiel bridge, searches in pools sized to their subgames). A game too large
       for that sets False: it is then searched on the belief pool and self-played from its
@@ -117,6 +122,7 @@ class PublicGame(abc.ABC):
   max_fan_out: int = 1
   utility_scale: float = 1.0
   max_moves: int | None = None
+  max_moves_between_decisions: int | None = None
   enumerable: bool = True
 
   @property
@@ -200,6 +206,13 @@ def root_weight(game: PublicGame) -> np.ndarray:
   deal = padded_deal(game)
   denominator = np.outer(deal.sum(1), deal.sum(0))
   return np.divide(deal, denominator, out=np.zeros_like(deal), where=denominator > 0)
+
+
+def decision_gap(game: PublicGame) -> int | None:
+  """The most public moves a re-solve's branch spans when each player searches every decision it
+  makes: the game's ``max_moves_between_decisions``, else its ``max_moves``."""
+  gap = game.max_moves_between_decisions
+  return game.max_moves if gap is None else gap
 
 
 def is_perfect_information(game: PublicGame) -> bool:

@@ -63,9 +63,12 @@ class SoGAgent:
       leaf_model,
       config,
       dtype=dtype,
-      # any decision can be the first (a bot restarted mid-game) or follow a skipped one: the
-      # branch from the game's root may be the whole path
-      branch_depth=game.max_moves,
+      # where the game is enumerated, any decision can be the first (a bot restarted mid-game)
+      # or follow a skipped one: the branch from the game's root may be the whole path; where it
+      # is too large, the branch spans the moves to the player's next decision
+      branch_depth=(
+        game.max_moves if game.enumerable else public_game.decision_gap(game.public_game)
+      ),
     )
     self._resolver = belief_resolver.BeliefResolver(self.searcher, game.max_moves, resolving_config)
     self._initial = self._resolver.initial_summary()

@@ -64,13 +64,14 @@ def pools_for(game: registry.Game, leaf_model, config, dtype=jnp.float32) -> siz
   pool sized to its subgame (:mod:`sog.search.pool.sized`) and the branch holds every re-solve
   continuing the player's own last search (:func:`sog.search.predecessors.branch_depth`), as the
   protocol's; where it is not, every search runs in the searcher's pool, its branch as long as the
-  game (``max_moves``), or none in a perfect-information game (its searches start at their
-  states)."""
+  moves from one of a player's decisions to its next (:func:`~sog.games.public_game.decision_gap`),
+  or none in a perfect-information game (its searches start at their states)."""
   tree = game.tree if game.enumerable else None
   if tree is not None:
     depth = predecessors.branch_depth(tree, "own")
   else:
-    depth = 0 if public_game.is_perfect_information(game.public_game) else game.max_moves
+    perfect = public_game.is_perfect_information(game.public_game)
+    depth = 0 if perfect else public_game.decision_gap(game.public_game)
   searcher = GTCFR(game, leaf_model, config, dtype=dtype, branch_depth=depth)
   return sized.SizedPools(searcher, game.max_moves, tree)
 

@@ -23,6 +23,7 @@ the focus.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import chex
@@ -32,6 +33,7 @@ import jax.numpy as jnp
 from sog.games import public_game
 from sog.search import gadget as gadget_lib
 from sog.search import leaf_calls
+from sog.search import leaf_models
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_expand
@@ -52,6 +54,10 @@ def first_expansion_bound(
   return 1 + branch_depth * game.max_children + first
 
 
+#: The memory a default pool may take (:func:`node_capacity`): 2 GiB.
+POOL_BYTES = 2 << 30
+
+
 def node_capacity(
   game: public_game.PublicGame,
   config: search_types.GTCFRConfig,
@@ -65,13 +71,41 @@ def node_capacity(
   state holds part of it), the tree plus the room a walk that added nothing asks for before it is
   walked again (``added_at_most - 1``, :func:`~sog.search.pool.belief_expand.grow`): every
   expansion of the whole tree then fits and every redraw happens, so the search grows the tree it
-  would grow in any larger pool (counted in ``dtype``, the search's)."""
+  would grow in any larger pool (counted in ``dtype``, the search's).
+
+  A game too large to enumerate is never grown whole, and where its bound's pool would take more
+  than :data:`POOL_BYTES` (:func:`pool_bytes`; the board's children are counted over 1,991 child
+  slots where a node has a few dozen), the pool holds the slots that fit, at least the root, the
+  branch's children and the focus's: a search that fills it goes on with the tree it has."""
   most = belief_expand.added_at_most(game, config)
-  bound = first_expansion_bound(game, config, branch_depth) + most * (
-    config.phases * config.simulations_in_phase
-  )
+  smallest = first_expansion_bound(game, config, branch_depth)
+  bound = smallest + most * (config.phases * config.simulations_in_phase)
+  if not game.enumerable:
+    per_slot, fixed = pool_bytes(game, config, dtype)
+    return min(bound, max(smallest, (POOL_BYTES - fixed) // per_slot))
   size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
+
+
+@functools.lru_cache(maxsize=16)
+def pool_bytes(
+  game: public_game.PublicGame, config: search_types.GTCFRConfig, dtype=jnp.float32
+) -> tuple[int, int]:
+  """The bytes a search's state takes per pool slot and beside them (its tree, CFR sums, visits,
+  priors; a leaf model's own state aside), from its shapes at two pool sizes (where a pool's rows
+  are capped, :data:`~sog.search.pool.belief_rows.MAX_ROWS`, an upper bound on larger pools)."""
+
+  def nbytes(capacity: int) -> int:
+    start = root_start(game, public_game.prior_ranges(game), dtype)
+    zero = leaf_models.zero_leaf_model()
+    shapes = jax.eval_shape(
+      lambda: init(game, capacity, zero.apply, zero.params, jax.random.PRNGKey(0), start, config)
+    )
+    return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+
+  small, large = 1 << 10, 1 << 11
+  per_slot = -(-(nbytes(large) - nbytes(small)) // (large - small))
+  return per_slot, max(0, nbytes(small) - small * per_slot)
 
 
 def subgame_capacity(
