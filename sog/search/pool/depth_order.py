@@ -165,17 +165,24 @@ class DepthOrder:
     return self._levels(True, node_step, row_step, self._leaves(node_step, init))
 
 
+def _chunks(size: chex.Array, chunk: int, axis_name: str | None) -> chex.Array:
+  """The chunks of ``chunk`` that hold ``size`` members (each depth's, or a count), the batch's
+  most where ``axis_name`` names a vmap axis."""
+  chunks = (size + chunk - 1) // chunk
+  return chunks if axis_name is None else jax.lax.pmax(chunks, axis_name)
+
+
 def _by_depth(
   order: chex.Array, size: chex.Array, chunk: int, axis_name: str | None, none: int
 ) -> ByDepth:
   """The :class:`ByDepth` of members listed in ``order`` (by depth, then ``none``) with ``size``
   [P + 1] members at each depth."""
-  chunks = (size + chunk - 1) // chunk
-  if axis_name is not None:
-    chunks = jax.lax.pmax(chunks, axis_name)
   order = jnp.concatenate([order, jnp.full(chunk, none, jnp.int32)])
   return ByDepth(
-    order=order, level_start=jnp.cumsum(size) - size, level_size=size, level_chunks=chunks
+    order=order,
+    level_start=jnp.cumsum(size) - size,
+    level_size=size,
+    level_chunks=_chunks(size, chunk, axis_name),
   )
 
 
@@ -201,15 +208,11 @@ def depth_order(
   counts = jnp.where(nodes < P, tree.row_count[jnp.minimum(nodes, P - 1)], 0)
   ends = jnp.cumsum(counts, dtype=jnp.int32)
   row_size = per_depth(tree.row_count)  # rows only at expanded nodes
-  row_chunks = (row_size + row_chunk - 1) // row_chunk
   is_leaf = tree.used & ~tree.expanded
   leaves = jnp.nonzero(is_leaf, size=P + leaf_chunk, fill_value=P)[0].astype(jnp.int32)
-  num_leaf_chunks = (is_leaf.sum(dtype=jnp.int32) + leaf_chunk - 1) // leaf_chunk
   levels = jnp.where(interior, tree.depth + 1, 0).max().astype(jnp.int32)
   if axis_name is not None:
     levels = jax.lax.pmax(levels, axis_name)
-    num_leaf_chunks = jax.lax.pmax(num_leaf_chunks, axis_name)
-    row_chunks = jax.lax.pmax(row_chunks, axis_name)
   return DepthOrder(
     nodes=_by_depth(nodes, per_depth(interior.astype(jnp.int32)), node_chunk, axis_name, P),
     rows=RowsByDepth(
@@ -219,10 +222,10 @@ def depth_order(
       row_start=tree.row_start,
       level_start=jnp.cumsum(row_size) - row_size,
       level_size=row_size,
-      level_chunks=row_chunks,
+      level_chunks=_chunks(row_size, row_chunk, axis_name),
     ),
     leaves=leaves,
-    num_leaf_chunks=num_leaf_chunks,
+    num_leaf_chunks=_chunks(is_leaf.sum(dtype=jnp.int32), leaf_chunk, axis_name),
     num_levels=levels,
     node_chunk=node_chunk,
     row_chunk=row_chunk,
