@@ -109,6 +109,7 @@ def _declaring_a_gap(game, gap):
 
 
 def test_a_declared_decision_gap_that_holds_passes():
+  """Leduc's longest gap between one player's decisions is four moves: declaring four passes."""
   leduc = load("leduc_poker")
   conformance.decisions_follow_within_the_declared_gap(_declaring_a_gap(leduc, 4), None)
 

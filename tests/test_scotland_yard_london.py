@@ -2,6 +2,8 @@
 written here from the rules, move by move against sog's JAX rules and the OpenSpiel bridge; a small
 map with every option, exact against OpenSpiel and the same game in both action layouts."""
 
+import copy
+import functools
 import json
 
 import jax
@@ -446,7 +448,7 @@ def _after(game, path):
   return state
 
 
-def _never_grown_whole(*args):
+def _never_grown_whole(*args: object) -> None:
   raise AssertionError("a game too large to enumerate was grown whole")
 
 
@@ -454,25 +456,14 @@ def test_the_boards_default_pool_fits_pool_bytes_and_never_grows_the_whole_game(
   london, monkeypatch
 ):
   """The board's bound (1,991 child slots an expansion) would take hundreds of gigabytes: the
-  default pool is the most slots whose search state fits ``POOL_BYTES``, as the state's own shapes
-  count it, never below the root, the branch's children and the focus's, and the game is never
-  grown whole to count it."""
-
+  default pool is the most slots whose search state fits ``POOL_BYTES``, as the state's shapes
+  count it (one slot more does not fit), never below the root, the branch's children and the
+  focus's, and the game is never grown whole to count it."""
   monkeypatch.setattr(beliefs, "_grown_size", _never_grown_whole)
   game, config = london.game, types.GTCFRConfig(simulations=400)
-  start = belief_search.root_start(game, public_game.prior_ranges(game))
-  zero = leaf_models.zero_leaf_model()
-
-  def state_bytes(capacity: int) -> int:
-    shapes = jax.eval_shape(
-      lambda: belief_search.init(
-        game, capacity, zero.apply, zero.params, jax.random.PRNGKey(0), start, config
-      )
-    )
-    return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
-
   capacity = belief_search.node_capacity(game, config)
   assert belief_search.first_expansion_bound(game, config) < capacity
+  state_bytes = functools.partial(belief_search.state_bytes, game, config)
   assert state_bytes(capacity) <= belief_search.POOL_BYTES < state_bytes(capacity + 1)
   branch = public_game.decision_gap(game)
   assert branch == 7  # five start draws and Mr X's double move before the detectives' first
@@ -480,12 +471,25 @@ def test_the_boards_default_pool_fits_pool_bytes_and_never_grows_the_whole_game(
   assert belief_search.node_capacity(game, config, branch_depth=branch) == smallest
 
 
+def test_walks_refuse_a_decision_gap_the_rules_exceed(tmp_path):
+  """On random walks through a map too large to enumerate, a declared gap shorter than the rules'
+  (the harbour: the detective's first decision follows the start draw and Mr X's double move, 3
+  moves) is refused, naming it."""
+  game = sog.games.load(_harbour(tmp_path, "by_station", enumerable=False, rounds=3))
+  conformance.check_walks(game.public_game)
+  rules = copy.copy(game.public_game)
+  rules.max_moves_between_decisions = 2
+  with pytest.raises(ValueError, match="max_moves_between_decisions is 2 but a decision lies 3"):
+    conformance.check_walks(rules)
+
+
 def test_the_agent_plays_a_map_too_large_to_enumerate_after_a_double_move(tmp_path, monkeypatch):
   """On a map marked too large to enumerate (the harbour's rules: a drawn start, a double move),
   the SoG agent's re-solves branch over the most moves to its player's next decision
   (``decision_gap``: 3, the start draw and Mr X's double move before the detective's first), its
   pool is sized without growing the game whole, and it plays the detective's every decision of a
-  game through the OpenSpiel bridge, the first after Mr X's double move, with legal moves."""
+  game through the OpenSpiel bridge, the first after Mr X's double move, with legal moves; restarted
+  mid-game, it refuses a decision further below the root than that, naming the rule."""
 
   monkeypatch.setattr(beliefs, "_grown_size", _never_grown_whole)
   game = sog.games.load(_harbour(tmp_path, "by_station", enumerable=False, rounds=3))
@@ -493,7 +497,7 @@ def test_the_agent_plays_a_map_too_large_to_enumerate_after_a_double_move(tmp_pa
   agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=4))
   assert agent.searcher.branch_depth == 3
   os_game = openspiel_bridge.openspiel_game(game)
-  state, doubled, decisions = os_game.new_initial_state(), False, 0
+  state, doubled, played = os_game.new_initial_state(), False, []
   while not state.is_terminal():
     if state.is_chance_node():
       state.apply_action(state.chance_outcomes()[0][0])
@@ -506,8 +510,11 @@ def test_the_agent_plays_a_map_too_large_to_enumerate_after_a_double_move(tmp_pa
       state.apply_action(moves[0])
     else:
       world = openspiel_bridge.locate(game, state)
-      action, _ = agent.act(world.path, world.infostates[1], jax.random.PRNGKey(decisions))
+      action, _ = agent.act(world.path, world.infostates[1], jax.random.PRNGKey(len(played)))
       assert action in state.legal_actions()
-      decisions += 1
+      played.append((world.path, world.infostates[1]))
       state.apply_action(action)
-  assert decisions >= 2
+  assert len(played) >= 2
+  agent.reset()  # a bot restarted mid-game: its next decision lies 5 moves below the root
+  with pytest.raises(ValueError, match="more than the game's max_moves_between_decisions = 3"):
+    agent.act(*played[-1], jax.random.PRNGKey(0))

@@ -21,6 +21,7 @@ import numpy as np
 
 from sog.games import propagation
 from sog.games import public_game
+from sog.games import tree as tree_lib
 from sog.games import walk as walk_lib
 
 _TOLERANCE = 1e-9
@@ -223,23 +224,15 @@ def max_moves_bounds_the_tree(game, rng: np.random.Generator) -> None:
 def decisions_follow_within_the_declared_gap(game, rng: np.random.Generator) -> None:
   """The game's ``max_moves_between_decisions``, where it gives one, is at least the moves from the
   root to each player's first decision and between each decision and the same player's next (a
-  re-solve's branch on a pool is sized by it)."""
+  bound on a re-solve's branch on a pool)."""
   del rng
   gap, tree = game.public_game.max_moves_between_decisions, game.tree
   if gap is None:
     return
-  # last[n, p]: the depth of player p's nearest decision strictly above node n (0: none, the root)
-  last = np.zeros((len(tree.kind), 2), np.int64)
-  longest = 0
-  for level in range(1, tree.num_levels):  # breadth-first: each level's parents are done
-    nodes = np.flatnonzero(tree.depth == level)
-    parents = tree.parent[nodes]
-    last[nodes] = last[parents]
-    acted = tree.kind[parents] < public_game.CHANCE
-    last[nodes[acted], tree.kind[parents[acted]]] = tree.depth[parents[acted]]
-    decides = tree.kind[nodes] < public_game.CHANCE
-    gaps = level - last[nodes[decides], tree.kind[nodes[decides]]]
-    longest = max(longest, int(gaps.max(initial=0)))
+  decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
+  previous = tree_lib.previous_decisions(tree, "own")[decisions]
+  since = tree.depth[decisions] - np.where(previous >= 0, tree.depth[np.maximum(previous, 0)], 0)
+  longest = int(since.max(initial=0))
   _require(
     longest <= gap,
     game,
@@ -326,20 +319,30 @@ def check_walks(game: public_game.PublicGame, walks: int = 32, seed: int = 0) ->
   them keeps the interface's contract (shapes, kinds, legal actions only for the actor's
   infostates, chance probabilities that sum to one, children where the legal actions lead:
   :class:`~sog.games.walk.PublicGameWalk` checks each; each world's ``world_row``:
-  :func:`check_world_rows`), and every path ends within ``max_moves`` moves. The functions run
-  in JAX's default precision, as the game's searches run them. ``ValueError`` naming the game,
-  the public state and the rule at the first that fails."""
+  :func:`check_world_rows`), every path ends within ``max_moves`` moves, and no decision on it lies
+  more than ``max_moves_between_decisions`` moves after its player's last one (or the root). The
+  functions run in JAX's default precision, as the game's searches run them. ``ValueError``
+  naming the game, the public state and the rule at the first that fails."""
   public_game.padded_deal(game)  # the deal's probabilities
   if game.max_moves is None:
     raise ValueError(f"{game.name}: check_walks needs the game's max_moves")
   walk = walk_lib.PublicGameWalk(game, float64=False)
   rng = np.random.default_rng(seed)
+  gap = public_game.decision_gap(game)
   for _ in range(walks):
-    key = walk.root()
-    for _ in range(game.max_moves + 1):
+    key, last = walk.root(), [0, 0]  # each player's last decision's depth (0: none, the root)
+    for depth in range(game.max_moves + 1):
       facts = walk.facts(key)
       if facts.kind == public_game.TERMINAL:
         break
+      if facts.kind < public_game.CHANCE:
+        if depth - last[facts.kind] > gap:
+          raise ValueError(
+            f"{game.name}: max_moves_between_decisions is {gap} but a decision lies "
+            f"{depth - last[facts.kind]} public moves after the same player's last one (or the "
+            "root)"
+          )
+        last[facts.kind] = depth
       check_world_rows(game, walk.state(key))
       children = [child for child in facts.children if child is not None]
       if not children:

@@ -102,7 +102,7 @@ class PublicGame(abc.ABC):
       buffers and a re-solve's summaries hold, and a bound on a re-solve's branch. None: counted
       by enumerating the game (required where ``enumerable`` is False).
     max_moves_between_decisions: the most public moves from the root to a player's first
-      decision, or from one of a player's decisions to its next: the longest branch a re-solve
+      decision, or from one of a player's decisions to its next: a bound on the branch a re-solve
       plans when each player searches every decision it makes (:func:`decision_gap`). None:
       ``max_moves``. A game too large to enumerate declares it to keep its re-solves' pools small
       (:mod:`sog.games.conformance` holds an enumerable game to it).

@@ -106,7 +106,7 @@ class ScotlandYard(public_game.PublicGame):
     self.max_children = max(self._pass_slot + 1, 2 * self.num_actions, self.max_chance_outcomes)
     self.max_moves = m.rounds * (1 + D) + (D if m.drawn_starts else 0)
     # Mr X moves first (a double move is two public moves), then each detective: his next
-    # decision is 1 + D moves on; the detectives' first follows the start draws (one a detective)
+    # decision is 1 + D moves on; the detectives' first follows the start draws (one per detective)
     # and his move, and their next the last one's move and his
     mr_x_moves = 2 if m.double_moves else 1
     draws = D if m.drawn_starts else 0

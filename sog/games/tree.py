@@ -365,3 +365,26 @@ def prior_weights(tree: PublicTree) -> np.ndarray:
     linked = (tree.src_weight[lo:hi] > 0)[..., None] & has_parent
     origins[lo:hi] = (sources & linked).any(-2) & tree.valid[lo:hi][..., None]
   return (origins * tree.root_ranges[None, :, None, :]).sum(-1)
+
+
+#: Which search a re-solve continues: the player's own last decision, or either player's.
+PREDECESSORS = ("own", "nearest")
+
+
+def previous_decisions(tree: PublicTree, predecessor: str = "own") -> np.ndarray:
+  """[N] int: for a decision node, the search a re-solve there continues (-1: none, a root search):
+  the nearest strict ancestor where the same player acts (``"own"``: the searching player's last
+  decision) or where either player acts (``"nearest"``)."""
+  if predecessor not in PREDECESSORS:
+    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
+  last = np.full((tree.num_nodes, 2), -1, np.int64)  # per node: each player's last decision
+  nearest = np.full(tree.num_nodes, -1, np.int64)  # per node: the last decision at/above
+  previous = np.full(tree.num_nodes, -1, np.int64)
+  for n in range(tree.num_nodes):  # parents come first (breadth-first)
+    above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
+    nearest_above = nearest[tree.parent[n]] if tree.parent[n] >= 0 else -1
+    last[n], nearest[n] = above, nearest_above
+    if tree.kind[n] in (public_game.PLAYER_0, public_game.PLAYER_1):
+      previous[n] = above[tree.kind[n]] if predecessor == "own" else nearest_above
+      last[n, tree.kind[n]] = nearest[n] = n
+  return previous

@@ -11,7 +11,10 @@ A decision is named by its public state's path of child slots from the game's ro
 :func:`sog.openspiel.locate` finds for an OpenSpiel state) and checked against the game's rules
 one public state at a time (:func:`sog.games.walk.shared_walk`). The searches run on the belief pool
 (:class:`sog.search.pool.GTCFR`): each grows its own tree from s_prev, so the game is never
-enumerated.
+enumerated. Where the game may be enumerated, any decision can be the agent's first (a bot
+restarted mid-game); where it is too large, a re-solve's branch spans at most the game's
+``max_moves_between_decisions`` (:func:`sog.games.public_game.decision_gap`), so the agent plays
+every decision of its player from the game's start.
 """
 
 from __future__ import annotations
@@ -63,9 +66,7 @@ class SoGAgent:
       leaf_model,
       config,
       dtype=dtype,
-      # where the game is enumerated, any decision can be the first (a bot restarted mid-game)
-      # or follow a skipped one: the branch from the game's root may be the whole path; where it
-      # is too large, the branch spans the moves to the player's next decision
+      # (see the module's docstring)
       branch_depth=(
         game.max_moves if game.enumerable else public_game.decision_gap(game.public_game)
       ),
@@ -111,6 +112,14 @@ class SoGAgent:
         f"{name}: path {list(path)} does not follow the agent's last decision (path "
         f"{list(last)}): call reset() before a new game"
       )
+    since, gap = len(path) - len(last or ()), self.searcher.branch_depth
+    if not self.game.enumerable and since > gap:
+      raise ValueError(
+        f"{name}: path {list(path)} lies {since} public moves below the agent's last decision "
+        f"(or the game's root), more than the game's max_moves_between_decisions = {gap}: a game "
+        "too large to enumerate is re-solved over that many moves, so the agent plays every "
+        "decision of its player from the game's start"
+      )
     legal = np.zeros(self.game.num_actions, bool)
     legal[walk.legal_actions(public, infostate)] = True
     return player, legal
@@ -126,7 +135,8 @@ class SoGAgent:
     Returns the action and the policy [A] (float64, zero off the legal actions) it was picked from.
     Raises ``ValueError`` if ``path`` is not a decision of the game, ``infostate`` is not possible
     there, or the decision does not follow the agent's last one in this game (call :meth:`reset`
-    first).
+    first), or, in a game too large to enumerate, lies further below it (or the root) than the
+    game's ``max_moves_between_decisions``.
     """
     path = tuple(int(k) for k in path)
     player, legal = self._decision(path, int(infostate))

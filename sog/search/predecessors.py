@@ -11,28 +11,9 @@ import numpy as np
 from sog.games import public_game
 from sog.games import tree as tree_lib
 
-PREDECESSORS = ("own", "nearest")
-
-
-def previous_decisions(tree: tree_lib.PublicTree, predecessor: str = "own") -> np.ndarray:
-  """[N] int: for a decision node, the search a re-solve there continues (-1: none, a root search):
-  the nearest strict ancestor where the same player acts (``"own"``: the searching player's last
-  decision) or where either player acts (``"nearest"``)."""
-  if predecessor not in PREDECESSORS:
-    raise ValueError(f"predecessor must be one of {PREDECESSORS}, got {predecessor!r}")
-  last = np.full(
-    (tree.num_nodes, 2), -1, np.int64
-  )  # per node: each player's last decision at/above
-  nearest = np.full(tree.num_nodes, -1, np.int64)  # per node: the last decision at/above
-  previous = np.full(tree.num_nodes, -1, np.int64)
-  for n in range(tree.num_nodes):  # parents come first (breadth-first)
-    above = last[tree.parent[n]] if tree.parent[n] >= 0 else np.full(2, -1)
-    nearest_above = nearest[tree.parent[n]] if tree.parent[n] >= 0 else -1
-    last[n], nearest[n] = above, nearest_above
-    if tree.kind[n] in (public_game.PLAYER_0, public_game.PLAYER_1):
-      previous[n] = above[tree.kind[n]] if predecessor == "own" else nearest_above
-      last[n, tree.kind[n]] = nearest[n] = n
-  return previous
+#: (defined with the trees, where the games' conformance checks read them too)
+PREDECESSORS = tree_lib.PREDECESSORS
+previous_decisions = tree_lib.previous_decisions
 
 
 def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:

@@ -54,7 +54,8 @@ def first_expansion_bound(
   return 1 + branch_depth * game.max_children + first
 
 
-#: The memory a default pool may take (:func:`node_capacity`): 2 GiB.
+#: The memory a default pool's search state takes at most, where its floor allows
+#: (:func:`node_capacity`): 2 GiB.
 POOL_BYTES = 2 << 30
 
 
@@ -73,39 +74,51 @@ def node_capacity(
   expansion of the whole tree then fits and every redraw happens, so the search grows the tree it
   would grow in any larger pool (counted in ``dtype``, the search's).
 
-  A game too large to enumerate is never grown whole, and where its bound's pool would take more
-  than :data:`POOL_BYTES` (:func:`pool_bytes`; the board's children are counted over 1,991 child
-  slots where a node has a few dozen), the pool holds the slots that fit, at least the root, the
-  branch's children and the focus's: a search that fills it goes on with the tree it has."""
+  A game too large to enumerate is never grown whole, and where its bound's search state would
+  take more than :data:`POOL_BYTES` (:func:`state_bytes`; the bound counts every expansion at
+  ``max_children``), the pool holds the slots that fit, but at least the root, the branch's
+  children and the focus's: a search that fills it goes on with the tree it has."""
   most = belief_expand.added_at_most(game, config)
   smallest = first_expansion_bound(game, config, branch_depth)
   bound = smallest + most * (config.phases * config.simulations_in_phase)
   if not game.enumerable:
-    per_slot, fixed = pool_bytes(game, config, dtype)
-    return min(bound, max(smallest, (POOL_BYTES - fixed) // per_slot))
+    fit = _slots_within(game, config, jnp.dtype(dtype), POOL_BYTES)
+    return min(bound, max(smallest, fit))
   size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
 
 
-@functools.lru_cache(maxsize=16)
-def pool_bytes(
-  game: public_game.PublicGame, config: search_types.GTCFRConfig, dtype=jnp.float32
-) -> tuple[int, int]:
-  """The bytes a search's state takes per pool slot and beside them (its tree, CFR sums, visits,
-  priors; a leaf model's own state aside), from its shapes at two pool sizes (where a pool's rows
-  are capped, :data:`~sog.search.pool.belief_rows.MAX_ROWS`, an upper bound on larger pools)."""
+@functools.lru_cache(maxsize=64)
+def state_bytes(
+  game: public_game.PublicGame,
+  config: search_types.GTCFRConfig,
+  capacity: int,
+  dtype: jax.typing.DTypeLike = jnp.float32,
+) -> int:
+  """The bytes of a search's state in a pool of ``capacity`` slots (its tree, CFR sums, visits,
+  priors and statistics; a leaf model's own state aside), from its shapes."""
+  start = root_start(game, public_game.prior_ranges(game), dtype)
+  zero = leaf_models.zero_leaf_model()
+  shapes = jax.eval_shape(
+    lambda: init(game, capacity, zero.apply, zero.params, jax.random.PRNGKey(0), start, config)
+  )
+  return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
 
-  def nbytes(capacity: int) -> int:
-    start = root_start(game, public_game.prior_ranges(game), dtype)
-    zero = leaf_models.zero_leaf_model()
-    shapes = jax.eval_shape(
-      lambda: init(game, capacity, zero.apply, zero.params, jax.random.PRNGKey(0), start, config)
-    )
-    return sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
 
+def _slots_within(
+  game: public_game.PublicGame, config: search_types.GTCFRConfig, dtype: jnp.dtype, budget: int
+) -> int:
+  """The most slots (at least one) whose search state takes at most ``budget`` bytes, as far as
+  :func:`state_bytes` tells: extrapolated from two pool sizes, then stepped down while a pool of
+  that size takes more (where the rows' cap, :data:`~sog.search.pool.belief_rows.MAX_ROWS`, lifts
+  past them a larger pool costs more a slot)."""
   small, large = 1 << 10, 1 << 11
-  per_slot = -(-(nbytes(large) - nbytes(small)) // (large - small))
-  return per_slot, max(0, nbytes(small) - small * per_slot)
+  size = functools.partial(state_bytes, game, config, dtype=dtype)
+  per_slot = -(-(size(large) - size(small)) // (large - small))
+  slots = max(1, small + (budget - size(small)) // per_slot)
+  while slots > 1 and size(slots) > budget:
+    slots = max(1, slots * budget // size(slots))
+  return slots
 
 
 def subgame_capacity(

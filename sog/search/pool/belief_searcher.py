@@ -41,9 +41,12 @@ class GTCFR:
   The pool has ``capacity`` slots, by default
   :func:`~sog.search.pool.belief_search.node_capacity`: the most the config's simulations and the
   branch can add (a bound from the game's ``max_children``, loose where nodes have fewer children),
-  or the game's whole tree where that is smaller (counted once, by growing it on a pool). A smaller
-  pool costs less; once it cannot hold another expansion, the search goes on with the tree it has
-  (its frontier leaves valued by the leaf model).
+  or the game's whole tree where that is smaller (counted once, by growing it on a pool); a game
+  too large to enumerate is never grown whole, and its default pool holds at most the slots whose
+  state fits :data:`~sog.search.pool.belief_search.POOL_BYTES` where the root, the branch's
+  children and the focus's allow. A smaller pool costs less; once it cannot hold another
+  expansion, the search goes on with the tree it has (its frontier leaves valued by the leaf
+  model).
 
   The leaf model is a :class:`~sog.search.leaf_models.LeafModel` that reads the node facts a pool
   has (``kind``, ``legal``, ``valid``, ``encoding``, the pool's structure): the zero model, the
@@ -88,8 +91,9 @@ class GTCFR:
     if capacity is not None and (not isinstance(capacity, int) or capacity < smallest):
       raise ValueError(
         f"GTCFR: capacity must be None (the most s simulations can add, or the whole game "
-        f"where that is smaller) or an int >= {smallest} (the root, the branch's children and the "
-        f"focus's on {game.name}), got {capacity!r}"
+        f"where that is smaller, or what fits {belief_search.POOL_BYTES >> 30} GiB where the game "
+        f"is too large to enumerate) or an int >= {smallest} (the root, the branch's children "
+        f"and the focus's on {game.name}), got {capacity!r}"
       )
     if capacity is None:
       capacity = belief_search.node_capacity(game, config, dtype, branch_depth)
