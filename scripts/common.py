@@ -27,13 +27,13 @@ import jax.numpy as jnp
 
 from sog import monitoring
 import sog.games
+from sog.games import tree as tree_lib
 from sog.nets import checkpoint
 from sog.nets import cvpn as cvpn_lib
 from sog.nets import leaf as leaf_lib
 from sog.protocol import settings as settings_lib
 from sog.search import cfr
 from sog.search import leaf_models
-from sog.search import predecessors
 from sog.search import resolving
 from sog.search import types as search_types
 from sog.search.pool import belief_oracle
@@ -286,7 +286,7 @@ def define_protocol_flags(seeds: int = 3) -> ProtocolFlags:
     predecessor=flags.DEFINE_enum(
       "predecessor",
       "own",
-      list(predecessors.PREDECESSORS),
+      list(tree_lib.PREDECESSORS),
       "The search a re-solve continues: the searching player's last (own) or the nearest "
       "decision's above, whoever acted (nearest).",
     ),

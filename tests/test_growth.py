@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sog.games import public_game
+from sog.games import tree as tree_lib
 from sog.protocol import composed
 from sog.search import leaf_models
 from sog.search import predecessors
@@ -274,8 +275,8 @@ def test_per_node_averaging_weighs_late_nodes_from_their_entry():
 
 def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
   tree = load("leduc_poker").tree
-  own = predecessors.previous_decisions(tree, "own")
-  nearest = predecessors.previous_decisions(tree, "nearest")
+  own = tree_lib.previous_decisions(tree, "own")
+  nearest = tree_lib.previous_decisions(tree, "nearest")
   decision = tree.kind < public_game.CHANCE
   for n in np.flatnonzero(decision):
     above, p = [], tree.parent[n]
@@ -288,7 +289,7 @@ def test_nearest_predecessor_is_the_last_decision_above_whoever_acted():
     assert own[n] == (same[0] if same else -1)
   assert (nearest[decision] != own[decision]).any()
   with pytest.raises(ValueError, match="predecessor"):
-    predecessors.previous_decisions(tree, "closest")
+    tree_lib.previous_decisions(tree, "closest")
 
 
 def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
@@ -298,7 +299,7 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
   their composed policies differ."""
   game = load("kuhn_poker")
   tree = game.tree
-  depth = max(predecessors.branch_depth(tree, p) for p in predecessors.PREDECESSORS)
+  depth = max(predecessors.branch_depth(tree, p) for p in tree_lib.PREDECESSORS)
   searcher = GTCFR(
     game,
     leaf_models.zero_leaf_model(),
@@ -306,7 +307,7 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
     branch_depth=depth,
   )
   results, continued = {}, {}
-  for predecessor in predecessors.PREDECESSORS:
+  for predecessor in tree_lib.PREDECESSORS:
     searches = []
     result = composed.compose(
       searcher,
@@ -323,7 +324,7 @@ def test_protocol_reports_growth_and_runs_from_the_nearest_predecessor():
     assert np.isfinite(result.exploitability).all()
     results[predecessor] = result
     continued[predecessor] = {node for _, node, went_on in searches if went_on}
-  previous = predecessors.previous_decisions(tree, "nearest")
+  previous = tree_lib.previous_decisions(tree, "nearest")
   assert continued["nearest"] == set(np.flatnonzero(previous >= 0).tolist())
   player_1 = np.flatnonzero(tree.kind == public_game.PLAYER_1)
   assert not (continued["own"] & set(player_1.tolist()))

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from sog.games import load
+from sog.games import tree as tree_lib
 from sog.nets import checkpoint
 from sog.protocol import composed
 from sog.search import leaf_models
@@ -162,7 +163,7 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
       [(resolver.initial_summary(), (), player)], jax.random.PRNGKey(0)[None]
     )
     [whole] = resolved.summaries()
-    previous = predecessors.previous_decisions(tree, "own")
+    previous = tree_lib.previous_decisions(tree, "own")
     followers = [tree.paths[m] for m in np.flatnonzero(previous == 0)]
     pruned = belief_resolver.pruned(whole, followers)
     assert 1 < int(pruned.tree.num_nodes) < int(whole.tree.num_nodes)

@@ -283,7 +283,7 @@ def test_search_keys_are_each_jobs_own_fold_in():
 
 def test_previous_decisions_are_the_same_players_last_decision_above():
   tree = load("kuhn_poker").tree  # root (p0), pass -> p1, bet -> p1, pass-bet -> p0
-  previous = predecessors.previous_decisions(tree)
+  previous = tree_lib.previous_decisions(tree)
   by_path = {path: previous[i] for i, path in enumerate(tree.paths)}
   node = {path: i for i, path in enumerate(tree.paths)}
   assert by_path[()] == -1 and by_path[(0,)] == -1 and by_path[(1,)] == -1

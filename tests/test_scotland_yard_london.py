@@ -490,7 +490,6 @@ def test_the_agent_plays_a_map_too_large_to_enumerate_after_a_double_move(tmp_pa
   pool is sized without growing the game whole, and it plays the detective's every decision of a
   game through the OpenSpiel bridge, the first after Mr X's double move, with legal moves; restarted
   mid-game, it refuses a decision further below the root than that, naming the rule."""
-
   monkeypatch.setattr(beliefs, "_grown_size", _never_grown_whole)
   game = sog.games.load(_harbour(tmp_path, "by_station", enumerable=False, rounds=3))
   assert public_game.decision_gap(game.public_game) == 3 < game.max_moves

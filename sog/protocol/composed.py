@@ -169,7 +169,7 @@ def compose(
   ``progress(done, total)`` is called after every batch of searches. ``params`` replace the leaf
   model's parameters (a network in training is evaluated without a new compilation).
   ``predecessor`` picks the search each re-solve continues
-  (:func:`~sog.search.predecessors.previous_decisions`): the searching player's last one
+  (:func:`~sog.games.tree.previous_decisions`): the searching player's last one
   (``"own"``, the default) or the nearest one above, whoever acted there (``"nearest"``; the
   paper's "conditioned on previous searches at predecessor states" allows either reading).
   ``on_resolved(searches, resolved)`` is called with every chunk of searches (a
@@ -206,7 +206,7 @@ def compose(
   resolver = _PoolByNode(pools, tree, resolving_config)
   seeds, policies = uniform_policies(tree, seeds, batch_size)
   started = time.perf_counter()
-  previous = predecessors_lib.previous_decisions(tree, predecessor)
+  previous = tree_lib.previous_decisions(tree, predecessor)
   continuations = np.bincount(previous[previous >= 0], minlength=tree.num_nodes)
   needed = continuations > 0  # decisions whose summaries later re-solves continue
   followers = {int(n): [] for n in np.flatnonzero(needed)}  # the decisions continuing each

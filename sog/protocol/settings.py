@@ -29,7 +29,7 @@ import math
 import pathlib
 from typing import Any
 
-from sog.search import predecessors
+from sog.games import tree as tree_lib
 from sog.search import resolving
 from sog.search import types as search_types
 
@@ -75,10 +75,9 @@ class SearchSettings:
           f"search settings: unknown {section} keys {unknown}; valid keys: {list(allowed)}"
         )
     predecessor = self.protocol.get("predecessor", "own")
-    if predecessor not in predecessors.PREDECESSORS:
+    if predecessor not in tree_lib.PREDECESSORS:
       raise ValueError(
-        f"search settings: predecessor must be one of {predecessors.PREDECESSORS}, got "
-        f"{predecessor!r}"
+        f"search settings: predecessor must be one of {tree_lib.PREDECESSORS}, got {predecessor!r}"
       )
     self.search_config(1)  # ValueError naming a bad value, as the configs do
     self.resolving_config()

@@ -1,7 +1,7 @@
-"""Which search a re-solve continues (SoG's continual re-solving, "Modified continual re-solving"):
-a player's decision continues the search at its last decision above (``"own"``, what the agent and
-self-play do) or at the last decision of either player above (``"nearest"``, a protocol option),
-and how long a branch from the continued search's tree down to the decision can be.
+"""How long a re-solve's branch can be (SoG's continual re-solving, "Modified continual
+re-solving"): from the tree of the search it continues, at the player's own last decision above
+(``"own"``, what the agent and self-play do) or either player's (``"nearest"``, a protocol option;
+:func:`sog.games.tree.previous_decisions` finds it), down to the decision.
 """
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ import numpy as np
 from sog.games import public_game
 from sog.games import tree as tree_lib
 
-#: (defined with the trees, where the games' conformance checks read them too)
-PREDECESSORS = tree_lib.PREDECESSORS
-previous_decisions = tree_lib.previous_decisions
-
 
 def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
   """The longest branch a protocol's re-solving search on the belief pool plans, from s_prev down
@@ -22,7 +18,7 @@ def branch_depth(tree: tree_lib.PublicTree, predecessor: str = "own") -> int:
   hold): a first search starts at the game's root; a later one at the deepest public state of its
   predecessor's tree on the way, at least a child of the predecessor (each search expands its
   focus)."""
-  previous = previous_decisions(tree, predecessor)
+  previous = tree_lib.previous_decisions(tree, predecessor)
   decisions = np.flatnonzero(tree.kind < public_game.CHANCE)
   above = np.where(previous[decisions] >= 0, tree.depth[previous[decisions]] + 1, 0)
   return int(max(0, (tree.depth[decisions] - above).max(initial=0)))

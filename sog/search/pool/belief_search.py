@@ -82,8 +82,9 @@ def node_capacity(
   smallest = first_expansion_bound(game, config, branch_depth)
   bound = smallest + most * (config.phases * config.simulations_in_phase)
   if not game.enumerable:
-    fit = _slots_within(game, config, jnp.dtype(dtype), POOL_BYTES)
-    return min(bound, max(smallest, fit))
+    if state_bytes(game, config, bound, jnp.dtype(dtype)) <= POOL_BYTES:
+      return bound
+    return max(smallest, _slots_within(game, config, jnp.dtype(dtype), POOL_BYTES))
   size = beliefs.whole_tree_size(game, bound, dtype)
   return bound if size is None else min(bound, size + most - 1)
 
