@@ -27,6 +27,7 @@ from sog.search.pool import belief_search
 from sog.search.pool import belief_state
 from sog.search.pool import belief_update
 from sog.search.pool import beliefs
+from sog.search.pool import passes
 from sog.selfplay import config as selfplay_config
 from tests.conftest import table_case
 from tests.conftest import table_search
@@ -126,33 +127,61 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   _assert_same_search(game, pool, recorded)
 
 
-@pytest.mark.parametrize("step_rows", [belief_update.PRIOR_ROWS, 2])
-def test_a_calls_prior_is_written_at_its_nodes_valid_actor_rows_only(monkeypatch, step_rows):
-  """The call's prior, the actor's softmax(logits / T) over its legal actions, is written at each
-  called node's rows of the actor's valid infostates (what PUCT and an expansion read) and nowhere
-  else: not at nodes the call's mask leaves out, nor at rows the actor cannot hold; written two
-  rows a step, the same."""
-  monkeypatch.setattr(belief_update, "PRIOR_ROWS", step_rows)
-  game = registry.load("scotland_yard(map=glasses_hidden_short)")
-  tree = beliefs.grow(game.public_game, game.tree.num_nodes)
-  P, S, A = tree.legal.shape
-  nodes = jnp.arange(min(P, 40), dtype=jnp.int32)
-  mask = nodes % 3 != 0
-  logits = jax.random.normal(jax.random.PRNGKey(0), (nodes.shape[0], 2, S, A))
-  output = leaf_models.LeafOutput(jnp.zeros((nodes.shape[0], 2, S)), logits)
-  call = leaf_calls.LeafCall(nodes, jnp.zeros((nodes.shape[0], 2, S)), mask, output)
-  before = jnp.full((P, S, A), -1.0)
-  prior = np.asarray(belief_update.record_prior(tree, call, 0.7, before))
-  expected = np.asarray(leaf_calls.prior_policy(tree, nodes, logits, 0.7))
-  actor = (np.asarray(tree.kind)[nodes] == 1).astype(int)
-  valid = np.asarray(tree.valid)[np.asarray(nodes), actor] & np.asarray(mask)[:, None]  # [n, S]
-  assert valid.sum() > valid.shape[0]  # some nodes hold several rows, some none
-  np.testing.assert_allclose(prior[np.asarray(nodes)][valid], expected[valid], rtol=1e-6)
-  untouched = np.ones((P, S), bool)
-  untouched[np.asarray(nodes)] = ~valid
-  assert (prior[untouched] == -1.0).all()
-  skipped = belief_update.record_prior(tree, call, 0.7, before, when=jnp.bool_(False))
-  assert (np.asarray(skipped) == -1.0).all()  # a pass that records no prior
+def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node():
+  """A frontier leaf an expansion makes interior gets the prior the phase's recording pass (the
+  last before its walks) gave it, the actor's softmax(logits / T) of that pass's leaf call over the
+  frontier, computed for the node alone from the state the call started from; a node added since
+  that pass gets the uniform prior; the focus keeps the prior of ``init``'s call."""
+  game = registry.load("leduc_poker")
+  model = _leaf_model(game, "shipped")
+  config = types.GTCFRConfig(simulations=16, simulations_per_phase=4.0, prior_temperature=0.7)
+  searcher = GTCFR(game, model, config)
+  public, batches, start = searcher.game, searcher.leaf_batches, searcher.start()
+  prior = belief_expand.LeafPrior(model.apply, model.params, config.prior_temperature)
+
+  @jax.jit
+  def opened(rng):
+    leaf_state = model.init(searcher.empty, start)
+    state = belief_search.init(
+      public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
+    )
+    return state, belief_expand.grow(public, state, config, prior, opening=True)
+
+  update = jax.jit(
+    lambda s: belief_update.cfr_update(
+      model.apply, model.params, s, config, batches, public.utility_scale
+    )
+  )
+  grow = jax.jit(lambda s: belief_expand.grow(public, s, config, prior))
+  initial, state = opened(jax.random.PRNGKey(2))
+  focus = int(state.focus)
+  np.testing.assert_array_equal(state.prior[focus], initial.prior[focus])
+  assert not np.allclose(state.prior[focus], belief_expand.uniform_prior(state.tree.legal[focus]))
+  recorded = added_since = 0
+  for _ in range(config.phases):
+    updated = update(state)
+    frontier = np.flatnonzero(np.asarray(passes.frontier(updated.tree)))
+    call = model.apply(
+      model.params,
+      updated.tree,
+      jnp.asarray(frontier),
+      updated.ranges[frontier],
+      jnp.ones(frontier.shape[0], bool),
+      updated.prior_leaf_state,
+    )
+    by_call = np.asarray(
+      leaf_calls.prior_policy(updated.tree, jnp.asarray(frontier), call.logits, 0.7)
+    )
+    state = grow(updated)
+    newly = np.flatnonzero(np.asarray(state.tree.expanded & ~updated.tree.expanded))
+    for node in newly:
+      if node in frontier:
+        expected, recorded = by_call[np.searchsorted(frontier, node)], recorded + 1
+      else:
+        expected = belief_expand.uniform_prior(state.tree.legal[node])
+        added_since += 1
+      np.testing.assert_allclose(state.prior[node], expected, rtol=1e-5, atol=1e-7)
+  assert recorded >= config.phases and added_since > 0, (recorded, added_since)
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ def _phases(searcher: GTCFR, seed: int = 0):
   long as the whole search's), as ``belief_search.run``'s loop runs them."""
   public, model, config = searcher.game, searcher.leaf_model, searcher.config
   batches, start = searcher.leaf_batches, searcher.start()
+  prior = belief_expand.LeafPrior(model.apply, model.params, config.prior_temperature)
 
   @jax.jit
   def init(rng):
@@ -37,7 +38,7 @@ def _phases(searcher: GTCFR, seed: int = 0):
     state = belief_search.init(
       public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
     )
-    return belief_expand.grow(public, state, config, opening=True)
+    return belief_expand.grow(public, state, config, prior, opening=True)
 
   @jax.jit
   def phase(state):
@@ -49,7 +50,7 @@ def _phases(searcher: GTCFR, seed: int = 0):
       ),
       state,
     )
-    return belief_expand.grow(public, state, config)
+    return belief_expand.grow(public, state, config, prior)
 
   return init(jax.random.PRNGKey(seed)), phase
 
@@ -124,14 +125,20 @@ def test_the_opening_walk_is_the_focus_expansion(open_chance):
   config = types.GTCFRConfig(simulations=4, open_chance=open_chance)
   searcher = GTCFR(game, leaf_models.zero_leaf_model(), config)
   public, model, start = searcher.game, searcher.leaf_model, searcher.start()
+  prior = belief_expand.LeafPrior(model.apply, None, config.prior_temperature)
   assert belief_expand.opens_by_walk(public, config)
 
   @jax.jit
   def opened(rng):
     state = belief_search.init(public, searcher.capacity, model.apply, None, rng, start, config)
-    by_walk = belief_expand.grow(public, state, config, opening=True)
-    by_expand = belief_expand.expand(public, state, state.focus, config)
-    return state, by_walk, by_expand, belief_expand.grow(public, by_walk, config, opening=True)
+    by_walk = belief_expand.grow(public, state, config, prior, opening=True)
+    by_expand = belief_expand.expand(public, state, state.focus, config, prior)
+    return (
+      state,
+      by_walk,
+      by_expand,
+      belief_expand.grow(public, by_walk, config, prior, opening=True),
+    )
 
   state, by_walk, by_expand, again = jax.tree.map(np.asarray, opened(jax.random.PRNGKey(4)))
   assert int(by_walk.tree.num_nodes) > int(state.tree.num_nodes) == 1

@@ -278,7 +278,9 @@ def test_a_search_stops_calling_the_leaf_model_once_its_tree_is_complete(rng):
 def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   """Under vmap each pass makes one leaf-model call for the batch, of the smallest batch size that
   holds the batch's largest frontier, or none: the rows each call ran with, recorded as it runs,
-  are those sizes."""
+  are those sizes; the other calls are one row, the focus's prior at init and an expansion's prior
+  at its node, made while some search of the batch expands a leaf the last pass valued (at least
+  once for each growing walk of a search, at most once for each walk of the batch)."""
   game = load("leduc_poker")
   ran = []
   searcher = GTCFR(
@@ -289,13 +291,16 @@ def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   rngs = jax.random.split(jax.random.PRNGKey(0), 4)
   result = jax.block_until_ready(searcher.search_batch(rngs))
   sizes = searcher.leaf_batches.sizes
-  assert len(ran) == int(result.leaf_calls[0])  # one call a pass for the whole batch
   assert ran[0] == 1  # the focus's prior, at init
-  assert set(ran[1:]) <= set(sizes) and min(ran[1:]) < sizes[-1]
+  passes_ran = [rows for rows in ran[1:] if rows != 1]  # the expansions' priors are one row
+  priors = len(ran) - len(passes_ran) - 1
+  assert int(result.growing_walks.max()) <= priors <= int(result.walks.sum()), priors
+  assert len(passes_ran) + 1 == int(result.leaf_calls[0])  # one call a pass for the whole batch
+  assert set(passes_ran) <= set(sizes) and min(passes_ran) < sizes[-1]
   assert (np.asarray(result.leaf_calls) == int(result.leaf_calls[0])).all()
   # the last call (the final tree's frontier) is the smallest size that holds the largest one
   frontier = np.asarray(jax.vmap(passes.frontier)(result.tree).sum(-1))
-  assert ran[-1] == min(size for size in sizes if size >= frontier.max())
+  assert passes_ran[-1] == min(size for size in sizes if size >= frontier.max())
 
 
 def test_search_result_is_consistent():
@@ -485,6 +490,7 @@ def test_perfect_information_expansion_adds_one_child_per_simulation():
       public,
       belief_update.cfr_update(apply, None, s, config, batches, public.utility_scale),
       config,
+      belief_expand.LeafPrior(apply, None, config.prior_temperature),
     )
   )
   sizes = [int(state.tree.num_nodes)]

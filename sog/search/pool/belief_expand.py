@@ -13,7 +13,9 @@ another order of nodes (its results are the fixtures in tests/fixtures/table_sea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
+from typing import Any
 from typing import NamedTuple
 
 import chex
@@ -21,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
+from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search import walks
 from sog.search.pool import belief_state
@@ -33,6 +36,54 @@ def uniform_prior(legal: chex.Array) -> chex.Array:
   """Uniform over each row's legal actions (zero rows in free slots, where nothing is legal)."""
   count = legal.sum(-1, keepdims=True)
   return jnp.where(count > 0, legal / jnp.maximum(count, 1), 0.0)
+
+
+class LeafPrior(NamedTuple):
+  """Where an expansion takes a node's prior from: the search's leaf model (``apply``, a
+  :class:`~sog.search.leaf_models.LeafModel`'s, with ``params``) and SoG's prior temperature T."""
+
+  apply: Callable
+  params: Any
+  temperature: float
+
+
+def node_prior(
+  prior: LeafPrior,
+  state: belief_state.BeliefSearchState,
+  node: chex.Array,
+  wanted: chex.Array = True,
+  axis_name: str | None = None,
+) -> chex.Array:
+  """[S, A] the prior of ``node`` as an expansion makes it interior: where the node was a frontier
+  leaf of the last pass that recorded the prior (a slot below ``state.recorded_nodes``), the
+  actor's softmax(logits / T) over its legal actions from the leaf model at the node's ranges of
+  that pass, from the state that pass's call started from (the logits that call gave the node,
+  computed for it alone); at the focus before any such pass, the prior ``init``'s call gave it;
+  elsewhere (a node added since, and chance nodes and terminals, which no walk reads a prior at)
+  uniform over the legal actions. The leaf model is called only where the prior is ``wanted`` (a
+  bool, possibly traced) at such a node, and in a vmapped batch of searches (``axis_name``) where
+  it is for one of the batch, so that the call stays a branch."""
+  tree = state.tree
+  dtype = state.prior.dtype
+  recorded = (node < state.recorded_nodes) & (tree.kind[node] < public_game.CHANCE)
+  calls = recorded & wanted
+  if axis_name is not None:
+    calls = jax.lax.pmax(calls.astype(jnp.int32), axis_name) > 0
+
+  def called():
+    out = prior.apply(
+      prior.params,
+      tree,
+      node[None],
+      state.ranges[node][None],
+      jnp.ones(1, bool),
+      state.prior_leaf_state,
+    )
+    return leaf_calls.prior_policy(tree, node[None], out.logits, prior.temperature)[0].astype(dtype)
+
+  kept = jnp.where(node == state.focus, state.prior[node], uniform_prior(tree.legal[node]))
+  called = jax.lax.cond(calls, called, lambda: jnp.zeros(state.prior.shape[1:], dtype))
+  return jnp.where(recorded, called, kept.astype(dtype))
 
 
 def chosen_actions(
@@ -56,6 +107,7 @@ def expand(
   state: belief_state.BeliefSearchState,
   node: chex.Array,
   config: search_types.GTCFRConfig,
+  prior: LeafPrior,
   selected: chex.Array = 0,
   k: int | None = None,
   allowed: chex.Array = True,
@@ -63,20 +115,32 @@ def expand(
 ) -> belief_state.BeliefSearchState:
   """Adds the children of up to ``k`` actions at ``node`` (:func:`chosen_actions`; None: every
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
-  "with_parent"`` the outcomes of the chance nodes among them; new slots start with a uniform
-  prior, and a node that becomes interior records the iteration. Where the pool has no room for
+  "with_parent"`` the outcomes of the chance nodes among them; a node not expanded yet first gets
+  its prior (:func:`node_prior`, from ``prior``), which the actions chosen and later walks read,
+  and a node that becomes interior records the iteration. Where the pool has no room for
   the node's new children (1 + C slots for each with ``open_chance="with_parent"``: its outcomes,
   should it be a chance node), or where ``allowed`` (a bool, possibly traced) is False, nothing is
   added: the node stays a frontier leaf, and the search goes on with the tree it has.
   ``axis_name``: the vmap axis of a batch of searches, whose loops over a large node's children
   then run the batch's most steps (a loop whose count differs across the batch would select the
   whole pool at each step)."""
-  tree = state.tree
-  before = tree.num_nodes
-  was_expanded = tree.expanded[node]
+  before = state.tree.num_nodes
+  was_expanded = state.tree.expanded[node]
+  keeps = was_expanded | jnp.logical_not(allowed)  # (allowed may be a Python bool)
+
+  def with_prior(state):
+    """The state with the node's prior written, where it is not expanded yet."""
+    fresh = node_prior(prior, state, node, jnp.logical_not(keeps), axis_name)
+    here = jnp.where(keeps, state.prior[node], fresh)
+    return state.replace(prior=state.prior.at[node].set(here))
+
   most = added_at_most(game, dataclasses.replace(config, expansion_k=k))
-  num_actions = tree.added.shape[-1]
-  actions = None if k is None or k >= num_actions else chosen_actions(state, node, selected, k)
+  chooses = k is not None and k < state.tree.added.shape[-1]
+  actions = None
+  if chooses:  # (k < all) the actions chosen read the prior
+    state = with_prior(state)
+    actions = chosen_actions(state, node, selected, k)
+  tree = state.tree
   # room for the node's children and, opened with their parent, the outcomes of each
   with_outcomes = config.open_chance == "with_parent" and game.max_chance_outcomes
   reserve = 1 + game.max_chance_outcomes if with_outcomes else 1
@@ -88,30 +152,27 @@ def expand(
   iteration = state.cfr.iteration
   window = min(most, beliefs.CHILDREN_PER_CHUNK)
 
-  def fresh_slots(start, carry):
-    """Uniform priors and the iteration a chance node opened with its parent became interior
-    for the new slots from ``start`` on (``window`` of them)."""
-    prior, since = carry
+  def opened_slots(start, since):
+    """The iteration a chance node opened with its parent became interior, for the new slots from
+    ``start`` on (``window`` of them)."""
     new = start + jnp.arange(window)
     is_new = new < tree.num_nodes
-    fresh = uniform_prior(tree.legal[jnp.minimum(new, tree.capacity - 1)]).astype(prior.dtype)
-    fresh = jnp.where(is_new[:, None, None], fresh, prior[jnp.minimum(new, tree.capacity - 1)])
     opened = jnp.where(tree.expanded[jnp.minimum(new, tree.capacity - 1)] & is_new, iteration, -1)
-    return prior.at[new].set(fresh, mode="drop"), since.at[new].max(opened, mode="drop")
+    return since.at[new].max(opened, mode="drop")
 
-  carry = (state.prior, state.interior_since)
-  if window == most:
-    prior, since = fresh_slots(before, carry)
-  else:  # a large game's expansion: the slots it added, a window at a time
-    steps = (tree.num_nodes - before + window - 1) // window
-    if axis_name is not None:
-      steps = jax.lax.pmax(steps, axis_name)
-    prior, since = jax.lax.fori_loop(
-      0, steps, lambda j, c: fresh_slots(before + j * window, c), carry
-    )
+  since = state.interior_since
+  if config.open_chance == "with_parent":
+    if window == most:
+      since = opened_slots(before, since)
+    else:  # a large game's expansion: the slots it added, a window at a time
+      steps = (tree.num_nodes - before + window - 1) // window
+      if axis_name is not None:
+        steps = jax.lax.pmax(steps, axis_name)
+      since = jax.lax.fori_loop(0, steps, lambda j, c: opened_slots(before + j * window, c), since)
+  if not chooses:  # (k = all) read from the grown tree: the node's own facts are as they were
+    state = with_prior(state.replace(tree=tree))
   return state.replace(
     tree=tree,
-    prior=prior,
     interior_since=since.at[node].set(
       jnp.where(tree.expanded[node] & ~was_expanded, iteration, since[node])
     ),
@@ -194,6 +255,7 @@ def _walk(
   state: belief_state.BeliefSearchState,
   pending: Pending,
   config: search_types.GTCFRConfig,
+  prior: LeafPrior,
   path_length: int,
   rng: chex.PRNGKey,
   active: chex.Array = True,
@@ -254,7 +316,7 @@ def _walk(
   size = state.tree.num_nodes
   state = state.replace(visits=state.visits.at[nodes, infostates, actions].add(counted))
   # (a terminal: no expansion)
-  state = expand(game, state, node, config, action, config.expansion_k, active, axis_name)
+  state = expand(game, state, node, config, prior, action, config.expansion_k, active, axis_name)
   grew = state.tree.num_nodes > size
   state = state.replace(walks=state.walks + active, growing_walks=state.growing_walks + grew)
   row = pending.walks
@@ -311,15 +373,16 @@ def grow(
   game: public_game.PublicGame,
   state: belief_state.BeliefSearchState,
   config: search_types.GTCFRConfig,
+  prior: LeafPrior,
   axis_name: str | None = None,
   opening: chex.Array = False,
 ) -> belief_state.BeliefSearchState:
-  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`;
-  ``axis_name``: the vmap axis of a batch of searches), or where ``opening`` (a bool, possibly
-  traced) holds, the search's opening expansion: one walk from the focus where it opens by walk
-  (:func:`opens_by_walk`; none otherwise), not counted among the search's walks or visits and
-  drawing none of its keys. One copy of the expansion code serves both (a program's size is its
-  compile time)."""
+  """The expansion phase: ceil(c) simulations (:func:`sog.search.walks.expansion_phase`; each
+  expansion's prior from ``prior``; ``axis_name``: the vmap axis of a batch of searches), or where
+  ``opening`` (a bool, possibly traced) holds, the search's opening expansion: one walk from the
+  focus where it opens by walk (:func:`opens_by_walk`; none otherwise), not counted among the
+  search's walks or visits and drawing none of its keys. One copy of the expansion code serves
+  both (a program's size is its compile time)."""
   length = path_length(config)
   most = added_at_most(game, config)
   simulations, every_action = None, opens_by_walk(game, config)
@@ -327,7 +390,9 @@ def grow(
   if opening is not False:
     simulations = jnp.where(opening, int(every_action), config.simulations_in_phase)
   grown = walks.expansion_phase(
-    lambda s, p, r, active=True: _walk(game, s, p, config, length, r, active, counts, axis_name),
+    lambda s, p, r, active=True: _walk(
+      game, s, p, config, prior, length, r, active, counts, axis_name
+    ),
     # no redraw once the tree is whole, or the pool has no room (slots, rows) for an expansion
     lambda s: fully_grown(s, every_action) | ~has_room(s.tree, most),
     state,

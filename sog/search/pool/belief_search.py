@@ -222,6 +222,7 @@ def init(
   out = apply(params, tree, at, ranges[at], jnp.ones(1, bool), leaf_state)
   S = start.ranges.shape[-1]
   zeros = jnp.zeros(tree.legal.shape, dtype)
+  focus_prior = leaf_calls.prior_policy(tree, at, out.logits, config.prior_temperature)[0]
   state = belief_state.BeliefSearchState(
     tree=tree,
     cfr=belief_cfr.init_state(tree),
@@ -230,12 +231,12 @@ def init(
     focus=focus,
     subgame_from=tree.num_nodes,
     visits=zeros,
-    prior=uniform.at[focus].set(
-      leaf_calls.prior_policy(tree, at, out.logits, config.prior_temperature)[0]
-    ),
+    prior=zeros.at[focus].set(focus_prior),
     action_values=zeros,
     ranges=jnp.zeros((tree.capacity, 2, S), dtype),
     leaf_state=out.state,
+    recorded_nodes=jnp.int32(0),
+    prior_leaf_state=out.state,
     queries=search_types.QuerySample(
       nodes=jnp.zeros(config.query_samples, jnp.int32),
       ranges=jnp.zeros((config.query_samples, 2, S), dtype),
@@ -250,7 +251,8 @@ def init(
   )
   if belief_expand.opens_by_walk(game, config):
     return state  # the focus is expanded by the first phase's walk (:func:`run`)
-  return belief_expand.expand(game, state, focus, config, axis_name=axis_name)
+  prior = belief_expand.LeafPrior(apply, params, config.prior_temperature)
+  return belief_expand.expand(game, state, focus, config, prior, axis_name=axis_name)
 
 
 def run(
@@ -266,9 +268,10 @@ def run(
   :func:`~sog.search.pool.belief_expand.grow`) then phase i + 1's updates (none after the last):
   the walks' code also opens the focus, so the program holds one copy of it."""
   scale = game.utility_scale
+  prior = belief_expand.LeafPrior(apply, params, config.prior_temperature)
 
   def step(i, state):
-    state = belief_expand.grow(game, state, config, batches.axis_name, opening=i == 0)
+    state = belief_expand.grow(game, state, config, prior, batches.axis_name, opening=i == 0)
     return jax.lax.fori_loop(
       0,
       jnp.where(i < config.phases, config.updates_per_phase, 0),

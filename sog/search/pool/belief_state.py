@@ -58,11 +58,18 @@ class BeliefSearchState:
     subgame_from: int32 scalar, the first slot of the focus's subgame below it: every slot from
       there on descends from the focus (the branch's other children come before it).
     visits: [P, S, A] N(s, a), the walks through each infostate and action.
-    prior: [P, S, A] the actor's prior policy (the leaf model's, from the node's latest pass as a
-      frontier leaf; uniform over the legal actions before).
+    prior: [P, S, A] the actor's prior policy at expanded nodes, written as a node is expanded
+      (:func:`~sog.search.pool.belief_expand.expand`): the leaf model's at the node's ranges in the
+      last pass that recorded the prior, where the node was a frontier leaf then, else uniform
+      over the legal actions (at the focus, the call ``init`` makes).
     action_values: [P, S, A] PUCT's Q: the actor's normalised action values of the latest pass.
     ranges: [P, 2, S] both players' ranges in the latest pass.
     leaf_state: the leaf model's state (from ``LeafModel.init``; ``()`` for a model without one).
+    recorded_nodes: int32 scalar, the slots in use at the last pass that recorded the prior (the
+      phase's last, which its expansions follow; 0 before the first): a node below it was a
+      frontier leaf of that pass until it is expanded.
+    prior_leaf_state: the leaf model's state that pass's call started from, so that an expansion's
+      prior is the logits that call gave its node.
     queries: a uniform sample of the leaf queries (``nodes`` are slots).
     leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls.
     interior_since: [P] int32 the CFR iteration each node became interior at.
@@ -81,6 +88,8 @@ class BeliefSearchState:
   action_values: chex.Array
   ranges: chex.Array
   leaf_state: Any
+  recorded_nodes: chex.Array
+  prior_leaf_state: Any
   queries: search_types.QuerySample
   leaf_evaluations: chex.Array
   leaf_calls: chex.Array

@@ -1,6 +1,6 @@
 """GT-CFR's CFR phase on the belief pool: one CFR+ update of the grown tree (regrets and average
-policies of the players it updates), and what PUCT reads from its passes (the prior at frontier
-leaves, normalised action values, the sample of leaf queries)."""
+policies of the players it updates), and what PUCT reads from its passes (normalised action
+values, the sample of leaf queries, and which pass an expansion takes its prior from)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search.pool import belief_cfr
 from sog.search.pool import belief_state
-from sog.search.pool import beliefs
 from sog.search.pool import depth_order
 from sog.search.pool import passes
 
@@ -26,44 +25,6 @@ def normalised_action_values(
   where the opponent's range is 0)."""
   scale = jnp.where(opponent_mass > 0, opponent_mass, 1.0) * utility_scale
   return jnp.where((opponent_mass > 0)[:, None], q / scale[:, None], 0.0)
-
-
-#: The (node, infostate) rows of a call's prior that one step of :func:`record_prior` writes.
-PRIOR_ROWS = 256
-
-
-def record_prior(
-  tree: beliefs.BeliefTree,
-  call: leaf_calls.LeafCall,
-  temperature: float,
-  prior: chex.Array,
-  axis_name: str | None = None,
-  when: chex.Array | bool = True,
-) -> chex.Array:
-  """``prior`` [P, S, A] with the call's prior (the actor's softmax(logits / T) over its legal
-  actions) written at its nodes' rows of the actor's valid infostates, the only rows PUCT and an
-  expansion read, ``PRIOR_ROWS`` of them a step (in a vmapped batch, the batch's most steps,
-  ``axis_name``): a Scotland Yard board node's Mr X holds a few of his 199 stations. Nothing is
-  written where ``when`` (a bool, possibly traced) is False."""
-  P, B, S = tree.capacity, call.nodes.shape[0], tree.legal.shape[1]
-  actor = (tree.kind[call.nodes] == 1).astype(jnp.int32)  # player 0's row at chance nodes
-  valid = jnp.take_along_axis(tree.valid[call.nodes], actor[:, None, None], 1)[:, 0]  # [B, S]
-  # the k-th row written is the first entry of [B, S] where the count of rows so far passes k
-  count = jnp.cumsum((call.mask[:, None] & valid).reshape(-1), dtype=jnp.int32)
-  steps = jnp.where(when, (count[-1] + PRIOR_ROWS - 1) // PRIOR_ROWS, 0)
-  if axis_name is not None:
-    steps = jax.lax.pmax(steps, axis_name)
-
-  def step(j, prior):
-    k = j * PRIOR_ROWS + jnp.arange(PRIOR_ROWS, dtype=jnp.int32)
-    at = jnp.where(k < count[-1], jnp.searchsorted(count, k + 1), B * S)
-    b, s = jnp.minimum(at, B * S - 1) // S, at % S
-    nodes = call.nodes[b]
-    logits = call.output.logits[b, actor[b], s]  # [C, A]
-    new = jax.nn.softmax(jnp.where(tree.legal[nodes, s], logits / temperature, -jnp.inf), -1)
-    return prior.at[jnp.where(at < B * S, nodes, P), s].set(new, mode="drop")
-
-  return jax.lax.fori_loop(0, steps, step, prior)
 
 
 def _update_players(
@@ -80,22 +41,20 @@ def _update_players(
 ) -> belief_state.BeliefSearchState:
   """One pass over the grown tree (its frontier valued by one leaf-model call) updating the regrets
   and average policies of the players ``updating`` [2] (bool, possibly traced) marks (and the
-  gadget's, for the opponent), and the statistics PUCT reads from it: the prior at the frontier
-  (from the call, where ``records_prior``, a traced bool) and the normalised action values at
-  interior nodes (from the up pass's visits)."""
+  gadget's, for the opponent), and the statistics PUCT reads from it: the normalised action values
+  at interior nodes (from the up pass's visits) and, where ``records_prior`` (a traced bool), the
+  pass the next expansions take their prior from (the slots in use and the leaf model's state
+  before its call: an expanded frontier leaf's prior is what this call gave it, computed for that
+  node alone, :func:`~sog.search.pool.belief_expand.expand`)."""
   tree, start = state.tree, state.start
   policy = belief_cfr.current_policy(tree)
   root_ranges = gadget_lib.root_ranges(start.gadget, state.gadget, start.ranges, tree.valid[0])
   ranges = belief_cfr.reach_down(tree, policy, root_ranges, order, state.cfr)
   rng, query_rng = jax.random.split(state.rng)
 
-  def record(carry, call: leaf_calls.LeafCall):
-    """The prior at the call's nodes (slots) and its queries offered to the sample."""
-    prior, queries = carry
-    prior = record_prior(
-      tree, call, config.prior_temperature, prior, batches.axis_name, records_prior
-    )
-    return prior, leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
+  def record(queries, call: leaf_calls.LeafCall):
+    """The call's queries offered to the sample."""
+    return leaf_calls.sample_queries(queries, query_rng, call.nodes, call.ranges, call.mask)
 
   frontier = passes.frontier(tree)
   called = leaf_calls.call_frontier(
@@ -107,7 +66,7 @@ def _update_players(
     batches,
     state.leaf_state,
     record,
-    (state.prior, state.queries),
+    state.queries,
   )
 
   def visit(carry, chunk: belief_cfr.RowVisit):
@@ -133,7 +92,6 @@ def _update_players(
     visit=visit,
     carry=(state.cfr, state.action_values),
   )
-  prior, queries = called.record
   gadget = start.gadget
   updated = gadget_lib.update(
     gadget, state.gadget, values[0, gadget.player], tree.valid[0, gadget.player], weight
@@ -143,11 +101,16 @@ def _update_players(
     gadget=jax.tree.map(
       lambda new, old: jnp.where(updating[gadget.player], new, old), updated, state.gadget
     ),
-    prior=prior,
     action_values=action_values,
     ranges=ranges,
     leaf_state=called.leaf_state,
-    queries=queries,
+    recorded_nodes=jnp.where(records_prior, tree.num_nodes, state.recorded_nodes),
+    prior_leaf_state=jax.tree.map(
+      lambda before, kept: jnp.where(records_prior, before, kept),
+      state.leaf_state,
+      state.prior_leaf_state,
+    ),
+    queries=called.record,
     leaf_evaluations=state.leaf_evaluations + frontier.sum(dtype=jnp.int32),
     leaf_calls=state.leaf_calls + called.called,
     rng=rng,
@@ -167,10 +130,9 @@ def cfr_update(
   and then player 1 from a second pass against player 0's new policy (``"alternating"``; a
   ``fori_loop`` over the two, so the pass and its leaf-model call are compiled once).
 
-  Only the update's last pass records the leaf model's prior at the frontier, and only where
+  Only the update's last pass is the one the next expansions take their prior from, and only where
   ``records_prior`` (a bool, possibly traced: the phase's last update, which an expansion
-  follows): the tree, so its frontier, is fixed until the next expansion, and each pass's prior
-  would overwrite the one before unread."""
+  follows): the tree, so its frontier, is fixed until the next expansion."""
   weight = (state.cfr.iteration + 1).astype(state.start.ranges.dtype)  # linear averaging
   order = depth_order.depth_order(state.tree, batches.axis_name)  # fixed within an update
 
