@@ -18,6 +18,10 @@ import numpy as np
 import pytest
 
 import sog.games
+from sog.search.pool import GTCFR
+from sog.search.pool import belief_expand
+from sog.search.pool import belief_search
+from sog.search.pool import belief_update
 
 pytest_plugins = ["tests.compile_report"]  # pytest --compile-report=PATH: where the time goes
 
@@ -117,3 +121,34 @@ def kuhn_checkpoint(tmp_path_factory):
     directory, state, checkpoint.CheckpointConfig("kuhn_poker", small, config_lib.OptimizerConfig())
   )
   return directory
+
+
+def search_by_phase(searcher: GTCFR, seed: int = 0):
+  """A root search of ``searcher`` to drive phase by phase, as ``belief_search.run``'s loop runs
+  it (jitted): its initial state with the focus opened (``run``'s opening expansion), a phase's
+  CFR+ updates (each recording the prior), and its expansion phase."""
+  public, model, config = searcher.game, searcher.leaf_model, searcher.config
+  batches, start = searcher.leaf_batches, searcher.start()
+  prior = belief_expand.LeafPrior(model.apply, model.params, config.prior_temperature)
+
+  @jax.jit
+  def opened(rng):
+    leaf_state = model.init(searcher.empty, start)
+    state = belief_search.init(
+      public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
+    )
+    return belief_expand.grow(public, state, config, prior, opening=True)
+
+  @jax.jit
+  def update(state):
+    return jax.lax.fori_loop(
+      0,
+      config.updates_per_phase,
+      lambda _, s: belief_update.cfr_update(
+        model.apply, model.params, s, config, batches, public.utility_scale
+      ),
+      state,
+    )
+
+  grow = jax.jit(lambda state: belief_expand.grow(public, state, config, prior))
+  return opened(jax.random.PRNGKey(seed)), update, grow

@@ -25,10 +25,10 @@ from sog.search.pool import belief_oracle
 from sog.search.pool import belief_paths
 from sog.search.pool import belief_search
 from sog.search.pool import belief_state
-from sog.search.pool import belief_update
 from sog.search.pool import beliefs
 from sog.search.pool import passes
 from sog.selfplay import config as selfplay_config
+from tests.conftest import search_by_phase
 from tests.conftest import table_case
 from tests.conftest import table_search
 
@@ -136,27 +136,10 @@ def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node
   model = _leaf_model(game, "shipped")
   config = types.GTCFRConfig(simulations=16, simulations_per_phase=4.0, prior_temperature=0.7)
   searcher = GTCFR(game, model, config)
-  public, batches, start = searcher.game, searcher.leaf_batches, searcher.start()
-  prior = belief_expand.LeafPrior(model.apply, model.params, config.prior_temperature)
-
-  @jax.jit
-  def opened(rng):
-    leaf_state = model.init(searcher.empty, start)
-    state = belief_search.init(
-      public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
-    )
-    return state, belief_expand.grow(public, state, config, prior, opening=True)
-
-  update = jax.jit(
-    lambda s: belief_update.cfr_update(
-      model.apply, model.params, s, config, batches, public.utility_scale
-    )
-  )
-  grow = jax.jit(lambda s: belief_expand.grow(public, s, config, prior))
-  initial, state = opened(jax.random.PRNGKey(2))
+  state, update, grow = search_by_phase(searcher, seed=2)
   focus = int(state.focus)
-  np.testing.assert_array_equal(state.prior[focus], initial.prior[focus])
-  assert not np.allclose(state.prior[focus], belief_expand.uniform_prior(state.tree.legal[focus]))
+  focus_prior = np.asarray(state.prior[focus])  # init's call
+  assert not np.allclose(focus_prior, belief_expand.uniform_prior(state.tree.legal[focus]))
   recorded = added_since = 0
   for _ in range(config.phases):
     updated = update(state)
@@ -182,6 +165,7 @@ def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node
         added_since += 1
       np.testing.assert_allclose(state.prior[node], expected, rtol=1e-5, atol=1e-7)
   assert recorded >= config.phases and added_since > 0, (recorded, added_since)
+  np.testing.assert_array_equal(state.prior[focus], focus_prior)
 
 
 @pytest.mark.parametrize(

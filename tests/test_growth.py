@@ -18,41 +18,18 @@ from sog.search.pool import GTCFR
 from sog.search.pool import belief_expand
 from sog.search.pool import belief_oracle
 from sog.search.pool import belief_search
-from sog.search.pool import belief_update
 from sog.search.pool import beliefs
 from sog.search.pool import passes
 from tests.conftest import load
+from tests.conftest import search_by_phase
 
 
 def _phases(searcher: GTCFR, seed: int = 0):
   """A root search of ``searcher`` (c = 1) to drive phase by phase: its initial state (the focus
   expanded: ``run``'s opening expansion) and one phase: CFR+ updates, then one simulation (walks as
   long as the whole search's), as ``belief_search.run``'s loop runs them."""
-  public, model, config = searcher.game, searcher.leaf_model, searcher.config
-  batches, start = searcher.leaf_batches, searcher.start()
-  prior = belief_expand.LeafPrior(model.apply, model.params, config.prior_temperature)
-
-  @jax.jit
-  def init(rng):
-    leaf_state = model.init(searcher.empty, start)
-    state = belief_search.init(
-      public, searcher.capacity, model.apply, model.params, rng, start, config, leaf_state
-    )
-    return belief_expand.grow(public, state, config, prior, opening=True)
-
-  @jax.jit
-  def phase(state):
-    state = jax.lax.fori_loop(
-      0,
-      config.updates_per_phase,
-      lambda _, s: belief_update.cfr_update(
-        model.apply, model.params, s, config, batches, public.utility_scale
-      ),
-      state,
-    )
-    return belief_expand.grow(public, state, config, prior)
-
-  return init(jax.random.PRNGKey(seed)), phase
+  state, update, grow = search_by_phase(searcher, seed)
+  return state, jax.jit(lambda s: grow(update(s)))
 
 
 def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 0):
