@@ -127,39 +127,47 @@ def test_a_search_on_the_pool_is_the_table_search_from_the_same_key(name, leaf, 
   _assert_same_search(game, pool, recorded)
 
 
-def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node():
+@pytest.mark.parametrize("leaf", ["shipped", "oracle_warm"])
+def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node(leaf):
   """A frontier leaf an expansion makes interior gets the prior the phase's recording pass (the
-  last before its walks) gave it, the actor's softmax(logits / T) of that pass's leaf call over the
-  frontier, computed for the node alone from the state the call started from; a node added since
-  that pass gets the uniform prior; the focus keeps the prior of ``init``'s call."""
+  last before its walks) gave it: the actor's softmax(logits / T) of that pass's leaf call over the
+  frontier, as the call ran (recorded from inside it), also for a model whose state each call
+  moves on (the warm-started oracle with its policy as the prior); a node added since that pass
+  gets the uniform prior; the focus keeps the prior of ``init``'s call."""
   game = registry.load("leduc_poker")
-  model = _leaf_model(game, "shipped")
+  model = _leaf_model(game, leaf)
+  calls = []  # (nodes, mask, logits) of each call, as it runs
+
+  def apply(params, view, nodes, ranges, mask, state):
+    out = model.apply(params, view, nodes, ranges, mask, state)
+    jax.debug.callback(
+      lambda *call: calls.append(tuple(map(np.asarray, call))),
+      nodes,
+      mask,
+      out.logits,
+      ordered=True,
+    )
+    return out
+
   config = types.GTCFRConfig(simulations=16, simulations_per_phase=4.0, prior_temperature=0.7)
-  searcher = GTCFR(game, model, config)
+  searcher = GTCFR(game, model._replace(apply=apply), config)
   state, update, grow = search_by_phase(searcher, seed=2)
   focus = int(state.focus)
   focus_prior = np.asarray(state.prior[focus])  # init's call
   assert not np.allclose(focus_prior, belief_expand.uniform_prior(state.tree.legal[focus]))
   recorded = added_since = 0
   for _ in range(config.phases):
-    updated = update(state)
+    calls.clear()
+    updated = jax.block_until_ready(update(state))
+    nodes, mask, logits = calls[-1]  # the phase's last pass's call over the frontier
     frontier = np.flatnonzero(np.asarray(passes.frontier(updated.tree)))
-    call = model.apply(
-      model.params,
-      updated.tree,
-      jnp.asarray(frontier),
-      updated.ranges[frontier],
-      jnp.ones(frontier.shape[0], bool),
-      updated.prior_leaf_state,
-    )
-    by_call = np.asarray(
-      leaf_calls.prior_policy(updated.tree, jnp.asarray(frontier), call.logits, 0.7)
-    )
+    np.testing.assert_array_equal(np.sort(nodes[mask]), frontier)
+    by_call = np.asarray(leaf_calls.prior_policy(updated.tree, jnp.asarray(nodes), logits, 0.7))
     state = grow(updated)
     newly = np.flatnonzero(np.asarray(state.tree.expanded & ~updated.tree.expanded))
     for node in newly:
       if node in frontier:
-        expected, recorded = by_call[np.searchsorted(frontier, node)], recorded + 1
+        expected, recorded = by_call[np.flatnonzero(mask & (nodes == node))[0]], recorded + 1
       else:
         expected = belief_expand.uniform_prior(state.tree.legal[node])
         added_since += 1

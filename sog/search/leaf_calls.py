@@ -96,15 +96,14 @@ def call_frontier(
   made while the frontier is empty. Under ``vmap`` the size is chosen from the largest frontier in
   the batch (``lax.pmax`` over ``batches.axis_name``), so the choice stays a branch and the batch
   makes one call of that size, or none. ``record`` runs inside the branch on the call at its batch
-  size (the prior and the query sample a pass takes from it), so no work is sized by the
+  size (the query sample a pass takes from it), so no work is sized by the
   frontier's bound. A deep re-solve grows its whole small subgame in a few simulations, and then
   its remaining passes would ask the leaf model about nothing.
 
   The branch is one two-way ``lax.cond`` per size (call at that size, or pass the result on), in
   sequence, rather than one ``lax.switch`` over the sizes: XLA hands each branch of a many-way
-  conditional its own copy of the operands, so a switch would copy the ``record`` carry (the
-  pool's prior, [P, S, A]) twice a pass, where a two-way cond that passes its operand on updates
-  it in place."""
+  conditional its own copy of the operands, so a switch would copy the ``record`` carry twice a
+  pass, where a two-way cond that passes its operand on updates it in place."""
   sizes = batches.sizes
   count = frontier.sum()
   largest = count if batches.axis_name is None else jax.lax.pmax(count, batches.axis_name)

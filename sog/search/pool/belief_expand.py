@@ -115,30 +115,31 @@ def expand(
 ) -> belief_state.BeliefSearchState:
   """Adds the children of up to ``k`` actions at ``node`` (:func:`chosen_actions`; None: every
   public child; all outcomes at a chance node; nothing at a terminal), and with ``open_chance=
-  "with_parent"`` the outcomes of the chance nodes among them; a node not expanded yet first gets
-  its prior (:func:`node_prior`, from ``prior``), which the actions chosen and later walks read,
-  and a node that becomes interior records the iteration. Where the pool has no room for
-  the node's new children (1 + C slots for each with ``open_chance="with_parent"``: its outcomes,
-  should it be a chance node), or where ``allowed`` (a bool, possibly traced) is False, nothing is
-  added: the node stays a frontier leaf, and the search goes on with the tree it has.
+  "with_parent"`` the outcomes of the chance nodes among them; the node, where it becomes
+  interior, gets its prior (:func:`node_prior`, from ``prior``), which later walks read (with
+  k < all before its actions are chosen, which read it too), and records the iteration. Where
+  the pool has no room for the node's new children (1 + C slots for each with ``open_chance=
+  "with_parent"``: its outcomes, should it be a chance node), or where ``allowed`` (a bool,
+  possibly traced) is False, nothing is added: the node stays a frontier leaf, and the search
+  goes on with the tree it has.
   ``axis_name``: the vmap axis of a batch of searches, whose loops over a large node's children
   then run the batch's most steps (a loop whose count differs across the batch would select the
   whole pool at each step)."""
   before = state.tree.num_nodes
   was_expanded = state.tree.expanded[node]
-  keeps = was_expanded | jnp.logical_not(allowed)  # (allowed may be a Python bool)
 
-  def with_prior(state):
-    """The state with the node's prior written, where it is not expanded yet."""
-    fresh = node_prior(prior, state, node, jnp.logical_not(keeps), axis_name)
-    here = jnp.where(keeps, state.prior[node], fresh)
-    return state.replace(prior=state.prior.at[node].set(here))
+  def with_prior(state, writes):
+    """The state with the node's prior written where ``writes`` (a traced bool)."""
+    fresh = node_prior(prior, state, node, writes, axis_name)
+    return state.replace(
+      prior=state.prior.at[node].set(jnp.where(writes, fresh, state.prior[node]))
+    )
 
   most = added_at_most(game, dataclasses.replace(config, expansion_k=k))
   chooses = k is not None and k < state.tree.added.shape[-1]
   actions = None
-  if chooses:  # (k < all) the actions chosen read the prior
-    state = with_prior(state)
+  if chooses:  # (k < all) the actions chosen read the prior: written first, unless refused
+    state = with_prior(state, jnp.logical_and(~was_expanded, allowed))
     actions = chosen_actions(state, node, selected, k)
   tree = state.tree
   # room for the node's children and, opened with their parent, the outcomes of each
@@ -169,8 +170,8 @@ def expand(
       if axis_name is not None:
         steps = jax.lax.pmax(steps, axis_name)
       since = jax.lax.fori_loop(0, steps, lambda j, c: opened_slots(before + j * window, c), since)
-  if not chooses:  # (k = all) read from the grown tree: the node's own facts are as they were
-    state = with_prior(state.replace(tree=tree))
+  if not chooses:  # (k = all) where the node became interior, read from the grown tree
+    state = with_prior(state.replace(tree=tree), tree.expanded[node] & ~was_expanded)
   return state.replace(
     tree=tree,
     interior_since=since.at[node].set(

@@ -61,7 +61,8 @@ class BeliefSearchState:
     prior: [P, S, A] the actor's prior policy at expanded nodes, written as a node is expanded
       (:func:`~sog.search.pool.belief_expand.expand`): the leaf model's at the node's ranges in the
       last pass that recorded the prior, where the node was a frontier leaf then, else uniform
-      over the legal actions (at the focus, the call ``init`` makes).
+      over the legal actions (at the focus, the call ``init`` makes); zeros elsewhere, also at
+      the branch's nodes and at chance nodes opened with their parent, where no walk reads it.
     action_values: [P, S, A] PUCT's Q: the actor's normalised action values of the latest pass.
     ranges: [P, 2, S] both players' ranges in the latest pass.
     leaf_state: the leaf model's state (from ``LeafModel.init``; ``()`` for a model without one).
