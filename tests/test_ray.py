@@ -117,6 +117,9 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
     ray.shutdown()
 
 
+# Two minutes (a run killed, then resumed): with `make test-slow`. A killed local run resumes with
+# its buffers (test_selfplay) and the Ray trainer restores as the local one does (above).
+@pytest.mark.slow
 def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
   command = [
     sys.executable,
