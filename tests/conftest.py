@@ -68,19 +68,35 @@ BRIDGED_GAMES = (
 )
 
 
+#: A worker's resident memory past which its compiled programs are released between test modules.
+RELEASE_ABOVE_BYTES = 3 << 30
+
+
+def _resident_bytes() -> int:
+  """This process's resident memory (Linux's /proc; 0 where there is none)."""
+  try:
+    with open("/proc/self/statm") as statm:
+      return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+  except OSError:
+    return 0
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _release_compiled_programs():
-  """After each test module, JAX's in-memory caches of traced and compiled programs are dropped
-  (the persistent cache keeps them on disk) and the freed memory goes back to the system. A worker
-  otherwise holds every program it ever compiled (the suite's 2 workers then held 15 GB of the
-  machine's 24 by their last tests)."""
+  """After a test module, where the worker holds more than ``RELEASE_ABOVE_BYTES``, JAX's in-memory
+  caches of traced and compiled programs are dropped (the persistent cache keeps them on disk) and
+  the freed memory goes back to the system. A worker otherwise holds every program it ever compiled
+  (the suite's 2 workers held 15 GB of the machine's 24 by their last tests). Released after every
+  module instead, the programs that later modules share are traced and loaded again each time.
+  """
   yield
-  jax.clear_caches()
-  gc.collect()
-  # glibc keeps freed pages for reuse unless asked to return them; another C library (macOS's)
-  # returns them itself.
-  with contextlib.suppress(OSError):
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
+  if _resident_bytes() > RELEASE_ABOVE_BYTES:
+    jax.clear_caches()
+    gc.collect()
+    # glibc keeps freed pages for reuse unless asked to return them; another C library (macOS's)
+    # returns them itself.
+    with contextlib.suppress(OSError):
+      ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 @pytest.fixture
