@@ -7,7 +7,8 @@ against OpenSpiel's IS-MCTS (MCTS for perfect-information games) with as many si
 Per game and SoG(s, 1), searching at the game's first decision (its root, or below a public chance
 root the first outcome of each chance node: the real Scotland Yard board's detectives draw their
 start cards first): seconds per search (one search, and per search in a vmapped batch of 32;
-compilation excluded), public states grown, leaf-model (network) calls and PBSs evaluated, and
+compilation excluded), public states grown, leaf-model (network) calls on the frontier and PBSs
+evaluated there, the one-row calls its expansions made for new interior nodes' priors, and
 ``cost_ratio``: the time of one GT-CFR iteration (CFR update + expansion simulation) divided by one
 CFR+ iteration with the same updates (alternating by default: two passes and two leaf-model calls;
 the same CVPN valuing the same leaves) on the search's final tree, fixed.
@@ -192,6 +193,7 @@ def _belief_row(game: sog.games.Game, sims: int) -> dict:
     **row,
     "nodes": int(result.nodes),
     "network_calls": int(result.leaf_calls),
+    "prior_calls": int(result.prior_calls),
     "pbs_evaluated": int(result.leaf_evaluations),
     "cost_ratio": (row["seconds_per_search"] / iterations) / (update_seconds / updates),
     "capacity": searcher.capacity,
@@ -224,7 +226,7 @@ def main(argv):
   results = {}
   print(
     f"{'game':>28} {'SoG':>10} {'s/search':>9} {'batched':>9} {'nodes':>6} {'calls':>6} "
-    f"{'PBSs':>8} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}"
+    f"{'PBSs':>8} {'priors':>6} {'cost ratio':>10} {'peer s':>9} {'mctx s':>9}"
   )
   for name in _GAMES.value:
     game = common.load_game(name, enumerated=False)
@@ -235,7 +237,8 @@ def main(argv):
       print(
         f"{name:>28} {f'({sims},1)':>10} {row['seconds_per_search']:>9.4f} "
         f"{row[f'seconds_per_search_batched{_BATCH.value}']:>9.4f} {row['nodes']:>6} "
-        f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['cost_ratio']:>10.2f} "
+        f"{row['network_calls']:>6} {row['pbs_evaluated']:>8} {row['prior_calls']:>6} "
+        f"{row['cost_ratio']:>10.2f} "
         + (f"{peer:>9.4f}" if peer is not None else f"{'-':>9}")
         + (f" {mctx_seconds:>9.4f}" if mctx_seconds is not None else f" {'-':>9}")
       )

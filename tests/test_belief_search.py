@@ -133,7 +133,8 @@ def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node
   last before its walks) gave it: the actor's softmax(logits / T) of that pass's leaf call over the
   frontier, as the call ran (recorded from inside it), also for a model whose state each call
   moves on (the warm-started oracle with its policy as the prior); a node added since that pass
-  gets the uniform prior; the focus keeps the prior of ``init``'s call."""
+  gets the uniform prior; the focus keeps the prior of ``init``'s call. Each of those priors is
+  one call of the leaf model, as the search's ``prior_calls`` counts them."""
   game = registry.load("leduc_poker")
   model = _leaf_model(game, leaf)
   calls = []  # (nodes, mask, logits) of each call, as it runs
@@ -163,8 +164,12 @@ def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node
     frontier = np.flatnonzero(np.asarray(passes.frontier(updated.tree)))
     np.testing.assert_array_equal(np.sort(nodes[mask]), frontier)
     by_call = np.asarray(leaf_calls.prior_policy(updated.tree, jnp.asarray(nodes), logits, 0.7))
+    calls.clear()
     state = grow(updated)
     newly = np.flatnonzero(np.asarray(state.tree.expanded & ~updated.tree.expanded))
+    # one one-row call for each frontier leaf of that pass made an interior decision node, counted
+    decisions = [n for n in newly if n in frontier and int(state.tree.kind[n]) < 2]
+    assert len(calls) == int(state.prior_calls - updated.prior_calls) == len(decisions)
     for node in newly:
       if node in frontier:
         expected, recorded = by_call[np.flatnonzero(mask & (nodes == node))[0]], recorded + 1

@@ -9,6 +9,7 @@ import numpy as np
 
 from sog.search import leaf_calls
 from sog.search import leaf_models
+from sog.search import types as search_types
 
 
 def _model(params, view, nodes, ranges, mask, state):
@@ -101,3 +102,27 @@ def test_a_vmapped_batch_makes_one_call_sized_by_its_largest_frontier():
     np.testing.assert_allclose(np.asarray(called.values[search]), expected, rtol=1e-6)
   empty = jax.jit(jax.vmap(call, axis_name="searches"))(jnp.zeros((2, 64), bool), ranges[:2])
   assert not np.asarray(empty.called).any() and not np.asarray(empty.leaf_state).any()
+
+
+def test_the_query_sample_keeps_the_offered_queries_with_the_smallest_keys():
+  """Over three calls' offers (some rows masked), the sample holds exactly the offered queries whose
+  random keys are the smallest so far, each with its own node and ranges."""
+  size = 4
+  sample = search_types.QuerySample(
+    nodes=jnp.zeros(size, jnp.int32),
+    ranges=jnp.zeros((size, 2, 3)),
+    keys=jnp.full(size, jnp.inf),
+  )
+  offered = []  # (key, node, ranges) of every unmasked query
+  for call in range(3):
+    rng, draws_rng = jax.random.split(jax.random.PRNGKey(call))
+    nodes = jnp.arange(6, dtype=jnp.int32) + 10 * call
+    ranges = jax.random.uniform(draws_rng, (6, 2, 3))
+    mask = jnp.arange(6) < 5 - call
+    sample = jax.jit(leaf_calls.sample_queries)(sample, rng, nodes, ranges, mask)
+    keys = jax.random.uniform(rng, (6,), sample.keys.dtype)
+    offered += [(float(keys[i]), int(nodes[i]), np.asarray(ranges[i])) for i in range(5 - call)]
+  expected = sorted(offered, key=lambda query: query[0])[:size]
+  np.testing.assert_allclose(np.asarray(sample.keys), [key for key, _, _ in expected])
+  np.testing.assert_array_equal(np.asarray(sample.nodes), [node for _, node, _ in expected])
+  np.testing.assert_array_equal(np.asarray(sample.ranges), np.stack([r for _, _, r in expected]))

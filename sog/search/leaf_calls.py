@@ -18,6 +18,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from sog.search import batch_axis
 from sog.search import types
 
 #: The vmap axis of a batch of searches: a pass sizes its leaf-model call by the batch's largest
@@ -106,7 +107,7 @@ def call_frontier(
   pass, where a two-way cond that passes its operand on updates it in place."""
   sizes = batches.sizes
   count = frontier.sum()
-  largest = count if batches.axis_name is None else jax.lax.pmax(count, batches.axis_name)
+  largest = batch_axis.most(count, batches.axis_name)
   # The frontier's first rows in node order; a smaller call takes a prefix (the same rows).
   nodes = jnp.nonzero(frontier, size=batches.capacity, fill_value=0)[0].astype(jnp.int32)
 
@@ -146,15 +147,22 @@ def prior_policy(view, nodes: chex.Array, logits: chex.Array, temperature: float
 
 def sample_queries(sample: types.QuerySample, rng, nodes, ranges, mask) -> types.QuerySample:
   """``sample`` with a call's queries (``nodes``, ``ranges`` where ``mask``) offered: a uniform
-  sample without replacement of every query so far, the ones with the smallest random keys."""
+  sample without replacement of every query so far, the ones with the smallest random keys.
+
+  The kept queries are found from the keys alone and only their ranges are read: the call's
+  [B, 2, S] are never concatenated to the sample's (a copy of the whole batch each pass)."""
   size = sample.keys.shape[0]
   if not size:
     return sample
   draws = jax.random.uniform(rng, mask.shape, sample.keys.dtype)
   keys = jnp.concatenate([sample.keys, jnp.where(mask, draws, jnp.inf)])
   _, keep = jax.lax.top_k(-keys, size)
+  held, offered = keep < size, jnp.maximum(keep - size, 0)
+
+  def kept(old: chex.Array, new: chex.Array) -> chex.Array:
+    from_sample = held.reshape(-1, *[1] * (old.ndim - 1))
+    return jnp.where(from_sample, old[jnp.minimum(keep, size - 1)], new[offered])
+
   return types.QuerySample(
-    nodes=jnp.concatenate([sample.nodes, nodes])[keep],
-    ranges=jnp.concatenate([sample.ranges, ranges])[keep],
-    keys=keys[keep],
+    nodes=kept(sample.nodes, nodes), ranges=kept(sample.ranges, ranges), keys=keys[keep]
   )

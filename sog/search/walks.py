@@ -12,6 +12,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from sog.search import batch_axis
 from sog.search import cfr
 from sog.search import types
 
@@ -103,7 +104,7 @@ def simulate(
   def again(carry):
     state, _, grew, tries, _ = carry
     going = redraws(state, grew, tries)
-    return going if axis_name is None else jax.lax.pmax(going.astype(jnp.int32), axis_name) > 0
+    return batch_axis.any_of(going, axis_name)
 
   def body(carry):
     state, pending, grew, tries, rng = carry

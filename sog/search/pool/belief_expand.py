@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from sog.games import public_game
+from sog.search import batch_axis
 from sog.search import leaf_calls
 from sog.search import types as search_types
 from sog.search import walks
@@ -53,12 +54,13 @@ def node_prior(
   node: chex.Array,
   wanted: chex.Array = True,
   axis_name: str | None = None,
-) -> chex.Array:
-  """[S, A] the prior of ``node`` as an expansion makes it interior: where the node was a frontier
-  leaf of the last pass that recorded the prior (a slot below ``state.recorded_nodes``), the
-  actor's softmax(logits / T) over its legal actions from the leaf model at the node's ranges of
-  that pass, from the state that pass's call started from (the logits that call gave the node,
-  computed for it alone); at the focus before any such pass, the prior ``init``'s call gave it;
+) -> tuple[chex.Array, chex.Array]:
+  """[S, A] the prior of ``node`` as an expansion makes it interior, and whether the leaf model was
+  called for it (a bool scalar; in a vmapped batch, whether the batch called it). The prior: where
+  the node was a frontier leaf of the last pass that recorded the prior (a slot below
+  ``state.recorded_nodes``), the actor's softmax(logits / T) over its legal actions from the leaf
+  model at the node's ranges of that pass, from the state that pass's call started from (the
+  logits that call gave the node, computed for it alone); at the focus before any such pass, the prior ``init``'s call gave it;
   elsewhere (a node added since, and chance nodes and terminals, which no walk reads a prior at)
   uniform over the legal actions. The leaf model is called only where the prior is ``wanted`` (a
   bool, possibly traced) at such a node, and in a vmapped batch of searches (``axis_name``) where
@@ -66,9 +68,7 @@ def node_prior(
   tree = state.tree
   dtype = state.prior.dtype
   recorded = (node < state.recorded_nodes) & (tree.kind[node] < public_game.CHANCE)
-  calls = recorded & wanted
-  if axis_name is not None:
-    calls = jax.lax.pmax(calls.astype(jnp.int32), axis_name) > 0
+  calls = batch_axis.any_of(recorded & wanted, axis_name)
 
   def called():
     out = prior.apply(
@@ -82,8 +82,8 @@ def node_prior(
     return leaf_calls.prior_policy(tree, node[None], out.logits, prior.temperature)[0].astype(dtype)
 
   kept = jnp.where(node == state.focus, state.prior[node], uniform_prior(tree.legal[node]))
-  called = jax.lax.cond(calls, called, lambda: jnp.zeros(state.prior.shape[1:], dtype))
-  return jnp.where(recorded, called, kept.astype(dtype))
+  computed = jax.lax.cond(calls, called, lambda: jnp.zeros(state.prior.shape[1:], dtype))
+  return jnp.where(recorded, computed, kept.astype(dtype)), calls
 
 
 def chosen_actions(
@@ -129,10 +129,12 @@ def expand(
   was_expanded = state.tree.expanded[node]
 
   def with_prior(state, writes):
-    """The state with the node's prior written where ``writes`` (a traced bool)."""
-    fresh = node_prior(prior, state, node, writes, axis_name)
+    """The state with the node's prior written where ``writes`` (a traced bool), and its call of
+    the leaf model counted."""
+    fresh, called = node_prior(prior, state, node, writes, axis_name)
     return state.replace(
-      prior=state.prior.at[node].set(jnp.where(writes, fresh, state.prior[node]))
+      prior=state.prior.at[node].set(jnp.where(writes, fresh, state.prior[node])),
+      prior_calls=state.prior_calls + called,
     )
 
   most = added_at_most(game, dataclasses.replace(config, expansion_k=k))
@@ -166,9 +168,7 @@ def expand(
     if window == most:
       since = opened_slots(before, since)
     else:  # a large game's expansion: the slots it added, a window at a time
-      steps = (tree.num_nodes - before + window - 1) // window
-      if axis_name is not None:
-        steps = jax.lax.pmax(steps, axis_name)
+      steps = batch_axis.most((tree.num_nodes - before + window - 1) // window, axis_name)
       since = jax.lax.fori_loop(0, steps, lambda j, c: opened_slots(before + j * window, c), since)
   if not chooses:  # (k = all) where the node became interior, read from the grown tree
     state = with_prior(state.replace(tree=tree), tree.expanded[node] & ~was_expanded)

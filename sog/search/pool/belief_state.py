@@ -72,7 +72,10 @@ class BeliefSearchState:
     prior_leaf_state: the leaf model's state that pass's call started from, so that an expansion's
       prior is the logits that call gave its node.
     queries: a uniform sample of the leaf queries (``nodes`` are slots).
-    leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls.
+    leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls
+      (the passes' frontier calls and ``init``'s at the focus).
+    prior_calls: the one-row calls expansions made for the prior of a node they made interior
+      (:func:`~sog.search.pool.belief_expand.node_prior`; not among ``leaf_calls``).
     interior_since: [P] int32 the CFR iteration each node became interior at.
     walks, growing_walks: expansion walks made, and those that added a public state.
     rng: the search's key.
@@ -94,6 +97,7 @@ class BeliefSearchState:
   queries: search_types.QuerySample
   leaf_evaluations: chex.Array
   leaf_calls: chex.Array
+  prior_calls: chex.Array
   interior_since: chex.Array
   walks: chex.Array
   growing_walks: chex.Array
@@ -116,7 +120,10 @@ class BeliefSearchResult:
     best_response_values: [P, 2, S] each player's best-response counterfactual values against the
       other's average policy in the final tree (frontier leaves valued as in ``values``).
     queries: a uniform sample of the leaf queries made across the search (``nodes`` are slots).
-    leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls.
+    leaf_evaluations, leaf_calls: public belief states the leaf model was asked for, and calls
+      (the passes' frontier calls, ``init``'s and ``finish``'s).
+    prior_calls: the expansions' one-row calls for a new interior node's prior (one public belief
+      state each; not among ``leaf_calls`` and ``leaf_evaluations``).
     walks, growing_walks: expansion walks made (redraws included), and those that added to the tree.
     complete: scalar bool, whether the final tree holds the focus's whole subgame.
   """
@@ -133,6 +140,7 @@ class BeliefSearchResult:
   queries: search_types.QuerySample
   leaf_evaluations: chex.Array
   leaf_calls: chex.Array
+  prior_calls: chex.Array
   walks: chex.Array
   growing_walks: chex.Array
   complete: chex.Array

@@ -30,6 +30,7 @@ import numpy as np
 
 from sog.games import public_game
 from sog.games import tree as tree_lib
+from sog.search import batch_axis
 from sog.search.pool import belief_children
 from sog.search.pool import belief_rows
 from sog.search.pool import types
@@ -325,9 +326,7 @@ def add_children(
       new = j * M + jnp.arange(M) < count
       return _write_children(game, tree, node, facts, picked, new, tree.num_nodes + j * M)
 
-    steps = (count + M - 1) // M
-    if axis_name is not None:
-      steps = jax.lax.pmax(steps, axis_name)
+    steps = batch_axis.most((count + M - 1) // M, axis_name)
     tree = jax.lax.fori_loop(0, steps, chunk, tree)
   depth = tree.depth[node] + 1
   return tree.replace(

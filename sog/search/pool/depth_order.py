@@ -24,6 +24,7 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 
+from sog.search import batch_axis
 from sog.search.pool import beliefs
 
 #: Interior nodes a node step handles (of one depth): [2, S] each, so a level is best taken in
@@ -168,8 +169,7 @@ class DepthOrder:
 def _chunks(size: chex.Array, chunk: int, axis_name: str | None) -> chex.Array:
   """The chunks of ``chunk`` that hold ``size`` members (each depth's, or a count), the batch's
   most where ``axis_name`` names a vmap axis."""
-  chunks = (size + chunk - 1) // chunk
-  return chunks if axis_name is None else jax.lax.pmax(chunks, axis_name)
+  return batch_axis.most((size + chunk - 1) // chunk, axis_name)
 
 
 def _by_depth(
@@ -210,9 +210,8 @@ def depth_order(
   row_size = per_depth(tree.row_count)  # rows only at expanded nodes
   is_leaf = tree.used & ~tree.expanded
   leaves = jnp.nonzero(is_leaf, size=P + leaf_chunk, fill_value=P)[0].astype(jnp.int32)
-  levels = jnp.where(interior, tree.depth + 1, 0).max().astype(jnp.int32)
-  if axis_name is not None:
-    levels = jax.lax.pmax(levels, axis_name)
+  deepest = jnp.where(interior, tree.depth + 1, 0).max().astype(jnp.int32)
+  levels = batch_axis.most(deepest, axis_name)
   return DepthOrder(
     nodes=_by_depth(nodes, per_depth(interior.astype(jnp.int32)), node_chunk, axis_name, P),
     rows=RowsByDepth(
