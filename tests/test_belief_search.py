@@ -166,6 +166,7 @@ def test_an_expansion_takes_its_prior_from_the_phases_recording_call_at_its_node
     by_call = np.asarray(leaf_calls.prior_policy(updated.tree, jnp.asarray(nodes), logits, 0.7))
     calls.clear()
     state = grow(updated)
+    jax.effects_barrier()  # every callback of the phase's calls has run
     newly = np.flatnonzero(np.asarray(state.tree.expanded & ~updated.tree.expanded))
     # one one-row call for each frontier leaf of that pass made an interior decision node, counted
     decisions = [n for n in newly if n in frontier and int(state.tree.kind[n]) < 2]

@@ -60,11 +60,12 @@ def node_prior(
   the node was a frontier leaf of the last pass that recorded the prior (a slot below
   ``state.recorded_nodes``), the actor's softmax(logits / T) over its legal actions from the leaf
   model at the node's ranges of that pass, from the state that pass's call started from (the
-  logits that call gave the node, computed for it alone); at the focus before any such pass, the prior ``init``'s call gave it;
-  elsewhere (a node added since, and chance nodes and terminals, which no walk reads a prior at)
-  uniform over the legal actions. The leaf model is called only where the prior is ``wanted`` (a
-  bool, possibly traced) at such a node, and in a vmapped batch of searches (``axis_name``) where
-  it is for one of the batch, so that the call stays a branch."""
+  logits that call gave the node, computed for it alone); at the focus before any such pass, the
+  prior ``init``'s call gave it; elsewhere (a node added since, and chance nodes and terminals,
+  which no walk reads a prior at) uniform over the legal actions. The leaf model is called only
+  where the prior is ``wanted`` (a bool, possibly traced) at such a node, and in a vmapped batch
+  of searches (``axis_name``) where it is for one of the batch, so that the call stays a
+  branch."""
   tree = state.tree
   dtype = state.prior.dtype
   recorded = (node < state.recorded_nodes) & (tree.kind[node] < public_game.CHANCE)
