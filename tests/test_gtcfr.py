@@ -280,8 +280,8 @@ def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   holds the batch's largest frontier, or none: the rows each call ran with, recorded as it runs,
   are those sizes; the other calls are one row, the focus's prior at init and an expansion's prior
   at its node, made only while some search of the batch expands a leaf the last pass valued (so
-  at least once, and at most once for each growing walk of the batch), which every search's
-  ``prior_calls`` counts."""
+  at least once, and at most once for each growing walk of the batch), each asked for by one
+  search of the batch or more, as their ``prior_calls`` count."""
   game = load("leduc_poker")
   ran = []
   searcher = GTCFR(
@@ -296,7 +296,8 @@ def test_a_batch_of_searches_calls_the_leaf_model_on_its_largest_frontier():
   passes_ran = [rows for rows in ran[1:] if rows != 1]  # the expansions' priors are one row
   priors = len(ran) - len(passes_ran) - 1
   assert 1 <= priors <= int(result.growing_walks.sum()), priors
-  assert (np.asarray(result.prior_calls) == priors).all()  # each search counts the batch's calls
+  own = np.asarray(result.prior_calls)  # each search counts the calls it asked for
+  assert own.max() <= priors <= own.sum(), (own, priors)
   assert len(passes_ran) + 1 == int(result.leaf_calls[0])  # one call a pass for the whole batch
   assert set(passes_ran) <= set(sizes) and min(passes_ran) < sizes[-1]
   assert (np.asarray(result.leaf_calls) == int(result.leaf_calls[0])).all()

@@ -56,7 +56,8 @@ def node_prior(
   axis_name: str | None = None,
 ) -> tuple[chex.Array, chex.Array]:
   """[S, A] the prior of ``node`` as an expansion makes it interior, and whether the leaf model was
-  called for it (a bool scalar; in a vmapped batch, whether the batch called it). The prior: where
+  called for it (a bool scalar: this search's call, also in a vmapped batch, where the call runs
+  for every search while one of them makes it). The prior: where
   the node was a frontier leaf of the last pass that recorded the prior (a slot below
   ``state.recorded_nodes``), the actor's softmax(logits / T) over its legal actions from the leaf
   model at the node's ranges of that pass, from the state that pass's call started from (the
@@ -69,7 +70,8 @@ def node_prior(
   tree = state.tree
   dtype = state.prior.dtype
   recorded = (node < state.recorded_nodes) & (tree.kind[node] < public_game.CHANCE)
-  calls = batch_axis.any_of(recorded & wanted, axis_name)
+  own = recorded & wanted
+  calls = batch_axis.any_of(own, axis_name)
 
   def called():
     out = prior.apply(
@@ -84,7 +86,7 @@ def node_prior(
 
   kept = jnp.where(node == state.focus, state.prior[node], uniform_prior(tree.legal[node]))
   computed = jax.lax.cond(calls, called, lambda: jnp.zeros(state.prior.shape[1:], dtype))
-  return jnp.where(recorded, computed, kept.astype(dtype)), calls
+  return jnp.where(recorded, computed, kept.astype(dtype)), own
 
 
 def chosen_actions(

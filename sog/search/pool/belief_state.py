@@ -76,8 +76,8 @@ class BeliefSearchState:
       (the passes' frontier calls and ``init``'s at the focus).
     prior_calls: the one-row calls expansions made for the prior of a node they made interior
       (with k < all: were to make interior, the call coming before the pool's room is known;
-      :func:`~sog.search.pool.belief_expand.node_prior`; not among ``leaf_calls``; in a vmapped
-      batch the batch's calls, as ``leaf_calls`` counts them).
+      :func:`~sog.search.pool.belief_expand.node_prior`; not among ``leaf_calls``; a search's
+      own calls, in a vmapped batch too).
     interior_since: [P] int32 the CFR iteration each node became interior at.
     walks, growing_walks: expansion walks made, and those that added a public state.
     rng: the search's key.
@@ -126,7 +126,7 @@ class BeliefSearchResult:
       (the passes' frontier calls, ``init``'s and ``finish``'s).
     prior_calls: the expansions' one-row calls for the prior of a node they made interior (with
       k < all: were to; one public belief state each; not among ``leaf_calls`` and
-      ``leaf_evaluations``; in a vmapped batch the batch's calls).
+      ``leaf_evaluations``; the search's own, in a vmapped batch too).
     walks, growing_walks: expansion walks made (redraws included), and those that added to the tree.
     complete: scalar bool, whether the final tree holds the focus's whole subgame.
   """
