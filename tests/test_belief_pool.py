@@ -106,7 +106,7 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
   pool_policy = np.zeros(pool.legal.shape, np.float32)
   pool_policy[rows >= 0] = np.asarray(policy)[rows[rows >= 0]]
   pool_policy = belief_cfr.rows_of(pool, jnp.asarray(pool_policy))
-  pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges, order)
+  pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges, order).out
   pool_values, pool_q = belief_cfr.values_up(
     pool,
     pool_policy,
@@ -424,3 +424,22 @@ def test_a_pool_without_rows_left_adds_no_children(monkeypatch):
   assert needed == int(pool.num_rows) <= capacity
   frontier = used[~expanded[used] & (kind[used] < public_game.CHANCE)]
   assert (int(pool.num_rows) + valid[frontier, kind[frontier]].sum(1) > capacity).any()
+
+
+@pytest.mark.parametrize("slot_chunk", [3, 7, 256])
+def test_zero_used_zeroes_the_used_slots_and_no_chunk_past_them(slot_chunk):
+  """``DepthOrder.zero_used`` (a pass's sums zeroed before it adds into them) zeroes every used
+  slot, in chunks that need not divide the pool (the last one clamped inside it; one chunk of the
+  whole pool where that is smaller), and leaves the slots past the chunks that hold used ones as
+  they were."""
+  game = load("kuhn_poker")
+  tree = beliefs.grow(game.public_game, game.tree.num_nodes + 11)  # 11 free slots
+  used, P = int(tree.num_nodes), tree.capacity
+  order = depth_order.depth_order(tree, slot_chunk=slot_chunk)
+  array = jax.random.uniform(jax.random.PRNGKey(0), (P, 2, 3)) + 1.0
+  zeroed = np.asarray(order.zero_used(array))
+  size = min(slot_chunk, P)
+  touched = min(-(-used // size) * size, P)
+  np.testing.assert_array_equal(zeroed[:used], 0.0)
+  np.testing.assert_array_equal(zeroed[touched:], np.asarray(array)[touched:])
+  assert touched < P or size == P  # some free slots are checked where the chunks allow

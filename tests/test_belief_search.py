@@ -472,3 +472,32 @@ def test_a_value_error_is_drawn_per_public_state_on_either_engine():
   on_pool, on_tables = values(pool, slots), values(tables, nodes)
   np.testing.assert_allclose(on_pool, on_tables, rtol=1e-6, atol=1e-6)
   assert np.abs(on_pool).max() > 0
+
+
+@pytest.mark.parametrize(
+  ("name", "leaf"),
+  [("scotland_yard(map=glasses_hidden_short)", "zeros"), ("leduc_poker", "shipped")],
+)
+def test_a_pass_into_the_searchs_kept_arrays_is_a_pass_from_fresh_zeros(name, leaf):
+  """Each CFR+ update writes its ranges and values into the [P, 2, S] arrays the search keeps
+  (``ranges``, ``values``, ``pushed``, ``passed``; belief_cfr.PassArrays) rather than into
+  fresh zeros: phase by phase, as the tree grows (nodes turning interior, leaves added), the
+  update from the kept arrays, holding the last pass's numbers, equals bit for bit the update
+  from zeros in every field (a pass zeroes its sums at the used slots as it starts), and no pass
+  writes past the used slots."""
+  game = registry.load(name)
+  config = types.GTCFRConfig(simulations=12, simulations_per_phase=2.0)
+  searcher = GTCFR(game, _leaf_model(game, leaf), config)
+  state, update, grow = search_by_phase(searcher, seed=3)
+  zeros = jnp.zeros_like(state.ranges)
+  for phase in range(config.phases):
+    assert phase == 0 or np.any(np.asarray(state.ranges) != 0)  # the last pass's numbers
+    kept = update(state)
+    fresh = update(state.replace(ranges=zeros, values=zeros, pushed=zeros, passed=zeros))
+    jax.tree.map(np.testing.assert_array_equal, kept, fresh)
+    used = int(kept.tree.num_nodes)
+    for kept_array in (kept.ranges, kept.values, kept.pushed, kept.passed):
+      np.testing.assert_array_equal(kept_array[used:], 0.0)
+    state = grow(kept)
+  assert int(state.tree.num_nodes) > 10
+  assert leaf == "zeros" or np.any(np.asarray(state.values) != 0)

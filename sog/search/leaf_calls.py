@@ -68,8 +68,9 @@ class LeafCall(NamedTuple):
 
 
 class Called(NamedTuple):
-  """What a pass keeps of its leaf-model call: the frontier's values [N, 2, S] (zero elsewhere), the
-  caller's ``record`` carry, the model's state after the call, and whether the model was called."""
+  """What a pass keeps of its leaf-model call: the frontier's values [N, 2, S] (elsewhere those it
+  was given), the caller's ``record`` carry, the model's state after the call, and whether the
+  model was called."""
 
   values: chex.Array
   record: Any
@@ -87,11 +88,13 @@ def call_frontier(
   leaf_state,
   record: Callable[[Any, LeafCall], Any] = lambda carry, call: carry,
   carry: Any = (),
+  values: chex.Array | None = None,
 ) -> Called:
   """The values [N, 2, S] of the ``frontier`` [N] nodes from one leaf-model call at their
   ``ranges`` [N, 2, S] (``apply``, a :class:`~sog.search.leaf_models.LeafModel`'s, from
-  ``leaf_state``), with
-  ``record(carry, call)`` folded in.
+  ``leaf_state``), with ``record(carry, call)`` folded in: set in ``values`` [N, 2, S] at the
+  frontier, its other rows kept (None: zeros; a search passes an array it keeps between passes,
+  so that no pass zeroes N rows).
 
   The call's batch is the smallest of ``batches.sizes`` that holds the frontier, and no call is
   made while the frontier is empty. Under ``vmap`` the size is chosen from the largest frontier in
@@ -117,15 +120,17 @@ def call_frontier(
       mask = jnp.arange(size) < count
       batch = jnp.where(mask[:, None, None], ranges[rows], 0.0)
       out = apply(params, view, rows, batch, mask, before.leaf_state)
-      values = jnp.where(mask[:, None, None], out.values, 0.0)
       carry = record(before.record, LeafCall(rows, batch, mask, out))
-      return Called(before.values.at[rows].add(values), carry, out.state, jnp.bool_(True))
+      written = jnp.where(mask, rows, ranges.shape[0])  # the padding's rows dropped
+      values = before.values.at[written].set(out.values.astype(ranges.dtype), mode="drop")
+      return Called(values, carry, out.state, jnp.bool_(True))
 
     return evaluate
 
   tier = jnp.minimum(jnp.searchsorted(jnp.asarray(sizes), largest), len(sizes) - 1)
   chosen = jnp.where(largest > 0, tier, -1)
-  called = Called(jnp.zeros_like(ranges), carry, leaf_state, jnp.bool_(False))
+  values = jnp.zeros_like(ranges) if values is None else values
+  called = Called(values, carry, leaf_state, jnp.bool_(False))
   for index, size in enumerate(sizes):
     called = jax.lax.cond(chosen == index, at(size), lambda before: before, called)
   return called

@@ -18,11 +18,12 @@ step moves [2, S] ranges or values, a row step one infostate's [A] actions, alon
 the children its actions reach (:attr:`~sog.search.pool.beliefs.BeliefTree.row_child`): going
 down the row pushes r_i(p, s) pi(a | s) into the children, going up it gathers Q_i(s, a) from
 them. So a pass costs the grown tree and its valid infostates, not height x capacity nor the
-pool's [P, S, A] layout. Beyond zeroing its per-slot ranges and values, nothing in it runs over the
-whole pool: a row step reads its row's policy (regret matching of its regrets,
-:func:`current_policy`), and the up pass hands each row chunk's values and action values to a
-``visit`` (:func:`update_rows`: CFR+'s regret-matching+ step and linear averaging at those rows),
-so one CFR+ iteration is two passes over the grown tree.
+pool's [P, S, A] layout. Nothing in a search's pass runs over the whole pool (it writes into the
+:class:`PassArrays` the search keeps; a pass given none starts from zeros): a row
+step reads its row's policy (regret matching of its regrets, :func:`current_policy`), and the
+up pass hands each row chunk's values and action values to a ``visit`` (:func:`update_rows`:
+CFR+'s regret-matching+ step and linear averaging at those rows), so one CFR+ iteration is two
+passes over the grown tree.
 """
 
 from __future__ import annotations
@@ -114,6 +115,19 @@ class RowVisit(NamedTuple):
 Entry = tuple[chex.Array, chex.Array] | None
 
 
+class PassArrays(NamedTuple):
+  """[P, 2, S] arrays a pass writes into: a search keeps them between its passes, so that no pass
+  sets the whole pool (5.8 MB an array on the board at its default pool). ``out``: what the pass
+  returns, set at every used slot (ranges down; values up, whose frontier leaves the leaf call set
+  first); ``sums``: where the pass adds what flows into a node (the parent's rows' pushes down,
+  the children's parts up), zeroed at the used slots first
+  (:meth:`~sog.search.pool.depth_order.DepthOrder.zero_used`). No pass writes past the used
+  slots, so a search's kept arrays stay zero there."""
+
+  out: chex.Array
+  sums: chex.Array
+
+
 def reach_down(
   tree: beliefs.BeliefTree,
   policy: Policy,
@@ -121,36 +135,43 @@ def reach_down(
   order: depth_order_lib.DepthOrder | None = None,
   carry: Any = (),
   entry: Entry = None,
-) -> chex.Array:
-  """[P, 2, S] both players' ranges under ``policy`` (read from ``carry``) from ``root_ranges``
-  [2, S] (and ``entry``'s at the nodes it marks)."""
+  arrays: PassArrays | None = None,
+) -> PassArrays:
+  """Both players' ranges [P, 2, S] under ``policy`` (read from ``carry``) from ``root_ranges``
+  [2, S] (and ``entry``'s at the nodes it marks), in ``out`` of ``arrays`` (None: fresh zeros)."""
   order = depth_order_lib.depth_order(tree) if order is None else order
-  P, S = tree.capacity, root_ranges.shape[-1]
+  P = tree.capacity
+  if arrays is None:
+    zeros = jnp.zeros((P, 2, root_ranges.shape[-1]), tree.weight.dtype)
+    arrays = PassArrays(zeros, zeros)
   root_ranges = root_ranges.astype(tree.weight.dtype)
   root = root_ranges * tree.valid[0]
 
-  def take(nodes, ranges):
+  def take(nodes, arrays):
     """The nodes' ranges: the parent actor's, pushed by its rows already; the others' passed."""
+    ranges, pushed = arrays
     at = jnp.minimum(nodes, P - 1)
     parent = jnp.maximum(tree.parent[at], 0)
-    new = jnp.where(_actors(tree.kind[parent]), ranges[at], tree.passes[at] * ranges[parent])
+    new = jnp.where(_actors(tree.kind[parent]), pushed[at], tree.passes[at] * ranges[parent])
     new = jnp.where((tree.parent[at] < 0)[:, None, None], root, new)
     if entry is not None:
       new = jnp.where(entry[0][at][:, None, None], entry[1][at], new)
-    return ranges.at[nodes].set(new, mode="drop")
+    return PassArrays(ranges.at[nodes].set(new, mode="drop"), pushed)
 
-  def push(rows, ranges):
+  def push(rows, arrays):
     """r_i(p, s) pi(a | s) into the actor's infostate in each child (s, a) reaches."""
+    ranges, pushed = arrays
     at = rows_at(tree, rows)
     flow = policy(rows, carry) * ranges[at.nodes, at.actor, at.infostates][:, None]  # [C, A]
     children = jnp.where(at.ok[:, None, None], tree.row_child[at.rows], P)  # [C, A, F]
     into = tree.next_infostate[at.nodes, at.infostates][..., None]
     shape = children.shape
-    return ranges.at[
+    pushed = pushed.at[
       children, jnp.broadcast_to(at.actor[:, None, None], shape), jnp.broadcast_to(into, shape)
     ].add(jnp.broadcast_to(flow[..., None], shape), mode="drop")
+    return PassArrays(ranges, pushed)
 
-  return order.down(take, push, jnp.zeros((P, 2, S), root_ranges.dtype))
+  return order.down(take, push, arrays._replace(sums=order.zero_used(arrays.sums)))
 
 
 def values_up(
@@ -176,11 +197,32 @@ def values_up(
   values (a terminal's payoff, a leaf's value, an interior node's actor's from its rows and the
   others' from the children's sums) and add the parts their parents do not act on into the
   parents' sums."""
+  zeros = jnp.zeros((tree.capacity, 2, ranges.shape[-1]), ranges.dtype)
+  values = zeros if leaf_values is None else leaf_values
+  arrays, carry = values_up_into(
+    PassArrays(values, zeros), tree, policy, ranges, order, best_response, visit, carry
+  )
+  return arrays.out, carry
+
+
+def values_up_into(
+  arrays: PassArrays,
+  tree: beliefs.BeliefTree,
+  policy: Policy,
+  ranges: chex.Array,
+  order: depth_order_lib.DepthOrder | None = None,
+  best_response: bool | chex.Array = False,
+  visit: Callable[[Any, RowVisit], Any] | None = None,
+  carry: Any = (),
+) -> tuple[PassArrays, Any]:
+  """:func:`values_up` written into ``arrays``, whose ``out`` holds the leaf values at the
+  frontier leaves: the values in ``out`` (at every used slot; zero at an infostate the actor
+  cannot hold there), and the visits' ``carry``."""
   order = depth_order_lib.depth_order(tree) if order is None else order
   P = tree.capacity
 
   def gather(rows, loop):
-    values, passed, carry = loop
+    (values, passed), carry = loop
     at = rows_at(tree, rows)
     children = tree.row_child[at.rows]  # [C, A, F]
     into = tree.next_infostate[at.nodes, at.infostates][..., None]
@@ -200,29 +242,28 @@ def values_up(
       expanded = tree.expanded[at.nodes]
       carry = visit(carry, RowVisit(rows, at, expanded, own, value, opponent, q, row_policy))
     written = jnp.where(at.ok, at.nodes, P)
-    return values.at[written, at.actor, at.infostates].set(value, mode="drop"), passed, carry
+    values = values.at[written, at.actor, at.infostates].set(value, mode="drop")
+    return PassArrays(values, passed), carry
 
   def take(nodes, loop):
-    values, passed, carry = loop
+    (values, passed), carry = loop
     at = jnp.minimum(nodes, P - 1)
     kind = tree.kind[at]
     terminal = (kind == public_game.TERMINAL)[:, None, None]
-    leaf = 0.0 if leaf_values is None else leaf_values[at]
+    leaf = values[at]  # set at a frontier leaf by the leaf call
     base = jnp.where(terminal, propagation.payoff_values(tree.payoff[at], ranges[at], jnp), leaf)
-    interior = jnp.where(_actors(kind), values[at], passed[at])  # the actor's from its rows
+    # the actor's from its rows (zero at infostates it cannot hold, which have none)
+    own = jnp.where(tree.valid[at], values[at], 0.0)
+    interior = jnp.where(_actors(kind), own, passed[at])
     value = jnp.where(tree.expanded[at][:, None, None], interior, base)
     # the root and a chunk's padding send nothing
     parent = jnp.where((nodes < P) & (tree.parent[at] >= 0), tree.parent[at], P)
     part = tree.passes[at] * tree.probability[at][:, None, None] * value
-    return (
-      values.at[nodes].set(value, mode="drop"),
-      passed.at[parent].add(part, mode="drop"),
-      carry,
-    )
+    passed = passed.at[parent].add(part, mode="drop")
+    return PassArrays(values.at[nodes].set(value, mode="drop"), passed), carry
 
-  zeros = jnp.zeros((P, 2, ranges.shape[-1]), ranges.dtype)
-  values, _, carry = order.up(take, gather, (zeros, zeros, carry))
-  return values, carry
+  arrays = arrays._replace(sums=order.zero_used(arrays.sums))
+  return order.up(take, gather, (arrays, carry))
 
 
 @chex.dataclass(frozen=True)
@@ -295,7 +336,7 @@ def iteration(
   policy = current_policy(tree)
   for group in groups:
     updating = jnp.isin(jnp.arange(2), jnp.asarray(group))
-    ranges = reach_down(tree, policy, root_ranges, order, state, entry)
+    ranges = reach_down(tree, policy, root_ranges, order, state, entry).out
     _, state = values_up(
       tree,
       policy,

@@ -129,7 +129,7 @@ def exact_leaf_model(
         run,
       )
       policy = belief_cfr.rows_of(whole, belief_cfr.average_policy(whole, run))
-      true_ranges = belief_cfr.reach_down(whole, policy, zero_root, order, (), (inside, placed))
+      true_ranges = belief_cfr.reach_down(whole, policy, zero_root, order, (), (inside, placed)).out
       values, _ = belief_cfr.values_up(whole, policy, true_ranges, order=order)
       return values[twins], run
 

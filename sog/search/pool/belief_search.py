@@ -217,7 +217,7 @@ def init(
   gadget = gadget_lib.init_state(start.gadget)
   uniform = belief_expand.uniform_prior(tree.legal).astype(dtype)
   root_ranges = gadget_lib.root_ranges(start.gadget, gadget, start.ranges, tree.valid[0])
-  ranges = belief_cfr.reach_down(tree, belief_cfr.rows_of(tree, uniform), root_ranges)
+  ranges = belief_cfr.reach_down(tree, belief_cfr.rows_of(tree, uniform), root_ranges).out
   at = focus[None]
   out = apply(params, tree, at, ranges[at], jnp.ones(1, bool), leaf_state)
   S = start.ranges.shape[-1]
@@ -234,6 +234,9 @@ def init(
     prior=zeros.at[focus].set(focus_prior),
     action_values=zeros,
     ranges=jnp.zeros((tree.capacity, 2, S), dtype),
+    values=jnp.zeros((tree.capacity, 2, S), dtype),
+    pushed=jnp.zeros((tree.capacity, 2, S), dtype),
+    passed=jnp.zeros((tree.capacity, 2, S), dtype),
     leaf_state=out.state,
     recorded_nodes=jnp.int32(0),
     prior_leaf_state=out.state,
@@ -299,7 +302,7 @@ def finish(
   policy = belief_cfr.rows_of(tree, average)
   order = depth_order.depth_order(tree, batches.axis_name)
   root_ranges = gadget_lib.average_range(start.gadget, state.gadget, start.ranges, tree.valid[0])
-  ranges = belief_cfr.reach_down(tree, policy, root_ranges, order)
+  ranges = belief_cfr.reach_down(tree, policy, root_ranges, order).out
   frontier = passes.frontier(tree)
   called = leaf_calls.call_frontier(
     tree, apply, params, frontier, ranges, batches, state.leaf_state

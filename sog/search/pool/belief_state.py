@@ -65,6 +65,11 @@ class BeliefSearchState:
       the branch's nodes and at chance nodes opened with their parent, where no walk reads it.
     action_values: [P, S, A] PUCT's Q: the actor's normalised action values of the latest pass.
     ranges: [P, 2, S] both players' ranges in the latest pass.
+    values: [P, 2, S] the counterfactual values of the latest pass (at frontier leaves its leaf
+      call's; :class:`~sog.search.pool.belief_cfr.PassArrays`, which the next pass writes into).
+    pushed, passed: [P, 2, S] the sums of the latest passes down and up
+      (:class:`~sog.search.pool.belief_cfr.PassArrays`): the ranges the parents' rows pushed into
+      each node, the values' parts the children passed up; each pass zeroes its own first.
     leaf_state: the leaf model's state (from ``LeafModel.init``; ``()`` for a model without one).
     recorded_nodes: int32 scalar, the slots in use at the last pass that recorded the prior (the
       phase's last, which its expansions follow; 0 before the first): a node below it was a
@@ -93,6 +98,9 @@ class BeliefSearchState:
   prior: chex.Array
   action_values: chex.Array
   ranges: chex.Array
+  values: chex.Array
+  pushed: chex.Array
+  passed: chex.Array
   leaf_state: Any
   recorded_nodes: chex.Array
   prior_leaf_state: Any

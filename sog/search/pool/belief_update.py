@@ -49,7 +49,8 @@ def _update_players(
   tree, start = state.tree, state.start
   policy = belief_cfr.current_policy(tree)
   root_ranges = gadget_lib.root_ranges(start.gadget, state.gadget, start.ranges, tree.valid[0])
-  ranges = belief_cfr.reach_down(tree, policy, root_ranges, order, state.cfr)
+  down = belief_cfr.PassArrays(state.ranges, state.pushed)
+  ranges, pushed = belief_cfr.reach_down(tree, policy, root_ranges, order, state.cfr, arrays=down)
   rng, query_rng = jax.random.split(state.rng)
 
   def record(queries, call: leaf_calls.LeafCall):
@@ -67,6 +68,7 @@ def _update_players(
     state.leaf_state,
     record,
     state.queries,
+    state.values,
   )
 
   def visit(carry, chunk: belief_cfr.RowVisit):
@@ -83,15 +85,16 @@ def _update_players(
     written = jnp.where(at.ok & chunk.expanded, at.nodes, tree.capacity)
     return solver, action_values.at[written, at.infostates].set(normalised, mode="drop")
 
-  values, (solver, action_values) = belief_cfr.values_up(
+  up, (solver, action_values) = belief_cfr.values_up_into(
+    belief_cfr.PassArrays(called.values, state.passed),
     tree,
     lambda rows, carry: policy(rows, carry[0]),
     ranges,
-    called.values,
     order,
     visit=visit,
     carry=(state.cfr, state.action_values),
   )
+  values = up.out
   gadget = start.gadget
   updated = gadget_lib.update(
     gadget, state.gadget, values[0, gadget.player], tree.valid[0, gadget.player], weight
@@ -103,6 +106,9 @@ def _update_players(
     ),
     action_values=action_values,
     ranges=ranges,
+    values=values,
+    pushed=pushed,
+    passed=up.sums,
     leaf_state=called.leaf_state,
     recorded_nodes=jnp.where(records_prior, tree.num_nodes, state.recorded_nodes),
     prior_leaf_state=jax.tree.map(

@@ -37,6 +37,9 @@ LEAF_CHUNK = 64
 #: Rows a row step handles (of one depth): [A, F] each.
 ROW_CHUNK = 64
 
+#: Slots a step of :meth:`DepthOrder.zero_used` zeroes (a prefix of the pool, [2, S] each).
+SLOT_CHUNK = 256
+
 #: A pass's step: ``step(members, carry)`` with a chunk's nodes or rows [C] (P or R for padding).
 Step = Callable[[chex.Array, Any], Any]
 
@@ -107,6 +110,8 @@ class DepthOrder:
       chunk, is static).
     num_leaf_chunks: int32 scalar, the leaves' chunks (the batch's largest).
     num_levels: int32 scalar, the depths that hold an interior node (the batch's largest).
+    num_slot_chunks: int32 scalar, the chunks of ``slot_chunk`` slots that hold the used ones
+      (the batch's largest; :meth:`zero_used`).
   """
 
   nodes: ByDepth
@@ -114,10 +119,23 @@ class DepthOrder:
   leaves: chex.Array
   num_leaf_chunks: chex.Array
   num_levels: chex.Array
+  num_slot_chunks: chex.Array
   node_chunk: int = flax.struct.field(pytree_node=False, default=NODE_CHUNK)
   row_chunk: int = flax.struct.field(pytree_node=False, default=ROW_CHUNK)
   leaf_chunk: int = flax.struct.field(pytree_node=False, default=LEAF_CHUNK)
+  slot_chunk: int = flax.struct.field(pytree_node=False, default=SLOT_CHUNK)
   row_capacity: int = flax.struct.field(pytree_node=False, default=0)
+
+  def zero_used(self, array: chex.Array) -> chex.Array:
+    """``array`` [P, ...] zeroed at the used slots (a prefix of the pool, ``slot_chunk`` slots a
+    step), so that a pass's sums start at zero for the cost of the tree, not the pool's."""
+    size = min(self.slot_chunk, array.shape[0])
+    zeros = jnp.zeros((size, *array.shape[1:]), array.dtype)
+
+    def step(c, x):
+      return jax.lax.dynamic_update_slice(x, zeros, (c * size,) + (0 * c,) * (array.ndim - 1))
+
+    return jax.lax.fori_loop(0, self.num_slot_chunks, step, array)
 
   def leaf_chunk_at(self, c: chex.Array) -> chex.Array:
     """[L] int32 the leaves of leaf chunk ``c`` (P past the last leaf)."""
@@ -192,6 +210,7 @@ def depth_order(
   node_chunk: int = NODE_CHUNK,
   row_chunk: int = ROW_CHUNK,
   leaf_chunk: int = LEAF_CHUNK,
+  slot_chunk: int = SLOT_CHUNK,
 ) -> DepthOrder:
   """The :class:`DepthOrder` of the tree's used nodes and rows (``axis_name``: the vmap axis of a
   batch of searches, whose passes then all run the batch's largest numbers of chunks).
@@ -226,8 +245,10 @@ def depth_order(
     leaves=leaves,
     num_leaf_chunks=_chunks(is_leaf.sum(dtype=jnp.int32), leaf_chunk, axis_name),
     num_levels=levels,
+    num_slot_chunks=_chunks(tree.num_nodes, min(slot_chunk, P), axis_name),
     node_chunk=node_chunk,
     row_chunk=row_chunk,
     leaf_chunk=leaf_chunk,
+    slot_chunk=slot_chunk,
     row_capacity=R,
   )
