@@ -107,7 +107,7 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
   pool_policy[rows >= 0] = np.asarray(policy)[rows[rows >= 0]]
   pool_policy = belief_cfr.rows_of(pool, jnp.asarray(pool_policy))
   pool_ranges = belief_cfr.reach_down(pool, pool_policy, root_ranges, order).out
-  pool_values, pool_q = belief_cfr.values_up(
+  pool_up, pool_q = belief_cfr.values_up(
     pool,
     pool_policy,
     pool_ranges,
@@ -118,7 +118,7 @@ def test_a_pass_on_the_pool_is_the_table_pass(name):
     carry=jnp.zeros(pool.legal.shape),
   )
   np.testing.assert_allclose(np.asarray(pool_ranges), ranges[nodes], atol=1e-6)
-  np.testing.assert_allclose(np.asarray(pool_values), values[nodes], atol=1e-6)
+  np.testing.assert_allclose(np.asarray(pool_up.out), values[nodes], atol=1e-6)
   players = np.flatnonzero(tree.kind[nodes] < public_game.CHANCE)
   actor = tree.kind[nodes[players]]
   acting = tree.valid[nodes[players], actor][..., None] & tree.legal[nodes[players]]

@@ -128,6 +128,15 @@ class PassArrays(NamedTuple):
   sums: chex.Array
 
 
+def fresh_arrays(
+  tree: beliefs.BeliefTree, like: chex.Array, out: chex.Array | None = None
+) -> PassArrays:
+  """:class:`PassArrays` of zeros [P, 2, S] (S and dtype those of ``like``), ``out`` given or
+  zero: a pass outside a search's loop, which keeps none."""
+  zeros = jnp.zeros((tree.capacity, 2, like.shape[-1]), like.dtype)
+  return PassArrays(zeros if out is None else out, zeros)
+
+
 def reach_down(
   tree: beliefs.BeliefTree,
   policy: Policy,
@@ -141,10 +150,9 @@ def reach_down(
   [2, S] (and ``entry``'s at the nodes it marks), in ``out`` of ``arrays`` (None: fresh zeros)."""
   order = depth_order_lib.depth_order(tree) if order is None else order
   P = tree.capacity
-  if arrays is None:
-    zeros = jnp.zeros((P, 2, root_ranges.shape[-1]), tree.weight.dtype)
-    arrays = PassArrays(zeros, zeros)
   root_ranges = root_ranges.astype(tree.weight.dtype)
+  if arrays is None:
+    arrays = fresh_arrays(tree, root_ranges)
   root = root_ranges * tree.valid[0]
 
   def take(nodes, arrays):
@@ -178,46 +186,29 @@ def values_up(
   tree: beliefs.BeliefTree,
   policy: Policy,
   ranges: chex.Array,
-  leaf_values: chex.Array | None = None,
   order: depth_order_lib.DepthOrder | None = None,
   best_response: bool | chex.Array = False,
   visit: Callable[[Any, RowVisit], Any] | None = None,
   carry: Any = (),
-) -> tuple[chex.Array, Any]:
-  """Counterfactual values [P, 2, S] of ``policy`` (frontier leaves, the used nodes not expanded
-  that are not terminal, take ``leaf_values`` [P, 2, S]; zero without), and ``carry`` with every
+  arrays: PassArrays | None = None,
+) -> tuple[PassArrays, Any]:
+  """Counterfactual values [P, 2, S] of ``policy`` in ``out`` of ``arrays`` (None: fresh zeros),
+  whose ``out`` holds the leaf values at the frontier leaves (the used nodes not expanded that are
+  not terminal; :func:`sog.search.leaf_calls.call_frontier` sets them), and ``carry`` with every
   row chunk's :class:`RowVisit` folded in by ``visit`` (the CFR update, :func:`update_rows`).
-  With ``best_response`` each actor plays a best response instead, max_a Q(s, a) over its
-  playable actions, against the other's policy in ``ranges``: both players' best-response values
-  (a traced bool too: vmapped over ``[False, True]``, one pass gives both the policy's values and
-  the best responses').
+  ``out`` is set at every used slot (zero at an infostate the actor cannot hold there). With
+  ``best_response`` each actor plays a best response instead, max_a Q(s, a) over its playable
+  actions, against the other's policy in ``ranges``: both players' best-response values (a traced
+  bool too: vmapped over ``[False, True]``, one pass gives both the policy's values and the best
+  responses').
 
   From the deepest depth up (:meth:`~sog.search.pool.depth_order.DepthOrder.up`): a depth's rows
   gather Q(s, a) from their children (final by then) and take v_i(s), then its nodes take their
   values (a terminal's payoff, a leaf's value, an interior node's actor's from its rows and the
   others' from the children's sums) and add the parts their parents do not act on into the
   parents' sums."""
-  zeros = jnp.zeros((tree.capacity, 2, ranges.shape[-1]), ranges.dtype)
-  values = zeros if leaf_values is None else leaf_values
-  arrays, carry = values_up_into(
-    PassArrays(values, zeros), tree, policy, ranges, order, best_response, visit, carry
-  )
-  return arrays.out, carry
-
-
-def values_up_into(
-  arrays: PassArrays,
-  tree: beliefs.BeliefTree,
-  policy: Policy,
-  ranges: chex.Array,
-  order: depth_order_lib.DepthOrder | None = None,
-  best_response: bool | chex.Array = False,
-  visit: Callable[[Any, RowVisit], Any] | None = None,
-  carry: Any = (),
-) -> tuple[PassArrays, Any]:
-  """:func:`values_up` written into ``arrays``, whose ``out`` holds the leaf values at the
-  frontier leaves: the values in ``out`` (at every used slot; zero at an infostate the actor
-  cannot hold there), and the visits' ``carry``."""
+  if arrays is None:
+    arrays = fresh_arrays(tree, ranges)
   order = depth_order_lib.depth_order(tree) if order is None else order
   P = tree.capacity
 

@@ -130,7 +130,7 @@ def exact_leaf_model(
       )
       policy = belief_cfr.rows_of(whole, belief_cfr.average_policy(whole, run))
       true_ranges = belief_cfr.reach_down(whole, policy, zero_root, order, (), (inside, placed)).out
-      values, _ = belief_cfr.values_up(whole, policy, true_ranges, order=order)
+      values = belief_cfr.values_up(whole, policy, true_ranges, order=order)[0].out
       return values[twins], run
 
     def nothing(run):

@@ -308,9 +308,16 @@ def finish(
     tree, apply, params, frontier, ranges, batches, state.leaf_state
   )
   values, best = jax.vmap(
-    lambda best_response: belief_cfr.values_up(
-      tree, policy, ranges, called.values, order, best_response
-    )[0]
+    lambda best_response: (
+      belief_cfr.values_up(
+        tree,
+        policy,
+        ranges,
+        order,
+        best_response,
+        arrays=belief_cfr.fresh_arrays(tree, ranges, called.values),
+      )[0].out
+    )
   )(jnp.array([False, True]))
   return belief_state.BeliefSearchResult(
     focus_policy=average[state.focus],

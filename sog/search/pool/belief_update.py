@@ -85,14 +85,14 @@ def _update_players(
     written = jnp.where(at.ok & chunk.expanded, at.nodes, tree.capacity)
     return solver, action_values.at[written, at.infostates].set(normalised, mode="drop")
 
-  up, (solver, action_values) = belief_cfr.values_up_into(
-    belief_cfr.PassArrays(called.values, state.passed),
+  up, (solver, action_values) = belief_cfr.values_up(
     tree,
     lambda rows, carry: policy(rows, carry[0]),
     ranges,
     order,
     visit=visit,
     carry=(state.cfr, state.action_values),
+    arrays=belief_cfr.PassArrays(called.values, state.passed),
   )
   values = up.out
   gadget = start.gadget
