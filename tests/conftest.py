@@ -15,6 +15,7 @@ import functools
 import gc
 import os
 import pathlib
+import re
 
 import jax
 import numpy as np
@@ -38,9 +39,13 @@ os.environ.update(_CACHE_SETTINGS)  # for the scripts the tests run as subproces
 jax.config.update("jax_compilation_cache_dir", str(_CACHE))
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
-# 549,946 public states, built in about a minute: its checks run with `make test-slow` (Connect
-# Four, the same k-in-a-row rules, keeps them in the default run).
-TIC_TAC_TOE = pytest.param("tic_tac_toe", marks=pytest.mark.slow)
+TIC_TAC_TOE = pytest.param(
+  "tic_tac_toe",
+  marks=pytest.mark.slow(
+    reason="549,946 public states, built in about a minute; the same test's [connect_four] cases "
+    "check the same k-in-a-row rules"
+  ),
+)
 ALL_GAMES = (
   "kuhn_poker",
   "leduc_poker",
@@ -66,6 +71,45 @@ BRIDGED_GAMES = (
   "connect_four(rows=2,columns=4,x_in_row=2)",
   TIC_TAC_TOE,
 )
+
+
+#: A fast cover a slow mark's reason names: a test (``tests/test_x.py::test_y``), its cases whose
+#: ids hold ``text`` (``tests/test_x.py::test_y[text]``), or ``[text]`` alone: the same test's.
+_COVER = re.compile(r"(tests/[\w/]+\.py::\w+)?(?:\[([^\]]+)\])?")
+
+
+def _covers(reason: str) -> list[tuple[str, str]]:
+  """The (test, case) pairs ``reason`` names (either part may be empty, not both)."""
+  return [(test, case) for test, case in _COVER.findall(reason) if test or case]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+  """A test kept out of ``make test`` (marked ``slow``) names, in its mark's ``reason``, the faster
+  test in ``make test`` that checks the same property; the suite stops before it starts where one
+  names none, or names a test that is not there or is itself slow (checked against the tests
+  collected: a cover in a file not collected this run is not checked). Runs before ``-m`` deselects
+  the slow tests."""
+  fast = [item.nodeid for item in items if item.get_closest_marker("slow") is None]
+  files = {item.nodeid.split("::")[0] for item in items}
+  problems = []
+  for item in items:
+    mark = item.get_closest_marker("slow")
+    if mark is None:
+      continue
+    covers = _covers(mark.kwargs.get("reason", ""))
+    if not covers:
+      problems.append(f"{item.nodeid}: its slow mark's reason names no fast cover")
+    base = item.nodeid.split("[")[0]
+    for test, case in covers:
+      if test and test.split("::")[0] not in files:
+        continue
+      named = test or base
+      if not any(nodeid.split("[")[0] == named and case in nodeid[len(named) :] for nodeid in fast):
+        named_case = f"[{case}]" if case else ""
+        problems.append(f"{item.nodeid}: its cover {test}{named_case} is no fast test")
+  if problems:
+    raise pytest.UsageError("slow tests without a fast cover:\n  " + "\n  ".join(problems))
 
 
 #: A worker's resident memory past which its compiled programs are released between test modules.

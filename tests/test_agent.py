@@ -1,5 +1,6 @@
 """The SoG agent and its OpenSpiel bot: complete games against OpenSpiel's bots, clear errors."""
 
+import functools
 import json
 import subprocess
 import sys
@@ -24,10 +25,22 @@ from tests.conftest import ROOT
 from tests.conftest import table_search
 
 
-@pytest.mark.parametrize(
-  "name, leaf, games", [("kuhn_poker", "oracle", 2), ("leduc_poker", "zeros", 1)]
-)
-def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, leaf, games):
+@functools.cache
+def _agent(name: str) -> agent_lib.SoGAgent:
+  """The agent the bot tests share (one compilation of its searches, one xdist group): Kuhn with
+  the exact oracle (50 CFR+ iterations a call) at s = 20, Leduc with the zero leaf at s = 10. It
+  keeps its summary between decisions: a test that needs a fresh one resets it."""
+  game = load(name)
+  if name == "kuhn_poker":
+    return agent_lib.SoGAgent(
+      game, belief_oracle.exact_leaf_model(game, 50), types.GTCFRConfig(simulations=20)
+    )
+  return agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(simulations=10))
+
+
+@pytest.mark.xdist_group("agents")
+@pytest.mark.parametrize("name, games", [("kuhn_poker", 2), ("leduc_poker", 1)])
+def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, games):
   """``games`` whole games per seat against each opponent (one compilation serves every
   decision)."""
   game = load(name)
@@ -35,10 +48,7 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
   solver = openspiel_cfr.CFRPlusSolver(os_game)
   for _ in range(20):
     solver.evaluate_and_update_policy()
-  model = (
-    belief_oracle.exact_leaf_model(game, 50) if leaf == "oracle" else leaf_models.zero_leaf_model()
-  )
-  agent = agent_lib.SoGAgent(game, model, types.GTCFRConfig(simulations=20))
+  agent = _agent(name)
   rng = np.random.RandomState(0)
   for seat in (0, 1):
     opponents = {
@@ -55,7 +65,15 @@ def test_the_bot_plays_complete_games_against_random_and_cfr_plus_bots(name, lea
 
 
 @pytest.mark.parametrize(
-  "name, games", [("kuhn_poker", 6), pytest.param("leduc_poker", 2, marks=pytest.mark.slow)]
+  "name, games",
+  [
+    ("kuhn_poker", 6),
+    pytest.param(
+      "leduc_poker",
+      2,
+      marks=pytest.mark.slow(reason="the same test's [kuhn_poker] case checks the property"),
+    ),
+  ],
 )
 def test_the_agent_re_solves_as_the_table_agent_did(name, games):
   """Whole games against a uniform random opponent, both seats, float64, zero leaf, s = 10: at
@@ -92,9 +110,10 @@ def test_the_agent_re_solves_as_the_table_agent_did(name, games):
   assert decisions == len(table["actions"]) >= games
 
 
+@pytest.mark.xdist_group("agents")
 def test_the_bot_reports_the_policy_it_draws_from():
   game = load("kuhn_poker")
-  agent = agent_lib.SoGAgent(game, belief_oracle.exact_leaf_model(game, 50), types.GTCFRConfig(30))
+  agent = _agent("kuhn_poker")
   bot = bot_lib.SoGBot(agent, player_id=0)
   state = openspiel_bridge.openspiel_game(game).new_initial_state()
   state.apply_action(2)  # player 0 holds the king
@@ -123,10 +142,12 @@ def test_the_bot_plays_its_most_probable_action_in_perfect_information_games():
   assert bot_lib.SoGBot(agent, player_id=0, sample=True).sample
 
 
+@pytest.mark.xdist_group("agents")
 def test_the_agent_rejects_states_it_cannot_act_at():
   game = load("leduc_poker")
   tree = game.tree
-  agent = agent_lib.SoGAgent(game, leaf_models.zero_leaf_model(), types.GTCFRConfig(10))
+  agent = _agent("leduc_poker")
+  agent.reset()
   chance = int(np.flatnonzero(tree.kind == 2)[0])
   with pytest.raises(ValueError, match="not a decision"):
     agent.act(tree.paths[chance], 0, jax.random.PRNGKey(0))

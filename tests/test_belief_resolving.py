@@ -4,6 +4,8 @@ in ``tests/fixtures/table_searches.npz`` before the table search left the librar
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,6 +44,22 @@ def test_origins_carried_down_each_path_give_the_prior_weights(name):
   np.testing.assert_array_equal(origins.any(-1), np.asarray(tree.valid)[:n])
 
 
+@functools.cache
+def _leduc_resolver() -> GTCFR:
+  """Leduc's zero-leaf SoG(2,1) searcher in float64 with a branch as deep as the game: the table
+  chain's settings, shared by the chain's and the batch's tests (one compilation each of its single
+  and batched searches)."""
+  game = registry.load("leduc_poker")
+  return GTCFR(
+    game,
+    leaf_models.zero_leaf_model(),
+    types.GTCFRConfig(simulations=2),
+    dtype=jnp.float64,
+    branch_depth=int(game.tree.num_levels),
+  )
+
+
+@pytest.mark.xdist_group("leduc_resolver")
 def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
   """Leduc, two decisions re-solved in turn: a short search from the same start and key as the
   table search's, summarised, then the plan at the decision the table search's chain planned (below
@@ -51,12 +69,10 @@ def test_a_chain_of_plans_from_pool_summaries_is_the_tables_chain():
   first carried down."""
   game = registry.load("leduc_poker")
   public = game.public_game
-  model = leaf_models.zero_leaf_model()
-  config = types.GTCFRConfig(simulations=2)
   depth = int(game.tree.num_levels)
   with jax.enable_x64(True):
     grown = beliefs.grow(public, game.tree.num_nodes, jnp.float64)
-    searcher = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    searcher = _leduc_resolver()
     pool_summary = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )
@@ -96,17 +112,17 @@ def _assert_same_plan(game, grown, planned, table: dict, node: int, moves: int):
   np.testing.assert_allclose(planned.start.weight, grown.pair_weight(s_prev), atol=1e-12)
 
 
+@pytest.mark.xdist_group("leduc_resolver")
 def test_a_batch_of_resolving_searches_is_each_search_alone():
   """Leduc: re-solving starts planned from one pool summary at decisions whose branches have
   different lengths (padded to the searcher's ``branch_depth``), searched under ``vmap``: each
-  search's tree, focus and policy are its own, in float64."""
+  search's tree, focus and policy are its own, in float64 (s = 2, the chain's searcher: a search
+  that leaked into another row's would still differ from it alone)."""
   game = registry.load("leduc_poker")
   public = game.public_game
-  model = leaf_models.zero_leaf_model()
   depth = int(game.tree.num_levels)
-  config = types.GTCFRConfig(simulations=6)
   with jax.enable_x64(True):
-    searcher = GTCFR(game, model, config, dtype=jnp.float64, branch_depth=depth)
+    searcher = _leduc_resolver()
     initial = belief_resolving.initial_summary(
       searcher.empty, jnp.asarray(public_game.prior_ranges(public)), depth
     )

@@ -60,11 +60,20 @@ CASES = [
 ]
 _GADGET_FIELDS = ("enabled", "player", "terminate_values", "previous_range", "prior", "alpha")
 #: The warm oracle and its policy prior, checked from a re-solving start (its pool grown at s_prev,
-#: two moves above the focus) by `make test-slow` (130 s); the default run checks the warm oracle's
-#: state under vmap (test_a_batch_of_oracle_searches_is_each_search_alone) and the cold oracle
-#: against the tables.
+#: two moves above the focus).
 WARM_ORACLE = pytest.param(
-  "leduc_poker", "oracle_warm", dict(simulations=8), 2, marks=pytest.mark.slow, id="oracle_warm"
+  "leduc_poker",
+  "oracle_warm",
+  dict(simulations=8),
+  2,
+  marks=pytest.mark.slow(
+    reason="130 s; tests/test_belief_search.py::"
+    "test_a_batch_of_oracle_searches_is_each_search_alone checks the warm oracle's state, "
+    "tests/test_belief_search.py::"
+    "test_a_search_on_the_pool_is_the_table_search_from_the_same_key[kuhn_poker-oracle] the cold "
+    "oracle against the tables and the same test's [leduc_poker-shipped] case a re-solving start"
+  ),
+  id="oracle_warm",
 )
 
 
@@ -227,8 +236,21 @@ def test_a_resolving_search_on_the_pool_is_the_table_search_from_the_same_start(
 
 @pytest.mark.parametrize(
   "children_per_chunk, expansion",
-  [(None, {}), (2, {}), (2, {"expansion_k": 1, "open_chance": "with_parent"})],
-  ids=["whole", "chunks_of_2", "chunks_of_2_k1_with_parent"],
+  [
+    pytest.param(None, {}, id="whole"),
+    pytest.param(
+      2,
+      {},
+      marks=pytest.mark.slow(
+        reason="the same test's [chunks_of_2_k1_with_parent] case steps the walks' expansions 2 "
+        "children at a time too, and init's and open_chance's besides"
+      ),
+      id="chunks_of_2",
+    ),
+    pytest.param(
+      2, {"expansion_k": 1, "open_chance": "with_parent"}, id="chunks_of_2_k1_with_parent"
+    ),
+  ],
 )
 def test_a_batch_of_pool_searches_is_each_search_alone(children_per_chunk, expansion, monkeypatch):
   """Different keys and root ranges under vmap: each search's tree, policy and walks are its own

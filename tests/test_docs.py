@@ -70,9 +70,11 @@ def test_pages_name_only_files_that_exist(page):
     assert (ROOT / path).is_file(), path
 
 
-# Three minutes of the suite's 2 cores (five CFR+ solves, six searches, a self-play run): run with
-# `make test-slow`. The README's quick start runs the same API from load to the agent's act.
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="three minutes (five CFR+ solves, six searches, a self-play run); "
+  "tests/test_docs.py::test_the_readme_quick_start_runs runs the same API from load to the "
+  "agent's act"
+)
 def test_the_tour_notebook_runs_top_to_bottom():
   """examples/tour.ipynb (the docs' tour.ipynb) runs in a fresh kernel without error."""
   notebook = nbformat.read(ROOT / "examples" / "tour.ipynb", as_version=4)

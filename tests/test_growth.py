@@ -32,10 +32,13 @@ def _phases(searcher: GTCFR, seed: int = 0):
   return state, jax.jit(lambda s: grow(update(s)))
 
 
-def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 0):
+def _grown_by_simulation(
+  game_name: str, config: types.GTCFRConfig, seed: int = 0, whole_search: bool = True
+):
   """Runs a root search on the pool phase by phase (c = 1); returns per simulation the tree's size
   before and after it and whether the tree was fully grown before it, the final state, and the
-  searcher's own search from the same key (the same search, in one call)."""
+  searcher's own search from the same key (the same search, in one call; None without
+  ``whole_search``, which saves its compilation)."""
   searcher = GTCFR(load(game_name), leaf_models.zero_leaf_model(), config)
   state, phase = _phases(searcher, seed)
   sizes = []
@@ -44,11 +47,18 @@ def _grown_by_simulation(game_name: str, config: types.GTCFRConfig, seed: int = 
     before = int(state.tree.num_nodes)
     state = phase(state)
     sizes.append((before, int(state.tree.num_nodes), complete))
-  return sizes, state, searcher.search(jax.random.PRNGKey(seed))
+  return sizes, state, searcher.search(jax.random.PRNGKey(seed)) if whole_search else None
 
 
 @pytest.mark.parametrize(
-  "game_name", ["kuhn_poker", pytest.param("leduc_poker", marks=pytest.mark.slow)]
+  "game_name",
+  [
+    "kuhn_poker",
+    pytest.param(
+      "leduc_poker",
+      marks=pytest.mark.slow(reason="the same test's [kuhn_poker] case checks the property"),
+    ),
+  ],
 )
 def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_name):
   """With redraws, a simulation whose walk adds no public state walks again from a new world state
@@ -66,7 +76,7 @@ def test_with_redraws_every_simulation_grows_the_tree_until_it_is_complete(game_
   assert int(state.walks) > int(state.growing_walks)  # some walks were redrawn
   # Without redraws, some simulations add nothing before the tree is complete.
   plain, _, _ = _grown_by_simulation(
-    game_name, types.GTCFRConfig(simulations=config.simulations, redraws=0)
+    game_name, types.GTCFRConfig(simulations=config.simulations, redraws=0), whole_search=False
   )
   assert any(after == before and not complete for before, after, complete in plain)
 
@@ -153,7 +163,10 @@ def _grown_states(result) -> set[tuple[tuple[int, ...], bool]]:
   return {(path, bool(expanded[n])) for n, path in enumerate(beliefs.paths(result.tree))}
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="a Leduc oracle search twice; tests/test_growth.py::"
+  "test_puct_ties_follow_the_prior_then_chance checks how the option breaks PUCT's ties"
+)
 def test_tie_break_by_prior_changes_an_oracle_search_only_through_ties():
   """With the default ("action") walks are unchanged by the option's code; with "prior" a uniform
   prior spreads the walks over the tied actions (at an infostate with no visits PUCT is argmax Q,
@@ -198,7 +211,14 @@ def test_chance_nodes_open_with_their_parent():
 
 
 @pytest.mark.parametrize(
-  "updates", [pytest.param("simultaneous", marks=pytest.mark.slow), "alternating"]
+  "updates",
+  [
+    pytest.param(
+      "simultaneous",
+      marks=pytest.mark.slow(reason="the same test's [alternating] case checks the property"),
+    ),
+    "alternating",
+  ],
 )
 def test_per_node_averaging_is_global_averaging_on_a_tree_that_never_grows(updates):
   """A pool holding the whole of Leduc from the start (every non-terminal public state interior at

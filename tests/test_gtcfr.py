@@ -52,7 +52,14 @@ def _counting(model: leaf_models.LeafModel, sizes: list[int]) -> leaf_models.Lea
 
 
 @pytest.mark.parametrize(
-  "updates", [pytest.param("simultaneous", marks=pytest.mark.slow), "alternating"]
+  "updates",
+  [
+    pytest.param(
+      "simultaneous",
+      marks=pytest.mark.slow(reason="the same test's [alternating] case checks the property"),
+    ),
+    "alternating",
+  ],
 )
 def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   """A search whose pool holds the whole of Leduc from the start (every public state, each

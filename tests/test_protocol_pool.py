@@ -39,9 +39,20 @@ def _pool(game, model, config, predecessor="own", dtype=jnp.float64):
   return GTCFR(game, model, config, dtype=dtype, branch_depth=depth)
 
 
-# From the nearest predecessor: `make test-slow` (the branch of any depth is checked in the default
-# run by test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_largest_pool).
-@pytest.mark.parametrize("predecessor", ["own", pytest.param("nearest", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+  "predecessor",
+  [
+    "own",
+    pytest.param(
+      "nearest",
+      marks=pytest.mark.slow(
+        reason="the same test's [own] case checks the composition against the tables, and "
+        "tests/test_growth.py::test_protocol_reports_growth_and_runs_from_the_nearest_predecessor "
+        "the protocol from the nearest predecessor"
+      ),
+    ),
+  ],
+)
 def test_the_protocol_on_the_pool_composes_the_table_searchs_policies(predecessor):
   """Kuhn, the zero leaf, s = 10, three seeds, float64: every search of the protocol (a root search
   or a re-solve from the player's last summary, with the gadget) gives the table search's policy at
@@ -103,11 +114,18 @@ def test_evaluate_on_the_pool_reproduces_the_recorded_kuhn_oracle_run():
   np.testing.assert_allclose(line["per_seed"], fixture["per_seed"]["10"], atol=1e-6)
 
 
-# Leduc's (the network, its first searches' leaves valued by the pool's oracle): `make test-slow`;
-# Kuhn's run checks the same routing, value error and fixture path in the default run.
 @pytest.mark.parametrize(
   "name",
-  ["kuhn_routed_value_error", pytest.param("leduc_network_first_search", marks=pytest.mark.slow)],
+  [
+    "kuhn_routed_value_error",
+    pytest.param(
+      "leduc_network_first_search",
+      marks=pytest.mark.slow(
+        reason="the same test's [kuhn_routed_value_error] case checks the same routing, value "
+        "error and fixture path"
+      ),
+    ),
+  ],
 )
 def test_evaluate_on_the_pool_reproduces_the_recorded_attribution_runs(name):
   """``scripts/evaluate.py`` with ``--leaf_value_error`` and ``--oracle_on``: the per-seed
@@ -180,7 +198,10 @@ def test_a_summary_pruned_to_its_followers_paths_plans_as_the_whole_one():
         np.testing.assert_array_equal(ours, theirs)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="two Leduc float64 re-solving programs; the sized pools' re-solves are checked against "
+  "the largest pool by tests/test_protocol_pool.py::test_a_chunk_holds_fewer_rows_in_a_larger_pool"
+)
 def test_a_re_solve_in_the_pool_its_subgame_can_fill_is_the_re_solve_in_the_largest_pool():
   """Leduc, zero leaf, s = 20, float64: a re-solve planned from the game's start down to a decision
   whose subgame it grows whole, in ``subgame_capacity`` slots (what the protocol's smaller pools
@@ -256,7 +277,10 @@ def test_a_chunk_holds_fewer_rows_in_a_larger_pool(monkeypatch):
   assert asked == [(64, 4), (109, 2)]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="4,370 searches, about 2 minutes; the protocol reproduces a recorded run in "
+  "tests/test_protocol_pool.py::test_the_protocol_on_the_pool_reproduces_the_recorded_leduc_network_run"
+)
 def test_the_protocol_on_the_pool_reproduces_the_recorded_glasses_hidden6_run():
   """glasses_hidden6, the zero leaf, s = 10, seed 0, float64 (4,370 searches, about 2 minutes on
   2 cores): the pool's composed exploitability is the table search's recorded one (measured equal

@@ -119,7 +119,8 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   s_pub's children), of a first search (the pool rooted at the game's root, the branch the whole
   path to s_pub) and of a later one (rooted at s_pub's parent s_prev, a one-move branch): the
   oracle's values replace the model's exactly at the (leaf, player, infostate) entries of the
-  class, as the game's tree labels them, and nowhere else."""
+  class, as the game's tree labels them, and nowhere else. Both frontiers are padded to one row
+  count and share one reach threshold, so one compiled call serves both."""
   game = load("leduc_poker")
   tree, public = game.tree, game.public_game
   focus = int(np.flatnonzero((tree.depth == 2) & (tree.kind < 2))[0])
@@ -135,7 +136,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
   )
   draws = np.random.default_rng(0)
   below_focus = set(tree.descendants(focus).tolist())
-  checked = 0
+  frontiers = []
   for pool, root_path, first in ((whole, (), True), (later, tree.paths[tree.parent[focus]], False)):
     # the frontier a re-solve from this root keeps: the children of the branch's states off the
     # branch, and the states it grows below s_pub (here its children)
@@ -148,27 +149,38 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
       if tree.kind[node] != 3 and (off_branch or parent == focus):
         nodes.append(node)
         slots.append(k)
-    nodes, slots = np.array(nodes), np.array(slots)
+    frontiers.append((pool, root_path, first, np.array(nodes), np.array(slots)))
+  rows = max(nodes.size for *_, nodes, _ in frontiers)
+  checked, calls = 0, []
+  for pool, root_path, first, nodes, slots in frontiers:
+    # padded to the longer frontier with masked rows (slot 0, which no row of it is); the last
+    # row is masked too: a padding row is never the oracle's
+    mask = np.arange(rows) < nodes.size - 1
+    nodes, slots = (
+      np.pad(nodes, (0, rows - nodes.size), "edge"),
+      np.pad(slots, (0, rows - slots.size)),
+    )
     valid = tree.valid[nodes]
     ranges = np.where(valid & (draws.random(valid.shape) > 0.3), 0.3, 0.0).astype(np.float32)
     ranges *= draws.random(valid.shape).astype(np.float32)
-    mask = np.ones(nodes.size, bool)
-    mask[-1] = False  # a padding row is never the oracle's
     opponent_mass = np.where(valid, ranges, 0.0).sum(-1)[:, ::-1]
-    threshold = float(np.median(opponent_mass))
-    model = leaf_models.routed_leaf_model(
-      _constant_model(7.0),
-      belief_oracle.exact_leaf_model(game, 2),
-      route,
-      reach_threshold=threshold,
-      game=game,
-    )
+    calls.append((pool, root_path, first, nodes, slots, mask, valid, ranges, opponent_mass))
+  threshold = float(np.median(np.concatenate([call[-1][call[5]] for call in calls])))
+  model = leaf_models.routed_leaf_model(
+    _constant_model(7.0),
+    belief_oracle.exact_leaf_model(game, 2),
+    route,
+    reach_threshold=threshold,
+    game=game,
+  )
+  apply = jax.jit(model.apply)
+  for pool, root_path, first, nodes, slots, mask, valid, ranges, opponent_mass in calls:
     branch = belief_paths.padded_path(tree.paths[focus][len(root_path) :], tree.max_moves)
     start = types.SimpleNamespace(
       state=jax.tree.map(lambda x: x[0], pool.states), weight=pool.pair_weight(0), branch=branch
     )
     state = model.init(pool, start)
-    out = jax.jit(model.apply)(
+    out = apply(
       model.params, pool, jnp.asarray(slots), jnp.asarray(ranges), jnp.asarray(mask), state
     )
     oracle_entries = np.asarray(out.values != 7.0)  # [L, 2, S]
@@ -188,7 +200,9 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
       expected = valid & ((ranges > 0) == (route == "reached"))
     expected &= mask[:, None, None]
     np.testing.assert_array_equal(oracle_entries, expected)
-    assert below.any() and (~below).any()
+    assert below[mask].any() and (~below[mask]).any()
+    if route.endswith("_reach"):  # the shared threshold splits this frontier's rows too
+      assert expected[mask].any() and not expected[mask].all()
     checked += int(expected.any())
   assert checked >= 1
   with pytest.raises(ValueError, match="valid classes"):

@@ -117,9 +117,12 @@ def test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores():
     ray.shutdown()
 
 
-# Two minutes (a run killed, then resumed): with `make test-slow`. A killed local run resumes with
-# its buffers (test_selfplay) and the Ray trainer restores as the local one does (above).
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="two minutes (a run killed, then resumed); a killed local run resumes with its buffers in "
+  "tests/test_selfplay.py::test_a_killed_run_resumes_with_its_buffers and the Ray trainer restores "
+  "as the local one in tests/test_ray.py::"
+  "test_the_trainer_as_a_ray_actor_trains_as_the_local_learner_and_restores"
+)
 def test_a_ray_run_trains_is_killed_and_resumes_with_its_buffers(tmp_path):
   command = [
     sys.executable,

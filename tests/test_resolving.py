@@ -349,7 +349,12 @@ def test_gadget_resolving_beats_unsafe_resolving_in_kuhn():
     assert exploitability[name].max() < exploitability["unsafe"].min() / 3, exploitability
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="s = 10 and 100 over four seeds; the protocol's fall with s is checked by "
+  "tests/test_completion.py::test_the_soundness_script_ends_with_its_json_line (its script) and "
+  "the exploitability against OpenSpiel's by tests/test_openspiel_crosscheck.py::"
+  "test_exploitability_matches_openspiel_on_uniform_and_random_policies"
+)
 @pytest.mark.xdist_group("kuhn_oracle_searchers")
 def test_kuhn_composed_exploitability_falls_with_simulations():
   """Kuhn with the exact oracle over seeds 0-3: the composed policies' mean exploitability falls
@@ -370,7 +375,11 @@ def test_kuhn_composed_exploitability_falls_with_simulations():
   assert means[1] < 0.01, means
 
 
-@pytest.mark.slow
+@pytest.mark.slow(
+  reason="a perfect-information protocol run at s = 30; tests/test_pool.py::"
+  "test_a_perfect_information_search_equals_the_table_search checks k = 1 re-solving on Connect "
+  "Four against the tables"
+)
 def test_exact_oracle_composed_policy_is_an_equilibrium_of_a_perfect_information_game():
   """Perfect information (k = 1): with the exact oracle (its solve's policy as the prior), the
   composed policy of SoG(30,1) on Connect Four 2 x 3, three in a row (265 public states, a draw),
