@@ -151,7 +151,7 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
         slots.append(k)
     frontiers.append((pool, root_path, first, np.array(nodes), np.array(slots)))
   rows = max(nodes.size for *_, nodes, _ in frontiers)
-  checked, calls = 0, []
+  checked, calls, kept_masses = 0, [], []
   for pool, root_path, first, nodes, slots in frontiers:
     # padded to the longer frontier with masked rows (slot 0, which no row of it is); the last
     # row is masked too: a padding row is never the oracle's
@@ -165,7 +165,8 @@ def test_the_routed_model_gives_the_oracle_exactly_its_class(route):
     ranges *= draws.random(valid.shape).astype(np.float32)
     opponent_mass = np.where(valid, ranges, 0.0).sum(-1)[:, ::-1]
     calls.append((pool, root_path, first, nodes, slots, mask, valid, ranges, opponent_mass))
-  threshold = float(np.median(np.concatenate([call[-1][call[5]] for call in calls])))
+    kept_masses.append(opponent_mass[mask])
+  threshold = float(np.median(np.concatenate(kept_masses)))  # over both frontiers' kept rows
   model = leaf_models.routed_leaf_model(
     _constant_model(7.0),
     belief_oracle.exact_leaf_model(game, 2),
