@@ -102,13 +102,12 @@ class GTCFR:
     self._check_leaf_model()
     self._search = jax.jit(self._search_fn(self.leaf_batches))
     axis = leaf_calls.SEARCH_AXIS
-    self._batch = jax.jit(
-      jax.vmap(
-        self._search_fn(self.leaf_batches._replace(axis_name=axis)),
-        in_axes=(None, 0, 0),
-        axis_name=axis,
-      )
-    )
+    one_of_batch = self._search_fn(self.leaf_batches._replace(axis_name=axis))
+
+    def search_batch(params, rngs, starts):
+      return jax.vmap(one_of_batch, in_axes=(None, 0, 0), axis_name=axis)(params, rngs, starts)
+
+    self._batch = jax.jit(search_batch)
     self.mesh = devices_lib.mesh(devices)
 
   @property
@@ -152,9 +151,11 @@ class GTCFR:
       config=self.config,
       batches=batches,
     )
-    return lambda params, rng, start: one(
-      params=params, rng=rng, start=start, leaf_state=model.init(self.empty, start)
-    )
+
+    def search(params, rng, start):
+      return one(params=params, rng=rng, start=start, leaf_state=model.init(self.empty, start))
+
+    return search
 
   def root_ranges(self, ranges: np.ndarray | None = None) -> jax.Array:
     """``ranges`` [2, S] checked against the game's root (default: the deal's priors), in the
