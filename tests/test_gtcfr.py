@@ -105,26 +105,31 @@ def test_search_on_a_fully_grown_tree_is_cfr_plus(updates):
   assert np.abs(root_values).max() > 0.01
 
 
-def _random_logits_leaf(params, view, nodes, ranges, mask):
-  """Zero values and fixed random logits, far from uniform."""
-  del params, mask
+def _scaled_logits_leaf(scale, view, nodes, ranges, mask):
+  """Zero values and fixed random logits times ``scale`` (its params): 8 is far from uniform, 0 is
+  the zero leaf model's output (uniform prior)."""
+  del mask
   logits = jax.random.normal(jax.random.PRNGKey(5), (*ranges.shape, view.legal.shape[-1]))
-  return leaf_models.LeafOutput(jnp.zeros_like(ranges), 8.0 * logits)
+  return leaf_models.LeafOutput(jnp.zeros_like(ranges), scale * logits)
 
 
 def test_infinite_prior_temperature_is_the_uniform_prior():
   """With T_prior = inf, PUCT ignores the leaf model's logits: zero values with arbitrary logits
-  search exactly as the zero leaf model (uniform prior) does, and with T_prior = 1 those logits
-  change it."""
+  search exactly as with zero logits (the zero leaf model's output: a uniform prior) at T_prior =
+  1, and at T_prior = 1 those logits change the search. The logits' scale is the leaf model's
+  params, so each temperature compiles one search."""
   game = load("leduc_poker")
+  leaf_model = leaf_models.stateless(_scaled_logits_leaf, params=jnp.float32(0.0))
 
-  def search(leaf_model, temperature):
+  def searcher(temperature):
     config = types.GTCFRConfig(simulations=20, prior_temperature=temperature)
-    return GTCFR(game, leaf_model, config).search(jax.random.PRNGKey(2))
+    return GTCFR(game, leaf_model, config)
 
-  uniform = search(leaf_models.zero_leaf_model(), 1.0)
-  ignored = search(leaf_models.stateless(_random_logits_leaf), float("inf"))
-  followed = search(leaf_models.stateless(_random_logits_leaf), 1.0)
+  at_one, at_infinity = searcher(1.0), searcher(float("inf"))
+  rng = jax.random.PRNGKey(2)
+  uniform = at_one.search(rng, params=jnp.float32(0.0))
+  ignored = at_infinity.search(rng, params=jnp.float32(8.0))
+  followed = at_one.search(rng, params=jnp.float32(8.0))
   for (path, expected), got in zip(
     jax.tree_util.tree_flatten_with_path(uniform)[0],
     jax.tree_util.tree_leaves(ignored),
